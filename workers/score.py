@@ -1,0 +1,168 @@
+"""Score a prediction file locally, exactly as the server does.
+
+    python -m workers.score --benchmark cifar10 preds.npy
+    python -m workers.score --benchmark cifar10 cifar10-test=orig.json cifar10.1-v6=v6.json --json
+
+A plain PRED_FILE is for --image-set (default: the benchmark's main image set); several image
+sets are given as SLUG=FILE. Exit status: 0 scored, 2 bad input (the message says what and
+where), 3 data directory problem.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from workers.scoring import catalog, datasets, labelsets
+from workers.scoring.metrics import SubmissionScores, score_submission
+from workers.scoring.predictions import PredictionError, parse_predictions
+
+
+def default_cache_dir() -> Path:
+    env = os.environ.get("EVALSERVER_CACHE_DIR")
+    return Path(env) if env else Path.home() / ".cache" / "evalserver" / "compiled"
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m workers.score", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--benchmark", required=True, choices=sorted(catalog.BENCHMARKS))
+    parser.add_argument("--image-set", help="image set of a plain PRED_FILE")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    parser.add_argument("--data-dir", type=Path, default=None,
+                        help="label data (default: $EVALSERVER_DATA_DIR or ../shared/data)")
+    parser.add_argument("--cache-dir", type=Path, default=None,
+                        help="compiled label sets (default: $EVALSERVER_CACHE_DIR or ~/.cache)")
+    parser.add_argument("--multilabel-file", type=Path,
+                        default=os.environ.get("EVALSERVER_MULTILABEL_FILE") or None,
+                        help="human_accuracy_v3.0.0.json, for ImageNet multi-label and ImageNet-M")
+    parser.add_argument("files", nargs="+", metavar="PRED_FILE or SLUG=FILE")
+    return parser
+
+
+def _assign(bench: catalog.BenchmarkSpec, files: Sequence[str],
+            image_set: str | None) -> dict[str, Path]:
+    assigned: dict[str, Path] = {}
+    slugs = [s.slug for s in bench.image_sets]
+    for item in files:
+        slug, sep, name = item.partition("=")
+        if not sep:
+            slug, name = image_set or bench.main_image_set, item
+        if slug not in slugs:
+            raise SystemExit(f"error: {slug!r} is not an image set of {bench.slug}; "
+                             f"choose from {', '.join(slugs)}")
+        if slug in assigned:
+            raise SystemExit(f"error: two files given for image set {slug}")
+        assigned[slug] = Path(name)
+    return assigned
+
+
+def compile_available(bench: catalog.BenchmarkSpec, *, data_dir: Path, cache_dir: Path | None,
+                      multilabel_file: Path | None,
+                      image_sets: Sequence[str] | None = None) -> list[labelsets.CompiledLabelSet]:
+    """Every label set of the benchmark that can be built here (optional ones when configured)."""
+    out = []
+    for spec in bench.label_sets:
+        if image_sets is not None and spec.image_set not in image_sets:
+            continue
+        if spec.optional_source and multilabel_file is None:
+            continue
+        out.append(labelsets.compile_label_set(spec, data_dir=data_dir, cache_dir=cache_dir,
+                                               multilabel_file=multilabel_file))
+    return out
+
+
+def _fmt(value: float | None, percent: bool = True) -> str:
+    if value is None:
+        return "-"
+    return f"{100 * value:.2f}" if percent else f"{value:.4f}"
+
+
+def table_rows(scores: SubmissionScores) -> list[tuple[str, str, str, str, str]]:
+    """(label set, metric, value %, count, 95% CI) rows for every figure in the records."""
+    rows: list[tuple[str, str, str, str, str]] = []
+
+    def add(slug: str, name: str, rec: dict[str, Any] | None, percent: bool = True) -> None:
+        if not rec:
+            return
+        value = rec.get("accuracy", rec.get("value"))
+        count = f"{rec['correct']}/{rec['total']}" if "correct" in rec else f"n={rec['total']}"
+        ci = f"[{_fmt(rec['ci_low'], percent)}, {_fmt(rec['ci_high'], percent)}]"
+        rows.append((slug, name, _fmt(value, percent), count, ci))
+
+    headline = {"cifar10h": "plurality top-1", "imagenet_m": "correct of listed"}
+    for slug, rec in scores.records.items():
+        add(slug, headline.get(rec["family"], "top-1"), rec)
+        add(slug, "top-5", rec.get("top5"))
+        if "correctable" in rec:
+            add(slug, "correctable Acc@1", rec["correctable"]["acc1"])
+            add(slug, "correctable cAcc@1", rec["correctable"]["cacc1"])
+        for key in ("second", "third", "collapsed", "organism", "object"):
+            add(slug, f"{key} prediction" if key in ("second", "third") else key, rec.get(key))
+        add(slug, "human agreement", rec.get("human_agreement"))
+        add(slug, "cross-entropy", rec.get("cross_entropy"), percent=False)
+        if rec.get("gap") is not None:
+            rows.append((slug, "gap to original", _fmt(rec["gap"]), "", ""))
+        if "novel_count" in rec:
+            rows.append((slug, "novel predictions", str(rec["novel_count"]), "", ""))
+        if "misses" in rec:
+            missed = ", ".join(m["file"] for m in rec["misses"][:5])
+            rows.append((slug, "misses", str(len(rec["misses"])), missed, ""))
+    return rows
+
+
+def render_table(scores: SubmissionScores) -> str:
+    header = ("label set", "metric", "value %", "count", "95% CI")
+    rows = [header, *table_rows(scores)]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+                     for row in rows)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    bench = catalog.benchmark_spec(args.benchmark)
+    data_dir = args.data_dir or datasets.default_data_dir()
+    if not data_dir.is_dir():
+        print(f"error: data directory {data_dir} does not exist; set EVALSERVER_DATA_DIR or "
+              "--data-dir (README.md says where to get the files)", file=sys.stderr)
+        return 3
+    files = _assign(bench, args.files, args.image_set)
+    predictions = {}
+    for slug, path in files.items():
+        size = bench.image_set(slug).size
+        try:
+            # keep_scores only where a small class count makes the full matrix cheap to keep
+            predictions[slug] = parse_predictions(path, num_examples=size,
+                                                  num_classes=bench.num_classes,
+                                                  keep_scores=bench.num_classes <= 100)
+        except PredictionError as exc:
+            print(f"error: {path} [{exc.code}]: {exc.message}", file=sys.stderr)
+            return 2
+        except OSError as exc:
+            print(f"error: cannot read {path}: {exc.strerror}", file=sys.stderr)
+            return 2
+    try:
+        compiled = compile_available(bench, data_dir=data_dir,
+                                     cache_dir=args.cache_dir or default_cache_dir(),
+                                     multilabel_file=args.multilabel_file, image_sets=list(files))
+    except datasets.DataError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 3
+    names = datasets.class_names(bench.slug, data_dir)
+    scores = score_submission(predictions, compiled, class_names=names)
+    if args.json:
+        out = {"benchmark": bench.slug, "image_sets": sorted(files), "scores": scores.records}
+        print(json.dumps(out, indent=2))
+    else:
+        print(render_table(scores))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,304 @@
+"""Label-set builders and the compiled, hashed form every metric reads.
+
+A compiled label set is a handful of NumPy arrays plus a little JSON metadata. Multi-label
+sets store (example, class) pairs as sorted int64 keys `example * num_classes + class`, so
+membership for 50,000 predictions is one `searchsorted`. The content hash covers exactly
+what scoring reads, so equal hashes mean equal scores; compiled sets are cached on disk as
+.npz (never pickled) under a fingerprint of their source files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import datasets
+from .catalog import MULTILABEL_SOURCE, LabelSetSpec, benchmark_spec
+from .multilabel import build_multilabel_arrays
+
+# Bump when a builder's output changes, so stale caches are not reused.
+BUILDER_VERSION = 1
+
+# Arrays each family must have (the metrics rely on these names).
+FAMILY_ARRAYS: dict[str, tuple[str, ...]] = {
+    "original": ("labels",),
+    "new_test_set": ("labels",),
+    "corrected": ("labels", "corrected_labels", "pruned", "correctable"),
+    "real": ("mask", "accepted_keys", "wrong_keys"),
+    "multilabel": ("mask", "accepted_keys", "wrong_keys", "collapsed_keys", "organism"),
+    "imagenet_m": ("mask", "accepted_keys", "wrong_keys"),
+    "cifar10h": ("probs",),
+}
+
+VOTE_CATEGORIES = ("non_error", "correctable", "multi_label", "neither", "non_agreement")
+
+
+@dataclass(frozen=True)
+class CompiledLabelSet:
+    slug: str
+    benchmark: str
+    image_set: str
+    kind: str
+    family: str
+    num_classes: int
+    size: int
+    arrays: Mapping[str, np.ndarray]
+    meta: Mapping[str, Any] = field(default_factory=dict)
+    content_hash: str = ""
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        """JSON-able facts for people: sizes and counts (the meta plus the evaluated count)."""
+        out = dict(self.meta)
+        out["evaluated"] = int(evaluated_mask(self).sum())
+        return out
+
+
+def content_hash(*, family: str, kind: str, num_classes: int, size: int,
+                 arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any]) -> str:
+    digest = hashlib.sha256()
+    header = {"family": family, "kind": kind, "num_classes": num_classes, "size": size,
+              "meta": meta}
+    digest.update(json.dumps(header, sort_keys=True).encode())
+    for name in sorted(arrays):
+        array = np.ascontiguousarray(arrays[name])
+        digest.update(f"\0{name}\0{array.dtype.str}\0{array.shape}\0".encode())
+        digest.update(array.tobytes())
+    return digest.hexdigest()
+
+
+def make_compiled(spec_or_fields: LabelSetSpec | Mapping[str, Any], arrays: Mapping[str, np.ndarray],
+                  meta: Mapping[str, Any]) -> CompiledLabelSet:
+    """Freeze arrays (read-only) and compute the content hash."""
+    if isinstance(spec_or_fields, LabelSetSpec):
+        spec = spec_or_fields
+        bench = benchmark_spec(spec.benchmark)
+        fields = {"slug": spec.slug, "benchmark": spec.benchmark, "image_set": spec.image_set,
+                  "kind": spec.kind, "family": spec.family, "num_classes": bench.num_classes,
+                  "size": bench.image_set(spec.image_set).size}
+    else:
+        fields = dict(spec_or_fields)
+    missing = set(FAMILY_ARRAYS[fields["family"]]) - set(arrays)
+    if missing:
+        raise ValueError(f"label set {fields['slug']!r} lacks arrays {sorted(missing)}")
+    frozen = {}
+    for name, array in arrays.items():
+        array = np.ascontiguousarray(array)
+        array.setflags(write=False)
+        frozen[name] = array
+    meta = json.loads(json.dumps(meta))  # a deep, JSON-clean copy
+    digest = content_hash(family=fields["family"], kind=fields["kind"],
+                          num_classes=fields["num_classes"], size=fields["size"],
+                          arrays=frozen, meta=meta)
+    return CompiledLabelSet(arrays=frozen, meta=meta, content_hash=digest, **fields)
+
+
+# ---------------------------------------------------------------- builders
+
+
+def corrected_categories(votes: Mapping[str, int], threshold: int) -> str:
+    """SPEC 2: the category of one flagged example from its 5 votes (missing key = 0)."""
+    if votes.get("given", 0) >= 3:
+        return "non_error"
+    if votes.get("guessed", 0) >= threshold:
+        return "correctable"
+    if votes.get("both", 0) >= threshold:
+        return "multi_label"
+    if votes.get("neither", 0) >= threshold:
+        return "neither"
+    return "non_agreement"
+
+
+def build_corrected(original: np.ndarray, records: list[datasets.MturkRecord],
+                    threshold: int) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    if not 3 <= threshold <= 5:
+        raise ValueError(f"agreement threshold must be 3, 4 or 5, got {threshold}")
+    corrected = original.copy()
+    correctable = np.zeros(original.shape[0], dtype=bool)
+    unknown = np.zeros(original.shape[0], dtype=bool)
+    counts = dict.fromkeys(VOTE_CATEGORIES, 0)
+    for record in records:
+        if record.given != original[record.index]:
+            raise datasets.DataError(
+                f"vote file disagrees with the original label of example {record.index}: "
+                f"{record.given} vs {original[record.index]} (misaligned order?)"
+            )
+        category = corrected_categories(record.votes, threshold)
+        counts[category] += 1
+        if category == "correctable":
+            correctable[record.index] = True
+            corrected[record.index] = record.guessed
+        elif category != "non_error":
+            unknown[record.index] = True
+    arrays = {"labels": original, "corrected_labels": corrected, "pruned": ~unknown,
+              "correctable": correctable}
+    meta = {"threshold": threshold, "flagged": len(records), "counts": counts,
+            "pruned_size": int((~unknown).sum()), "correctable_size": int(correctable.sum())}
+    return arrays, meta
+
+
+def pair_keys(examples: np.ndarray, classes: np.ndarray, num_classes: int) -> np.ndarray:
+    """Sorted, unique int64 keys of (example, class) pairs."""
+    keys = np.asarray(examples, dtype=np.int64) * num_classes + np.asarray(classes, dtype=np.int64)
+    return np.unique(keys)
+
+
+def build_real(data_dir: Path, original: np.ndarray) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    real = datasets.read_json(data_dir / "imagenet/real.json")
+    n, c = datasets.IMAGENET_SIZE, datasets.IMAGENET_NUM_CLASSES
+    if len(real) != n:
+        raise datasets.DataError(f"real.json has {len(real)} entries, expected {n}")
+    lengths = np.fromiter((len(labels) for labels in real), dtype=np.int64, count=n)
+    examples = np.repeat(np.arange(n), lengths)
+    classes = np.fromiter((k for labels in real for k in labels), dtype=np.int64)
+    accepted = pair_keys(examples, classes, c)
+    with np.load(datasets._require(data_dir / "imagenet/real_scores.npz"), allow_pickle=False) as z:
+        info = z["info"]
+    rated_examples = np.array([datasets.imagenet_index(name) for name in info[:, 0]])
+    rated = pair_keys(rated_examples, info[:, 1].astype(np.int64), c)
+    # A rated pair the raters did not accept was judged wrong. Unrated images had only
+    # their original label judged; it is accepted for all of them, so adds nothing wrong.
+    unrated = np.ones(n, dtype=bool)
+    unrated[rated_examples] = False
+    judged_original = pair_keys(np.flatnonzero(unrated), original[unrated], c)
+    judged = np.union1d(rated, judged_original)
+    wrong = np.setdiff1d(judged, accepted, assume_unique=True)
+    arrays = {"mask": lengths > 0, "accepted_keys": accepted, "wrong_keys": wrong}
+    meta = {"included": int((lengths > 0).sum()), "excluded": int((lengths == 0).sum()),
+            "rated_images": int((~unrated).sum()), "accepted_pairs": int(accepted.size),
+            "wrong_pairs": int(wrong.size)}
+    return arrays, meta
+
+
+def build(spec: LabelSetSpec, *, data_dir: Path,
+          multilabel_file: Path | None = None) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """Arrays and metadata for one label set, straight from the source files."""
+    bench = benchmark_spec(spec.benchmark)
+    size = bench.image_set(spec.image_set).size
+    if spec.benchmark == "imagenet":
+        original = datasets.imagenet_original_labels(data_dir)
+    elif spec.family in ("original", "corrected"):
+        original = datasets.read_labels_npy(data_dir / spec.files[0], size=size,
+                                            num_classes=bench.num_classes)
+    if spec.family in ("original", "new_test_set"):
+        if spec.family == "new_test_set":
+            original = datasets.read_labels_npy(data_dir / spec.files[0], size=size,
+                                                num_classes=bench.num_classes)
+        return {"labels": original}, {}
+    if spec.family == "corrected":
+        records = datasets.read_mturk(data_dir / spec.files[-1],
+                                      one_based=spec.benchmark == "imagenet")
+        return build_corrected(original, records, int(spec.param_dict["threshold"]))
+    if spec.family == "real":
+        return build_real(data_dir, original)
+    if spec.family in ("multilabel", "imagenet_m"):
+        if multilabel_file is None:
+            raise datasets.DataError(f"label set {spec.slug!r} needs a multi-label file")
+        return build_multilabel_arrays(
+            datasets.read_json(multilabel_file), original=original,
+            wnids=datasets.imagenet_wnids(data_dir), imagenet_m=spec.family == "imagenet_m")
+    if spec.family == "cifar10h":
+        probs = np.load(datasets._require(data_dir / spec.files[0]), allow_pickle=False)
+        if probs.shape != (size, bench.num_classes) or not np.isfinite(probs).all():
+            raise datasets.DataError(f"{spec.files[0]}: expected finite float[{size}, 10]")
+        return {"probs": probs.astype(np.float64)}, {"annotated": size}
+    raise ValueError(f"no builder for family {spec.family!r}")
+
+
+# ---------------------------------------------------------------- files and cache
+
+
+def missing_files(spec: LabelSetSpec, *, data_dir: Path,
+                  multilabel_file: Path | None = None) -> list[str]:
+    missing = [name for name in spec.files if not (data_dir / name).is_file()]
+    if spec.optional_source == MULTILABEL_SOURCE and multilabel_file is not None \
+            and not Path(multilabel_file).is_file():
+        missing.append(str(multilabel_file))
+    return missing
+
+
+def save_compiled(compiled: CompiledLabelSet, path: Path) -> None:
+    """Write atomically as an uncompressed .npz; metadata goes in as JSON bytes, not pickles."""
+    header = {"slug": compiled.slug, "benchmark": compiled.benchmark,
+              "image_set": compiled.image_set, "kind": compiled.kind, "family": compiled.family,
+              "num_classes": compiled.num_classes, "size": compiled.size, "meta": compiled.meta,
+              "content_hash": compiled.content_hash}
+    payload = dict(compiled.arrays)
+    payload["__header__"] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".npz.tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            np.savez(handle, **payload)  # type: ignore[arg-type]
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def load_compiled(path: Path, *, verify: bool = False) -> CompiledLabelSet:
+    with np.load(path, allow_pickle=False) as z:
+        arrays = {name: z[name] for name in z.files if name != "__header__"}
+        header = json.loads(z["__header__"].tobytes())
+    stored_hash = header.pop("content_hash")
+    meta = header.pop("meta")
+    if verify:
+        compiled = make_compiled(header, arrays, meta)
+        if compiled.content_hash != stored_hash:
+            raise datasets.DataError(f"{path}: content does not match its hash")
+        return compiled
+    for array in arrays.values():
+        array.setflags(write=False)
+    return CompiledLabelSet(arrays=arrays, meta=meta, content_hash=stored_hash, **header)
+
+
+def source_fingerprint(spec: LabelSetSpec, *, data_dir: Path,
+                       multilabel_file: Path | None = None) -> str:
+    """Changes whenever a source file, the builder, or the label set's parameters change."""
+    parts: list[Any] = [BUILDER_VERSION, spec.benchmark, spec.slug, spec.family, list(spec.params)]
+    sources = [data_dir / name for name in spec.files]
+    if spec.optional_source == MULTILABEL_SOURCE and multilabel_file is not None:
+        sources.append(Path(multilabel_file))
+    for source in sources:
+        stat = source.stat()
+        parts.append([str(source.resolve()), stat.st_size, stat.st_mtime_ns])
+    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:32]
+
+
+def compile_label_set(spec: LabelSetSpec, *, data_dir: Path, cache_dir: Path | None = None,
+                      multilabel_file: Path | None = None) -> CompiledLabelSet:
+    """The compiled label set, from the on-disk cache when its sources are unchanged."""
+    data_dir = Path(data_dir)
+    missing = missing_files(spec, data_dir=data_dir, multilabel_file=multilabel_file)
+    if missing:
+        raise datasets.DataError(f"label set {spec.benchmark}/{spec.slug} is missing files: "
+                                 + ", ".join(missing))
+    cached: Path | None = None
+    if cache_dir is not None:
+        fingerprint = source_fingerprint(spec, data_dir=data_dir, multilabel_file=multilabel_file)
+        cached = Path(cache_dir) / f"{spec.benchmark}-{spec.slug}-{fingerprint}.npz"
+        if cached.is_file():
+            return load_compiled(cached)
+    arrays, meta = build(spec, data_dir=data_dir, multilabel_file=multilabel_file)
+    compiled = make_compiled(spec, arrays, meta)
+    if cached is not None:
+        save_compiled(compiled, cached)
+    return compiled
+
+
+def evaluated_mask(compiled: CompiledLabelSet) -> np.ndarray:
+    """Which examples a label set scores (all, pruned set P, or its inclusion mask)."""
+    arrays = compiled.arrays
+    if "pruned" in arrays:
+        return arrays["pruned"]
+    if "mask" in arrays:
+        return arrays["mask"]
+    return np.ones(compiled.size, dtype=bool)

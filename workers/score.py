@@ -29,24 +29,39 @@ def default_cache_dir() -> Path:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m workers.score", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m workers.score",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--benchmark", required=True, choices=sorted(catalog.BENCHMARKS))
     parser.add_argument("--image-set", help="image set of a plain PRED_FILE")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    parser.add_argument("--data-dir", type=Path, default=None,
-                        help="label data (default: $EVALSERVER_DATA_DIR or ../shared/data)")
-    parser.add_argument("--cache-dir", type=Path, default=None,
-                        help="compiled label sets (default: $EVALSERVER_CACHE_DIR or ~/.cache)")
-    parser.add_argument("--multilabel-file", type=Path,
-                        default=os.environ.get("EVALSERVER_MULTILABEL_FILE") or None,
-                        help="human_accuracy_v3.0.0.json, for ImageNet multi-label and ImageNet-M")
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        default=None,
+        help="label data (default: $EVALSERVER_DATA_DIR or ../shared/data)",
+    )
+    parser.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=None,
+        help="compiled label sets (default: $EVALSERVER_CACHE_DIR or ~/.cache)",
+    )
+    parser.add_argument(
+        "--multilabel-file",
+        type=Path,
+        default=os.environ.get("EVALSERVER_MULTILABEL_FILE") or None,
+        help="human_accuracy_v3.0.0.json, for ImageNet multi-label and ImageNet-M",
+    )
     parser.add_argument("files", nargs="+", metavar="PRED_FILE or SLUG=FILE")
     return parser
 
 
-def _assign(bench: catalog.BenchmarkSpec, files: Sequence[str],
-            image_set: str | None) -> dict[str, Path]:
+def _assign(
+    bench: catalog.BenchmarkSpec, files: Sequence[str], image_set: str | None
+) -> dict[str, Path]:
     assigned: dict[str, Path] = {}
     slugs = [s.slug for s in bench.image_sets]
     for item in files:
@@ -54,17 +69,24 @@ def _assign(bench: catalog.BenchmarkSpec, files: Sequence[str],
         if not sep:
             slug, name = image_set or bench.main_image_set, item
         if slug not in slugs:
-            raise SystemExit(f"error: {slug!r} is not an image set of {bench.slug}; "
-                             f"choose from {', '.join(slugs)}")
+            raise SystemExit(
+                f"error: {slug!r} is not an image set of {bench.slug}; "
+                f"choose from {', '.join(slugs)}"
+            )
         if slug in assigned:
             raise SystemExit(f"error: two files given for image set {slug}")
         assigned[slug] = Path(name)
     return assigned
 
 
-def compile_available(bench: catalog.BenchmarkSpec, *, data_dir: Path, cache_dir: Path | None,
-                      multilabel_file: Path | None,
-                      image_sets: Sequence[str] | None = None) -> list[labelsets.CompiledLabelSet]:
+def compile_available(
+    bench: catalog.BenchmarkSpec,
+    *,
+    data_dir: Path,
+    cache_dir: Path | None,
+    multilabel_file: Path | None,
+    image_sets: Sequence[str] | None = None,
+) -> list[labelsets.CompiledLabelSet]:
     """Every label set of the benchmark that can be built here (optional ones when configured)."""
     out = []
     for spec in bench.label_sets:
@@ -72,8 +94,11 @@ def compile_available(bench: catalog.BenchmarkSpec, *, data_dir: Path, cache_dir
             continue
         if spec.optional_source and multilabel_file is None:
             continue
-        out.append(labelsets.compile_label_set(spec, data_dir=data_dir, cache_dir=cache_dir,
-                                               multilabel_file=multilabel_file))
+        out.append(
+            labelsets.compile_label_set(
+                spec, data_dir=data_dir, cache_dir=cache_dir, multilabel_file=multilabel_file
+            )
+        )
     return out
 
 
@@ -120,8 +145,10 @@ def render_table(scores: SubmissionScores) -> str:
     header = ("label set", "metric", "value %", "count", "95% CI")
     rows = [header, *table_rows(scores)]
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
-    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
-                     for row in rows)
+    return "\n".join(
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        for row in rows
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -129,8 +156,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     bench = catalog.benchmark_spec(args.benchmark)
     data_dir = args.data_dir or datasets.default_data_dir()
     if not data_dir.is_dir():
-        print(f"error: data directory {data_dir} does not exist; set EVALSERVER_DATA_DIR or "
-              "--data-dir (README.md says where to get the files)", file=sys.stderr)
+        print(
+            f"error: data directory {data_dir} does not exist; set EVALSERVER_DATA_DIR or "
+            "--data-dir (README.md says where to get the files)",
+            file=sys.stderr,
+        )
         return 3
     files = _assign(bench, args.files, args.image_set)
     predictions = {}
@@ -138,9 +168,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         size = bench.image_set(slug).size
         try:
             # keep_scores only where a small class count makes the full matrix cheap to keep
-            predictions[slug] = parse_predictions(path, num_examples=size,
-                                                  num_classes=bench.num_classes,
-                                                  keep_scores=bench.num_classes <= 100)
+            predictions[slug] = parse_predictions(
+                path,
+                num_examples=size,
+                num_classes=bench.num_classes,
+                keep_scores=bench.num_classes <= 100,
+            )
         except PredictionError as exc:
             print(f"error: {path} [{exc.code}]: {exc.message}", file=sys.stderr)
             return 2
@@ -148,9 +181,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"error: cannot read {path}: {exc.strerror}", file=sys.stderr)
             return 2
     try:
-        compiled = compile_available(bench, data_dir=data_dir,
-                                     cache_dir=args.cache_dir or default_cache_dir(),
-                                     multilabel_file=args.multilabel_file, image_sets=list(files))
+        compiled = compile_available(
+            bench,
+            data_dir=data_dir,
+            cache_dir=args.cache_dir or default_cache_dir(),
+            multilabel_file=args.multilabel_file,
+            image_sets=list(files),
+        )
     except datasets.DataError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 3

@@ -7,6 +7,7 @@ This module only describes; `datasets.py` reads files and `labelsets.py` builds.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,7 @@ class LabelSetSpec:
     optional_source: str | None = None
 
     @property
-    def param_dict(self) -> dict[str, object]:
+    def param_dict(self) -> dict[str, Any]:
         return dict(self.params)
 
 
@@ -78,8 +79,7 @@ PETERSON = (
     "more robust. ICCV 2019."
 )
 RECHT = (
-    "Recht, Roelofs, Schmidt, Shankar. Do ImageNet Classifiers Generalize to ImageNet? "
-    "ICML 2019."
+    "Recht, Roelofs, Schmidt, Shankar. Do ImageNet Classifiers Generalize to ImageNet? ICML 2019."
 )
 
 # The multi-label file is not in the public data directory; a maintainer configures it.
@@ -91,8 +91,14 @@ IMAGENET_ORIGINAL_FILES = (
 )
 
 
-def _corrected(benchmark: str, image_set: str, prefix: str, threshold: int, slug: str,
-               extra_files: tuple[str, ...]) -> LabelSetSpec:
+def _corrected(
+    benchmark: str,
+    image_set: str,
+    prefix: str,
+    threshold: int,
+    slug: str,
+    extra_files: tuple[str, ...],
+) -> LabelSetSpec:
     return LabelSetSpec(
         slug=slug,
         benchmark=benchmark,
@@ -131,14 +137,23 @@ IMAGENET = BenchmarkSpec(
     num_classes=1000,
     main_image_set="imagenet-val",
     image_sets=(
-        ImageSetSpec("imagenet-val", "imagenet", "ImageNet validation", 50_000,
-                     "ILSVRC2012_val_00000001.JPEG to _00050000.JPEG, in file-number order."),
+        ImageSetSpec(
+            "imagenet-val",
+            "imagenet",
+            "ImageNet validation",
+            50_000,
+            "ILSVRC2012_val_00000001.JPEG to _00050000.JPEG, in file-number order.",
+        ),
     ),
     label_sets=(
         _original("imagenet", "imagenet-val", IMAGENET_ORIGINAL_FILES),
         _corrected("imagenet", "imagenet-val", "imagenet", 3, "corrected", IMAGENET_ORIGINAL_FILES),
-        _corrected("imagenet", "imagenet-val", "imagenet", 4, "corrected-t4", IMAGENET_ORIGINAL_FILES),
-        _corrected("imagenet", "imagenet-val", "imagenet", 5, "corrected-t5", IMAGENET_ORIGINAL_FILES),
+        _corrected(
+            "imagenet", "imagenet-val", "imagenet", 4, "corrected-t4", IMAGENET_ORIGINAL_FILES
+        ),
+        _corrected(
+            "imagenet", "imagenet-val", "imagenet", 5, "corrected-t5", IMAGENET_ORIGINAL_FILES
+        ),
         LabelSetSpec(
             slug="real",
             benchmark="imagenet",
@@ -193,16 +208,29 @@ CIFAR10 = BenchmarkSpec(
     num_classes=10,
     main_image_set="cifar10-test",
     image_sets=(
-        ImageSetSpec("cifar10-test", "cifar10", "CIFAR-10 test", 10_000,
-                     "The official test batch order."),
-        ImageSetSpec("cifar10.1-v4", "cifar10", "CIFAR-10.1 v4", 2_021,
-                     "The new test set of Recht et al., version 4."),
-        ImageSetSpec("cifar10.1-v6", "cifar10", "CIFAR-10.1 v6", 2_000,
-                     "The new test set of Recht et al., version 6."),
+        ImageSetSpec(
+            "cifar10-test", "cifar10", "CIFAR-10 test", 10_000, "The official test batch order."
+        ),
+        ImageSetSpec(
+            "cifar10.1-v4",
+            "cifar10",
+            "CIFAR-10.1 v4",
+            2_021,
+            "The new test set of Recht et al., version 4.",
+        ),
+        ImageSetSpec(
+            "cifar10.1-v6",
+            "cifar10",
+            "CIFAR-10.1 v6",
+            2_000,
+            "The new test set of Recht et al., version 6.",
+        ),
     ),
     label_sets=(
         _original("cifar10", "cifar10-test", ("cifar10/original_labels.npy",)),
-        _corrected("cifar10", "cifar10-test", "cifar10", 3, "corrected", ("cifar10/original_labels.npy",)),
+        _corrected(
+            "cifar10", "cifar10-test", "cifar10", 3, "corrected", ("cifar10/original_labels.npy",)
+        ),
         LabelSetSpec(
             slug="cifar10h",
             benchmark="cifar10",

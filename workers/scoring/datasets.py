@@ -22,7 +22,16 @@ import numpy as np
 IMAGENET_SIZE = 50_000
 IMAGENET_NUM_CLASSES = 1000
 CIFAR10_CLASSES = (
-    "airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck",
+    "airplane",
+    "automobile",
+    "bird",
+    "cat",
+    "deer",
+    "dog",
+    "frog",
+    "horse",
+    "ship",
+    "truck",
 )
 MNIST_CLASSES = tuple(str(d) for d in range(10))
 
@@ -74,7 +83,9 @@ def read_labels_npy(path: Path, *, size: int, num_classes: int) -> np.ndarray:
     """A 1-D integer label array, checked for length and class range; returned as int16."""
     labels = np.load(_require(path), allow_pickle=False)
     if labels.ndim != 1 or labels.shape[0] != size or labels.dtype.kind not in "iu":
-        raise DataError(f"{path}: expected {size} integer labels, got {labels.dtype} {labels.shape}")
+        raise DataError(
+            f"{path}: expected {size} integer labels, got {labels.dtype} {labels.shape}"
+        )
     if labels.min() < 0 or labels.max() >= num_classes:
         raise DataError(f"{path}: labels outside 0..{num_classes - 1}")
     return labels.astype(np.int16)
@@ -153,8 +164,9 @@ def read_mturk(path: Path, *, one_based: bool) -> list[MturkRecord]:
         index = int(entry["id"]) - (1 if one_based else 0)
         votes = {k: int(v) for k, v in entry["mturk"].items()}
         records.append(
-            MturkRecord(index, int(entry["given_original_label"]), int(entry["our_guessed_label"]),
-                        votes)
+            MturkRecord(
+                index, int(entry["given_original_label"]), int(entry["our_guessed_label"]), votes
+            )
         )
     return records
 

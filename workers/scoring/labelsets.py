@@ -62,11 +62,23 @@ class CompiledLabelSet:
         return out
 
 
-def content_hash(*, family: str, kind: str, num_classes: int, size: int,
-                 arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any]) -> str:
+def content_hash(
+    *,
+    family: str,
+    kind: str,
+    num_classes: int,
+    size: int,
+    arrays: Mapping[str, np.ndarray],
+    meta: Mapping[str, Any],
+) -> str:
     digest = hashlib.sha256()
-    header = {"family": family, "kind": kind, "num_classes": num_classes, "size": size,
-              "meta": meta}
+    header = {
+        "family": family,
+        "kind": kind,
+        "num_classes": num_classes,
+        "size": size,
+        "meta": meta,
+    }
     digest.update(json.dumps(header, sort_keys=True).encode())
     for name in sorted(arrays):
         array = np.ascontiguousarray(arrays[name])
@@ -75,15 +87,24 @@ def content_hash(*, family: str, kind: str, num_classes: int, size: int,
     return digest.hexdigest()
 
 
-def make_compiled(spec_or_fields: LabelSetSpec | Mapping[str, Any], arrays: Mapping[str, np.ndarray],
-                  meta: Mapping[str, Any]) -> CompiledLabelSet:
+def make_compiled(
+    spec_or_fields: LabelSetSpec | Mapping[str, Any],
+    arrays: Mapping[str, np.ndarray],
+    meta: Mapping[str, Any],
+) -> CompiledLabelSet:
     """Freeze arrays (read-only) and compute the content hash."""
     if isinstance(spec_or_fields, LabelSetSpec):
         spec = spec_or_fields
         bench = benchmark_spec(spec.benchmark)
-        fields = {"slug": spec.slug, "benchmark": spec.benchmark, "image_set": spec.image_set,
-                  "kind": spec.kind, "family": spec.family, "num_classes": bench.num_classes,
-                  "size": bench.image_set(spec.image_set).size}
+        fields: dict[str, Any] = {
+            "slug": spec.slug,
+            "benchmark": spec.benchmark,
+            "image_set": spec.image_set,
+            "kind": spec.kind,
+            "family": spec.family,
+            "num_classes": bench.num_classes,
+            "size": bench.image_set(spec.image_set).size,
+        }
     else:
         fields = dict(spec_or_fields)
     missing = set(FAMILY_ARRAYS[fields["family"]]) - set(arrays)
@@ -95,9 +116,14 @@ def make_compiled(spec_or_fields: LabelSetSpec | Mapping[str, Any], arrays: Mapp
         array.setflags(write=False)
         frozen[name] = array
     meta = json.loads(json.dumps(meta))  # a deep, JSON-clean copy
-    digest = content_hash(family=fields["family"], kind=fields["kind"],
-                          num_classes=fields["num_classes"], size=fields["size"],
-                          arrays=frozen, meta=meta)
+    digest = content_hash(
+        family=fields["family"],
+        kind=fields["kind"],
+        num_classes=fields["num_classes"],
+        size=fields["size"],
+        arrays=frozen,
+        meta=meta,
+    )
     return CompiledLabelSet(arrays=frozen, meta=meta, content_hash=digest, **fields)
 
 
@@ -117,8 +143,9 @@ def corrected_categories(votes: Mapping[str, int], threshold: int) -> str:
     return "non_agreement"
 
 
-def build_corrected(original: np.ndarray, records: list[datasets.MturkRecord],
-                    threshold: int) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+def build_corrected(
+    original: np.ndarray, records: list[datasets.MturkRecord], threshold: int
+) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     if not 3 <= threshold <= 5:
         raise ValueError(f"agreement threshold must be 3, 4 or 5, got {threshold}")
     corrected = original.copy()
@@ -138,10 +165,19 @@ def build_corrected(original: np.ndarray, records: list[datasets.MturkRecord],
             corrected[record.index] = record.guessed
         elif category != "non_error":
             unknown[record.index] = True
-    arrays = {"labels": original, "corrected_labels": corrected, "pruned": ~unknown,
-              "correctable": correctable}
-    meta = {"threshold": threshold, "flagged": len(records), "counts": counts,
-            "pruned_size": int((~unknown).sum()), "correctable_size": int(correctable.sum())}
+    arrays = {
+        "labels": original,
+        "corrected_labels": corrected,
+        "pruned": ~unknown,
+        "correctable": correctable,
+    }
+    meta = {
+        "threshold": threshold,
+        "flagged": len(records),
+        "counts": counts,
+        "pruned_size": int((~unknown).sum()),
+        "correctable_size": int(correctable.sum()),
+    }
     return arrays, meta
 
 
@@ -151,7 +187,9 @@ def pair_keys(examples: np.ndarray, classes: np.ndarray, num_classes: int) -> np
     return np.unique(keys)
 
 
-def build_real(data_dir: Path, original: np.ndarray) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+def build_real(
+    data_dir: Path, original: np.ndarray
+) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     real = datasets.read_json(data_dir / "imagenet/real.json")
     n, c = datasets.IMAGENET_SIZE, datasets.IMAGENET_NUM_CLASSES
     if len(real) != n:
@@ -172,30 +210,38 @@ def build_real(data_dir: Path, original: np.ndarray) -> tuple[dict[str, np.ndarr
     judged = np.union1d(rated, judged_original)
     wrong = np.setdiff1d(judged, accepted, assume_unique=True)
     arrays = {"mask": lengths > 0, "accepted_keys": accepted, "wrong_keys": wrong}
-    meta = {"included": int((lengths > 0).sum()), "excluded": int((lengths == 0).sum()),
-            "rated_images": int((~unrated).sum()), "accepted_pairs": int(accepted.size),
-            "wrong_pairs": int(wrong.size)}
+    meta = {
+        "included": int((lengths > 0).sum()),
+        "excluded": int((lengths == 0).sum()),
+        "rated_images": int((~unrated).sum()),
+        "accepted_pairs": int(accepted.size),
+        "wrong_pairs": int(wrong.size),
+    }
     return arrays, meta
 
 
-def build(spec: LabelSetSpec, *, data_dir: Path,
-          multilabel_file: Path | None = None) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+def build(
+    spec: LabelSetSpec, *, data_dir: Path, multilabel_file: Path | None = None
+) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """Arrays and metadata for one label set, straight from the source files."""
     bench = benchmark_spec(spec.benchmark)
     size = bench.image_set(spec.image_set).size
     if spec.benchmark == "imagenet":
         original = datasets.imagenet_original_labels(data_dir)
     elif spec.family in ("original", "corrected"):
-        original = datasets.read_labels_npy(data_dir / spec.files[0], size=size,
-                                            num_classes=bench.num_classes)
+        original = datasets.read_labels_npy(
+            data_dir / spec.files[0], size=size, num_classes=bench.num_classes
+        )
     if spec.family in ("original", "new_test_set"):
         if spec.family == "new_test_set":
-            original = datasets.read_labels_npy(data_dir / spec.files[0], size=size,
-                                                num_classes=bench.num_classes)
+            original = datasets.read_labels_npy(
+                data_dir / spec.files[0], size=size, num_classes=bench.num_classes
+            )
         return {"labels": original}, {}
     if spec.family == "corrected":
-        records = datasets.read_mturk(data_dir / spec.files[-1],
-                                      one_based=spec.benchmark == "imagenet")
+        records = datasets.read_mturk(
+            data_dir / spec.files[-1], one_based=spec.benchmark == "imagenet"
+        )
         return build_corrected(original, records, int(spec.param_dict["threshold"]))
     if spec.family == "real":
         return build_real(data_dir, original)
@@ -203,8 +249,11 @@ def build(spec: LabelSetSpec, *, data_dir: Path,
         if multilabel_file is None:
             raise datasets.DataError(f"label set {spec.slug!r} needs a multi-label file")
         return build_multilabel_arrays(
-            datasets.read_json(multilabel_file), original=original,
-            wnids=datasets.imagenet_wnids(data_dir), imagenet_m=spec.family == "imagenet_m")
+            datasets.read_json(multilabel_file),
+            original=original,
+            wnids=datasets.imagenet_wnids(data_dir),
+            imagenet_m=spec.family == "imagenet_m",
+        )
     if spec.family == "cifar10h":
         probs = np.load(datasets._require(data_dir / spec.files[0]), allow_pickle=False)
         if probs.shape != (size, bench.num_classes) or not np.isfinite(probs).all():
@@ -216,21 +265,32 @@ def build(spec: LabelSetSpec, *, data_dir: Path,
 # ---------------------------------------------------------------- files and cache
 
 
-def missing_files(spec: LabelSetSpec, *, data_dir: Path,
-                  multilabel_file: Path | None = None) -> list[str]:
+def missing_files(
+    spec: LabelSetSpec, *, data_dir: Path, multilabel_file: Path | None = None
+) -> list[str]:
     missing = [name for name in spec.files if not (data_dir / name).is_file()]
-    if spec.optional_source == MULTILABEL_SOURCE and multilabel_file is not None \
-            and not Path(multilabel_file).is_file():
+    if (
+        spec.optional_source == MULTILABEL_SOURCE
+        and multilabel_file is not None
+        and not Path(multilabel_file).is_file()
+    ):
         missing.append(str(multilabel_file))
     return missing
 
 
 def save_compiled(compiled: CompiledLabelSet, path: Path) -> None:
     """Write atomically as an uncompressed .npz; metadata goes in as JSON bytes, not pickles."""
-    header = {"slug": compiled.slug, "benchmark": compiled.benchmark,
-              "image_set": compiled.image_set, "kind": compiled.kind, "family": compiled.family,
-              "num_classes": compiled.num_classes, "size": compiled.size, "meta": compiled.meta,
-              "content_hash": compiled.content_hash}
+    header = {
+        "slug": compiled.slug,
+        "benchmark": compiled.benchmark,
+        "image_set": compiled.image_set,
+        "kind": compiled.kind,
+        "family": compiled.family,
+        "num_classes": compiled.num_classes,
+        "size": compiled.size,
+        "meta": compiled.meta,
+        "content_hash": compiled.content_hash,
+    }
     payload = dict(compiled.arrays)
     payload["__header__"] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -260,8 +320,9 @@ def load_compiled(path: Path, *, verify: bool = False) -> CompiledLabelSet:
     return CompiledLabelSet(arrays=arrays, meta=meta, content_hash=stored_hash, **header)
 
 
-def source_fingerprint(spec: LabelSetSpec, *, data_dir: Path,
-                       multilabel_file: Path | None = None) -> str:
+def source_fingerprint(
+    spec: LabelSetSpec, *, data_dir: Path, multilabel_file: Path | None = None
+) -> str:
     """Changes whenever a source file, the builder, or the label set's parameters change."""
     parts: list[Any] = [BUILDER_VERSION, spec.benchmark, spec.slug, spec.family, list(spec.params)]
     sources = [data_dir / name for name in spec.files]
@@ -273,14 +334,20 @@ def source_fingerprint(spec: LabelSetSpec, *, data_dir: Path,
     return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:32]
 
 
-def compile_label_set(spec: LabelSetSpec, *, data_dir: Path, cache_dir: Path | None = None,
-                      multilabel_file: Path | None = None) -> CompiledLabelSet:
+def compile_label_set(
+    spec: LabelSetSpec,
+    *,
+    data_dir: Path,
+    cache_dir: Path | None = None,
+    multilabel_file: Path | None = None,
+) -> CompiledLabelSet:
     """The compiled label set, from the on-disk cache when its sources are unchanged."""
     data_dir = Path(data_dir)
     missing = missing_files(spec, data_dir=data_dir, multilabel_file=multilabel_file)
     if missing:
-        raise datasets.DataError(f"label set {spec.benchmark}/{spec.slug} is missing files: "
-                                 + ", ".join(missing))
+        raise datasets.DataError(
+            f"label set {spec.benchmark}/{spec.slug} is missing files: " + ", ".join(missing)
+        )
     cached: Path | None = None
     if cache_dir is not None:
         fingerprint = source_fingerprint(spec, data_dir=data_dir, multilabel_file=multilabel_file)

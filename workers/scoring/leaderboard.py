@@ -31,27 +31,39 @@ def _value(records: Records, slug: str, path: Sequence[str] = ("accuracy",)) -> 
     return float("nan") if node is None else float(node)
 
 
-def ranks(submissions: Sequence[Records], slug: str,
-          path: Sequence[str] = ("accuracy",)) -> np.ndarray:
+def ranks(
+    submissions: Sequence[Records], slug: str, path: Sequence[str] = ("accuracy",)
+) -> np.ndarray:
     """Competition ranks (1 = best) of each submission on one label set; missing ranks last."""
     return competition_ranks(np.array([_value(r, slug, path) for r in submissions]))
 
 
-def rank_shifts(submissions: Sequence[Records], slugs: Sequence[str],
-                base: str = "original") -> dict[str, np.ndarray]:
+def rank_shifts(
+    submissions: Sequence[Records], slugs: Sequence[str], base: str = "original"
+) -> dict[str, np.ndarray]:
     """rank under `base` minus rank under each label set: positive means moved up."""
     base_ranks = ranks(submissions, base)
     return {slug: base_ranks - ranks(submissions, slug) for slug in slugs}
 
 
-def correctable_ranks(submissions: Sequence[Records], slug: str = "corrected") -> dict[str, np.ndarray]:
+def correctable_ranks(
+    submissions: Sequence[Records], slug: str = "corrected"
+) -> dict[str, np.ndarray]:
     """SPEC 2: rank of each submission by Acc@1 and by cAcc@1 on the correctable set."""
-    return {name: ranks(submissions, slug, ("correctable", name, "accuracy"))
-            for name in ("acc1", "cacc1")}
+    return {
+        name: ranks(submissions, slug, ("correctable", name, "accuracy"))
+        for name in ("acc1", "cacc1")
+    }
 
 
-def new_test_set_fit(submissions: Sequence[Records], new_slug: str, *, original: str = "original",
-                     n_boot: int = 1000, seed: int = 0) -> tuple[LinearFit, np.ndarray] | None:
+def new_test_set_fit(
+    submissions: Sequence[Records],
+    new_slug: str,
+    *,
+    original: str = "original",
+    n_boot: int = 1000,
+    seed: int = 0,
+) -> tuple[LinearFit, np.ndarray] | None:
     """SPEC 7: new = a * original + b over submissions having both; the indices used."""
     x = np.array([_value(r, original) for r in submissions])
     y = np.array([_value(r, new_slug) for r in submissions])
@@ -61,8 +73,9 @@ def new_test_set_fit(submissions: Sequence[Records], new_slug: str, *, original:
     return linear_fit(x[used], y[used], n_boot=n_boot, seed=seed), used
 
 
-def noise_prevalence(records: Records, *, slug: str = "corrected",
-                     x: np.ndarray | None = None) -> dict[str, Any] | None:
+def noise_prevalence(
+    records: Records, *, slug: str = "corrected", x: np.ndarray | None = None
+) -> dict[str, Any] | None:
     """SPEC 8: one submission's original and corrected curves, sampled at removal fractions x."""
     record = records.get(slug)
     if not record or record.get("noise_prevalence") is None:
@@ -73,21 +86,23 @@ def noise_prevalence(records: Records, *, slug: str = "corrected",
     x = np.linspace(0.0, 1.0, 21) if x is None else np.asarray(x, dtype=np.float64)
     curves: dict[str, Any] = {"x": x.tolist()}
     for name, acc_c in (("original", npv["acc_c_original"]), ("corrected", npv["acc_c_corrected"])):
-        prevalence, accuracy = noise_prevalence_curve(acc_c=acc_c, n_c=npv["n_c"],
-                                                      acc_b=npv["acc_b"], n_b=npv["n_b"], x=x)
+        prevalence, accuracy = noise_prevalence_curve(
+            acc_c=acc_c, n_c=npv["n_c"], acc_b=npv["acc_b"], n_b=npv["n_b"], x=x
+        )
         curves[name] = {"prevalence": prevalence.tolist(), "accuracy": accuracy.tolist()}
     return curves
 
 
-def noise_prevalence_crossings(first: Records, second: Records, *,
-                               slug: str = "corrected") -> dict[str, dict[str, float] | None]:
+def noise_prevalence_crossings(
+    first: Records, second: Records, *, slug: str = "corrected"
+) -> dict[str, dict[str, float] | None]:
     """Where two submissions' curves cross, for original and for corrected labels."""
     a, b = first[slug]["noise_prevalence"], second[slug]["noise_prevalence"]
     n_c, n_b = a["n_c"], a["n_b"]
     out: dict[str, dict[str, float] | None] = {}
     for name, key in (("original", "acc_c_original"), ("corrected", "acc_c_corrected")):
-        x = noise_prevalence_crossing(first=(a[key], a["acc_b"]), second=(b[key], b["acc_b"]),
-                                      n_c=n_c, n_b=n_b)
-        out[name] = None if x is None else {
-            "x": x, "prevalence": n_c / (n_c + n_b - x * n_b)}
+        x = noise_prevalence_crossing(
+            first=(a[key], a["acc_b"]), second=(b[key], b["acc_b"]), n_c=n_c, n_b=n_b
+        )
+        out[name] = None if x is None else {"x": x, "prevalence": n_c / (n_c + n_b - x * n_b)}
     return out

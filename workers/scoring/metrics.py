@@ -43,8 +43,9 @@ class SubmissionScores:
     novel: dict[str, NovelPairs] = field(default_factory=dict)
 
 
-def in_keys(sorted_keys: np.ndarray, examples: np.ndarray, classes: np.ndarray,
-            num_classes: int) -> np.ndarray:
+def in_keys(
+    sorted_keys: np.ndarray, examples: np.ndarray, classes: np.ndarray, num_classes: int
+) -> np.ndarray:
     """Membership of (example, class) pairs in a sorted key array, vectorised."""
     query = examples.astype(np.int64) * num_classes + classes.astype(np.int64)
     if sorted_keys.size == 0:
@@ -66,8 +67,9 @@ def _topk_hits(topk: np.ndarray, labels: np.ndarray, k: int) -> np.ndarray | Non
     return (topk[:, :k] == labels[:, None]).any(axis=1)
 
 
-def _topk_record(topk: np.ndarray, labels: np.ndarray, mask: np.ndarray | None = None,
-                 k: int = 5) -> Record | None:
+def _topk_record(
+    topk: np.ndarray, labels: np.ndarray, mask: np.ndarray | None = None, k: int = 5
+) -> Record | None:
     hits = _topk_hits(topk, labels, k)
     return None if hits is None else _hits_record(hits, mask)
 
@@ -95,8 +97,10 @@ def score_corrected(ls: CompiledLabelSet, preds: Predictions) -> Record:
     acc_b = _hits_record(hit_original, rest)
     record["correctable"] = {"acc1": acc1, "cacc1": cacc1}
     record["noise_prevalence"] = {
-        "n_c": acc1["total"], "n_b": acc_b["total"],
-        "acc_c_original": acc1["accuracy"], "acc_c_corrected": cacc1["accuracy"],
+        "n_c": acc1["total"],
+        "n_b": acc_b["total"],
+        "acc_c_original": acc1["accuracy"],
+        "acc_c_corrected": cacc1["accuracy"],
         "acc_b": acc_b["accuracy"],
     }
     record["original_on_pruned"] = _hits_record(hit_original, pruned)
@@ -110,8 +114,9 @@ def _novel(ls: CompiledLabelSet, preds: Predictions, known: np.ndarray) -> Novel
     return NovelPairs(examples.astype(np.int64), classes, scores)
 
 
-def _judged(ls: CompiledLabelSet, examples: np.ndarray, classes: np.ndarray) -> tuple[
-        np.ndarray, np.ndarray]:
+def _judged(
+    ls: CompiledLabelSet, examples: np.ndarray, classes: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     accepted = in_keys(ls.arrays["accepted_keys"], examples, classes, ls.num_classes)
     wrong = in_keys(ls.arrays["wrong_keys"], examples, classes, ls.num_classes)
     return accepted, accepted | wrong
@@ -125,8 +130,9 @@ def score_real(ls: CompiledLabelSet, preds: Predictions) -> tuple[Record, NovelP
     record = _hits_record(accepted, mask)
     for position, name in ((1, "second"), (2, "third")):
         if preds.k > position:
-            hit = in_keys(ls.arrays["accepted_keys"], examples, preds.topk[:, position],
-                          ls.num_classes)
+            hit = in_keys(
+                ls.arrays["accepted_keys"], examples, preds.topk[:, position], ls.num_classes
+            )
             record[name] = _hits_record(hit, mask)
         else:
             record[name] = None
@@ -144,7 +150,8 @@ def score_multilabel(ls: CompiledLabelSet, preds: Predictions) -> tuple[Record, 
     accepted, judged = _judged(ls, examples, top1)
     record = _hits_record(accepted, mask)
     record["collapsed"] = _hits_record(
-        in_keys(a["collapsed_keys"], examples, top1, ls.num_classes), mask)
+        in_keys(a["collapsed_keys"], examples, top1, ls.num_classes), mask
+    )
     record["organism"] = _hits_record(accepted, mask & a["organism"])
     record["object"] = _hits_record(accepted, mask & ~a["organism"])
     novel = _novel(ls, preds, judged)
@@ -152,16 +159,21 @@ def score_multilabel(ls: CompiledLabelSet, preds: Predictions) -> tuple[Record, 
     return record, novel
 
 
-def score_imagenet_m(ls: CompiledLabelSet, preds: Predictions,
-                     class_names: tuple[str, ...] | None = None) -> Record:
+def score_imagenet_m(
+    ls: CompiledLabelSet, preds: Predictions, class_names: tuple[str, ...] | None = None
+) -> Record:
     """SPEC 5: correct out of the 68 listed images, and the misses."""
     examples = np.flatnonzero(ls.arrays["mask"])
     top1 = preds.topk[examples, 0]
     accepted, _ = _judged(ls, examples, top1)
     record = _hits_record(accepted)
     record["misses"] = [
-        {"index": int(i), "file": example_name(ls.image_set, int(i)), "predicted": int(c),
-         **({"predicted_name": class_names[int(c)]} if class_names else {})}
+        {
+            "index": int(i),
+            "file": example_name(ls.image_set, int(i)),
+            "predicted": int(c),
+            **({"predicted_name": class_names[int(c)]} if class_names else {}),
+        }
         for i, c in zip(examples[~accepted], top1[~accepted], strict=True)
     ]
     return record
@@ -183,15 +195,18 @@ def score_cifar10h(ls: CompiledLabelSet, preds: Predictions) -> Record:
     return record
 
 
-def score_label_set(ls: CompiledLabelSet, preds: Predictions, *,
-                    class_names: tuple[str, ...] | None = None) -> tuple[Record, NovelPairs | None]:
+def score_label_set(
+    ls: CompiledLabelSet, preds: Predictions, *, class_names: tuple[str, ...] | None = None
+) -> tuple[Record, NovelPairs | None]:
     """The record (and novel pairs, for ReaL and multi-label) of one label set."""
     if preds.num_examples != ls.size:
         raise ValueError(f"{ls.image_set}: {preds.num_examples} predictions for {ls.size} examples")
     novel: NovelPairs | None = None
     simple: dict[str, Callable[[CompiledLabelSet, Predictions], Record]] = {
-        "original": score_single, "new_test_set": score_single,
-        "corrected": score_corrected, "cifar10h": score_cifar10h,
+        "original": score_single,
+        "new_test_set": score_single,
+        "corrected": score_corrected,
+        "cifar10h": score_cifar10h,
     }
     if ls.family in simple:
         record = simple[ls.family](ls, preds)
@@ -203,13 +218,21 @@ def score_label_set(ls: CompiledLabelSet, preds: Predictions, *,
         record = score_imagenet_m(ls, preds, class_names)
     else:
         raise ValueError(f"no metric for label-set family {ls.family!r}")
-    header = {"label_set": ls.slug, "image_set": ls.image_set, "family": ls.family,
-              "version_hash": ls.content_hash}
+    header = {
+        "label_set": ls.slug,
+        "image_set": ls.image_set,
+        "family": ls.family,
+        "version_hash": ls.content_hash,
+    }
     return {**header, **record}, novel
 
 
-def score_submission(predictions: Mapping[str, Predictions], label_sets: Iterable[CompiledLabelSet],
-                     *, class_names: tuple[str, ...] | None = None) -> SubmissionScores:
+def score_submission(
+    predictions: Mapping[str, Predictions],
+    label_sets: Iterable[CompiledLabelSet],
+    *,
+    class_names: tuple[str, ...] | None = None,
+) -> SubmissionScores:
     """Score predictions (image set slug -> Predictions) on every label set they cover.
 
     New test sets also get `gap` = original accuracy - new accuracy when the submission has

@@ -69,9 +69,9 @@ def _val_entries(mapping: Mapping[str, Any]) -> Iterable[tuple[int, Any]]:
             yield imagenet_index(name), value
 
 
-def build_multilabel_arrays(raw: Mapping[str, Any], *, original: np.ndarray,
-                            wnids: Sequence[str],
-                            imagenet_m: bool) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+def build_multilabel_arrays(
+    raw: Mapping[str, Any], *, original: np.ndarray, wnids: Sequence[str], imagenet_m: bool
+) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """Arrays for the `multilabel` set (annotated minus problematic) or for ImageNet-M."""
     if not isinstance(raw, Mapping) or "initial_annots" not in raw:
         raise DataError("multi-label file has no 'initial_annots' (human_accuracy_v3.0.0 layout)")
@@ -83,8 +83,10 @@ def build_multilabel_arrays(raw: Mapping[str, Any], *, original: np.ndarray,
         for judgement, pairs in lists.items():
             for wnid in annots.get(judgement, []):
                 if wnid not in cid:
-                    raise DataError(f"multi-label file: unknown WordNet id {wnid!r} "
-                                    f"for {VAL_PREFIX}{index + 1:08d}.JPEG")
+                    raise DataError(
+                        f"multi-label file: unknown WordNet id {wnid!r} "
+                        f"for {VAL_PREFIX}{index + 1:08d}.JPEG"
+                    )
                 pairs.append((index, cid[wnid]))
     problematic = np.zeros(IMAGENET_SIZE, dtype=bool)
     for index, _ in _val_entries(raw.get("problematic_images", {})):
@@ -99,8 +101,17 @@ def build_multilabel_arrays(raw: Mapping[str, Any], *, original: np.ndarray,
         return {"mask": mask, "accepted_keys": accepted, "wrong_keys": wrong}, meta
     mask = annotated & ~problematic
     organism_examples = organism_mask()[original.astype(np.int64)]
-    arrays = {"mask": mask, "accepted_keys": accepted, "wrong_keys": wrong,
-              "collapsed_keys": collapse_keys(accepted), "organism": organism_examples}
-    meta = {"annotated": int(annotated.sum()), "problematic": int((annotated & problematic).sum()),
-            "included": int(mask.sum()), "organism_included": int((mask & organism_examples).sum())}
+    arrays = {
+        "mask": mask,
+        "accepted_keys": accepted,
+        "wrong_keys": wrong,
+        "collapsed_keys": collapse_keys(accepted),
+        "organism": organism_examples,
+    }
+    meta = {
+        "annotated": int(annotated.sum()),
+        "problematic": int((annotated & problematic).sum()),
+        "included": int(mask.sum()),
+        "organism_included": int((mask & organism_examples).sum()),
+    }
     return arrays, meta

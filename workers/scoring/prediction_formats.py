@@ -182,8 +182,15 @@ def read_npz(path: Path, *, size: int, max_bytes: int, check: LayoutCheck) -> Ra
             return _read_npz_member(archive, by_key[key], key, max_bytes, check)
     except PredictionError:
         raise
-    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError,
-            RuntimeError, ValueError) as exc:  # RuntimeError: encrypted member
+    except (
+        zipfile.BadZipFile,
+        zlib.error,
+        EOFError,
+        OSError,
+        NotImplementedError,
+        RuntimeError,
+        ValueError,
+    ) as exc:  # RuntimeError: encrypted member
         raise PredictionError(
             "corrupt_file", "the .npz file is truncated or damaged: it is not a readable zip"
         ) from exc
@@ -226,8 +233,15 @@ def _decode_text(path: Path, fmt: str) -> str:
 
 
 def _json_type(value: object) -> str:
-    names = {bool: "true/false", str: "a string", type(None): "null", dict: "an object",
-             list: "a list", float: "a number with a decimal point", int: "an integer"}
+    names = {
+        bool: "true/false",
+        str: "a string",
+        type(None): "null",
+        dict: "an object",
+        list: "a list",
+        float: "a number with a decimal point",
+        int: "an integer",
+    }
     return names.get(type(value), type(value).__name__)
 
 
@@ -243,8 +257,9 @@ def _array_or_overflow(rows: list[Any], dtype: type, first_line: int | None) -> 
                     code = "class_out_of_range" if dtype is np.int64 else "not_finite"
                     shown = str(value) if len(str(value)) <= 30 else f"{str(value)[:20]}..."
                     raise PredictionError(
-                        code, f"{row_name(i, first_line)} has the value {shown}, which is far "
-                        "too large" + (" to be a class id" if dtype is np.int64 else "")
+                        code,
+                        f"{row_name(i, first_line)} has the value {shown}, which is far "
+                        "too large" + (" to be a class id" if dtype is np.int64 else ""),
                     ) from None
         raise
 

@@ -53,8 +53,15 @@ PROBABILITY_TOLERANCE = 1e-3
 # temporaries (mainly one float32 copy of the chunk, 8 MB) stay small whatever N is.
 CHUNK_VALUES = 2**21
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
-_KIND_NAMES = {"b": "true/false values", "c": "complex numbers", "U": "text", "S": "bytes",
-               "M": "dates", "m": "time spans", "V": "raw bytes"}
+_KIND_NAMES = {
+    "b": "true/false values",
+    "c": "complex numbers",
+    "U": "text",
+    "S": "bytes",
+    "M": "dates",
+    "m": "time spans",
+    "V": "raw bytes",
+}
 
 
 @dataclass(frozen=True, eq=False)  # eq=False: arrays have no single truth value to compare
@@ -125,26 +132,30 @@ def _check_layout(
         )
     if dtype.fields is not None:
         raise PredictionError(
-            "wrong_dtype", f"{where} has a structured dtype ({dtype}); expected a plain numeric "
+            "wrong_dtype",
+            f"{where} has a structured dtype ({dtype}); expected a plain numeric "
             "array of integer class ids or floating-point scores",
         )
     if dtype.kind not in "iuf":
         what = _KIND_NAMES.get(dtype.kind, "values")
         raise PredictionError(
-            "wrong_dtype", f"{where} holds {what} (dtype {dtype}); expected integer class ids or "
+            "wrong_dtype",
+            f"{where} holds {what} (dtype {dtype}); expected integer class ids or "
             "floating-point scores",
         )
     kind = "ids" if dtype.kind in "iu" else "scores"
     if len(shape) not in (1, 2):
         raise PredictionError(
-            "wrong_shape", f"{where} has shape {shape} ({len(shape)}-D); expected [N] or [N, k] "
+            "wrong_shape",
+            f"{where} has shape {shape} ({len(shape)}-D); expected [N] or [N, k] "
             f"class ids, or an [N, {num_classes}] score matrix",
         )
     if shape[0] == 0:
         raise PredictionError("empty_file", f"{where} has no rows")
     if shape[0] != num_examples:
         raise PredictionError(
-            "wrong_row_count", f"{where} has {shape[0]} row{'s' * (shape[0] != 1)}; expected "
+            "wrong_row_count",
+            f"{where} has {shape[0]} row{'s' * (shape[0] != 1)}; expected "
             f"{num_examples} (one per example, in the benchmark's order)",
         )
     if kind == "ids":
@@ -153,18 +164,20 @@ def _check_layout(
             raise PredictionError("wrong_shape", f"{where} has shape {shape}: its rows are empty")
         if k > num_classes:
             raise PredictionError(
-                "wrong_shape", f"{where} gives {k} class ids per row, but there are only "
-                f"{num_classes} classes",
+                "wrong_shape",
+                f"{where} gives {k} class ids per row, but there are only {num_classes} classes",
             )
     elif len(shape) == 1:
         raise PredictionError(
-            "wrong_dtype", f"{where} is a 1-D array of floats (dtype {dtype}); top-1 class ids "
+            "wrong_dtype",
+            f"{where} is a 1-D array of floats (dtype {dtype}); top-1 class ids "
             f"must be integers, and scores must be a 2-D [N, {num_classes}] matrix",
         )
     elif shape[1] != num_classes:
         hint = " (if these are class ids, save them as integers)" if shape[1] <= MAX_TOPK else ""
         raise PredictionError(
-            "wrong_shape", f"{where} is a score matrix with {shape[1]} columns; expected one "
+            "wrong_shape",
+            f"{where} is a score matrix with {shape[1]} columns; expected one "
             f"column per class, num_classes = {num_classes}{hint}",
         )
     return kind
@@ -184,7 +197,8 @@ def _topk_from_ids(raw: RawArray, num_classes: int) -> np.ndarray:
             r, c = np.argwhere((chunk < 0) | (chunk >= num_classes))[0]
             at = f" at position {c} of its top-{k}" if k > 1 else ""
             raise PredictionError(
-                "class_out_of_range", f"{row_name(start + r, raw.first_line)} has class id "
+                "class_out_of_range",
+                f"{row_name(start + r, raw.first_line)} has class id "
                 f"{chunk[r, c]}{at}; ids must be in 0..{num_classes - 1}",
             )
         if k > 1:  # duplicates sit next to each other once each row is sorted
@@ -193,7 +207,8 @@ def _topk_from_ids(raw: RawArray, num_classes: int) -> np.ndarray:
             if same.any():
                 r, c = np.argwhere(same)[0]
                 raise PredictionError(
-                    "duplicate_class", f"{row_name(start + r, raw.first_line)} lists class id "
+                    "duplicate_class",
+                    f"{row_name(start + r, raw.first_line)} lists class id "
                     f"{ordered[r, c]} more than once; the ids in a row must be distinct",
                 )
         topk[start : start + len(chunk)] = chunk[:, :keep]  # in range, so int32 is exact
@@ -222,13 +237,15 @@ def _topk_from_scores(raw: RawArray, num_classes: int, keep_scores: bool) -> Pre
         if not (np.isfinite(low) and np.isfinite(high)):
             r, c = np.argwhere(~np.isfinite(chunk))[0]
             raise PredictionError(
-                "not_finite", f"{row_name(start + r, raw.first_line)} has the value "
+                "not_finite",
+                f"{row_name(start + r, raw.first_line)} has the value "
                 f"{chunk[r, c]} in column {c}, which is not finite; all scores must be finite",
             )
         if work.itemsize > 4 and max(-low, high) > _FLOAT32_MAX:
             r, c = np.argwhere(np.abs(chunk) > _FLOAT32_MAX)[0]
             raise PredictionError(
-                "not_finite", f"{row_name(start + r, raw.first_line)} has the value "
+                "not_finite",
+                f"{row_name(start + r, raw.first_line)} has the value "
                 f"{chunk[r, c]} in column {c}, too large to store as a 32-bit float",
             )
         if probabilities:  # once one chunk fails, the whole matrix is logits

@@ -17,8 +17,11 @@ def clopper_pearson(correct: int, total: int, alpha: float = ALPHA) -> tuple[flo
     if not 0 <= correct <= total:
         raise ValueError(f"correct={correct} outside 0..{total}")
     low = 0.0 if correct == 0 else float(stats.beta.ppf(alpha / 2, correct, total - correct + 1))
-    high = 1.0 if correct == total else float(
-        stats.beta.ppf(1 - alpha / 2, correct + 1, total - correct))
+    high = (
+        1.0
+        if correct == total
+        else float(stats.beta.ppf(1 - alpha / 2, correct + 1, total - correct))
+    )
     return low, high
 
 
@@ -28,8 +31,13 @@ def accuracy_record(correct: int, total: int) -> dict[str, float | int | None]:
     if total == 0:
         return {"accuracy": None, "correct": 0, "total": 0, "ci_low": None, "ci_high": None}
     low, high = clopper_pearson(correct, total)
-    return {"accuracy": correct / total, "correct": correct, "total": total,
-            "ci_low": low, "ci_high": high}
+    return {
+        "accuracy": correct / total,
+        "correct": correct,
+        "total": total,
+        "ci_low": low,
+        "ci_high": high,
+    }
 
 
 def mean_record(values: np.ndarray) -> dict[str, float | int | None]:
@@ -69,8 +77,14 @@ class LinearFit:
         return self.slope * np.asarray(x, dtype=np.float64) + self.intercept
 
 
-def linear_fit(x: np.ndarray, y: np.ndarray, *, n_boot: int = 1000, seed: int = 0,
-               grid: np.ndarray | None = None) -> LinearFit:
+def linear_fit(
+    x: np.ndarray,
+    y: np.ndarray,
+    *,
+    n_boot: int = 1000,
+    seed: int = 0,
+    grid: np.ndarray | None = None,
+) -> LinearFit:
     """Least-squares y = a x + b with a bootstrap (over points) 95% band; seeded, so repeatable."""
     x = np.asarray(x, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
@@ -90,15 +104,15 @@ def linear_fit(x: np.ndarray, y: np.ndarray, *, n_boot: int = 1000, seed: int = 
     b_intercept = my[ok, 0] - b_slope * mx[ok, 0]
     lines = b_slope[:, None] * grid[None, :] + b_intercept[:, None]
     low, high = np.percentile(lines, [2.5, 97.5], axis=0)
-    return LinearFit(float(slope), float(intercept), grid, low, high,
-                     y - (slope * x + intercept))
+    return LinearFit(float(slope), float(intercept), grid, low, high, y - (slope * x + intercept))
 
 
 # ---------------------------------------------------------------- noise prevalence (SPEC 8)
 
 
-def noise_prevalence_curve(*, acc_c: float, n_c: int, acc_b: float, n_b: int,
-                           x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def noise_prevalence_curve(
+    *, acc_c: float, n_c: int, acc_b: float, n_b: int, x: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """(N(x), A(x)) after removing a fraction x of B = P \\ C (Northcutt et al., appendix E).
 
     A(x) = (A_C |C| + (1 - x) A_B |B|) / (|C| + (1 - x) |B|),
@@ -111,8 +125,9 @@ def noise_prevalence_curve(*, acc_c: float, n_c: int, acc_b: float, n_b: int,
     return prevalence, accuracy
 
 
-def noise_prevalence_crossing(*, first: tuple[float, float], second: tuple[float, float],
-                              n_c: int, n_b: int) -> float | None:
+def noise_prevalence_crossing(
+    *, first: tuple[float, float], second: tuple[float, float], n_c: int, n_b: int
+) -> float | None:
     """The removal fraction x in [0, 1] where two models' curves cross, or None.
 
     `first`/`second` are (A_C, A_B) of each model on the same C and B. Both curves share

@@ -1,0 +1,158 @@
+"""Django settings, read from environment variables (and a `.env` file at the project root,
+when there is one; real environment variables win). README.md, 'Settings', lists them.
+
+A bad value stops the process with a message naming the variable: see `evalserver.env`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import environ
+from kombu import Queue
+
+from evalserver.env import REQUIRED, EnvReader
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+if (BASE_DIR / ".env").is_file():
+    environ.Env.read_env(BASE_DIR / ".env")
+
+env = EnvReader(BASE_DIR)
+
+# -- core ---------------------------------------------------------------------------------
+DEBUG: bool = env.get_bool("DEBUG", False)
+SECRET_KEY: str = env.get_str(
+    "SECRET_KEY",
+    "django-insecure-development-only-key-never-use-in-production" if DEBUG else REQUIRED,
+    hint="set it to a long random string (or DEBUG=true to use a development key)",
+)
+ALLOWED_HOSTS: list[str] = env.get_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
+
+DATABASES = {
+    "default": env.get_db("DATABASE_URL", f"sqlite:///{BASE_DIR / 'var' / 'db.sqlite3'}"),
+}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+REDIS_URL: str = env.get_redis_url("REDIS_URL", "redis://127.0.0.1:6379/0")
+
+# -- files ----------------------------------------------------------------------------------
+MEDIA_ROOT: Path = env.get_path("MEDIA_ROOT", BASE_DIR / "var" / "media")
+MEDIA_URL = "media/"
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / "var" / "static"
+
+
+def _default_data_dir() -> Path:
+    shared = BASE_DIR.parent / "shared" / "data"
+    return shared if shared.is_dir() else BASE_DIR / "data"
+
+
+# The public label files (see README.md, 'Data'); read only, never copied into the project.
+EVALSERVER_DATA_DIR: Path = env.get_path("EVALSERVER_DATA_DIR", _default_data_dir())
+# Cache of compiled label sets (rebuilt from the data files when missing; safe to delete).
+EVALSERVER_CACHE_DIR: Path = env.get_path("EVALSERVER_CACHE_DIR", MEDIA_ROOT / "compiled")
+# The ImageNet multi-label file (human_accuracy_v3.0.0.json); optional.
+EVALSERVER_MULTILABEL_FILE: Path | None = env.get_optional_path("EVALSERVER_MULTILABEL_FILE")
+EVALSERVER_MAX_UPLOAD_BYTES: int = env.get_int(
+    "EVALSERVER_MAX_UPLOAD_BYTES", 512 * 1024 * 1024, min_value=1
+)
+
+# -- applications -----------------------------------------------------------------------------
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "leaderboard",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "evalserver.urls"
+WSGI_APPLICATION = "evalserver.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+REST_FRAMEWORK = {
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+}
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env.get_str("LOG_LEVEL", "INFO").upper()},
+}
+
+# -- Celery (read by evalserver/celery.py through the CELERY_ prefix) --------------------------
+CELERY_BROKER_URL = REDIS_URL
+CELERY_RESULT_BACKEND = REDIS_URL
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A task is acknowledged when it finishes, not when a worker takes it: a worker that dies
+# mid-task leaves it on the queue and another worker runs it again (tasks are idempotent).
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
+# An unacknowledged task is handed to another worker after this many seconds: it must be
+# longer than the longest task (checkpoint inference included).
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 6 * 60 * 60}
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_RESULT_EXPIRES = 24 * 60 * 60
+CELERY_TIMEZONE = TIME_ZONE
+CELERY_TASK_DEFAULT_QUEUE = "cpu"
+CELERY_TASK_QUEUES = (Queue("cpu"), Queue("gpu"))
+CELERY_TASK_ROUTES = {
+    "workers.tasks.*": {"queue": "cpu"},
+    "workers.inference.*": {"queue": "gpu"},
+    "workers.audits.*": {"queue": "gpu"},
+}
+
+env.check()
+
+# SQLite needs the folder of its file to exist.
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    _sqlite_name = str(DATABASES["default"]["NAME"])
+    if _sqlite_name != ":memory:" and not _sqlite_name.startswith("file:"):
+        Path(_sqlite_name).parent.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,1 @@
+"""The leaderboard Django app: catalog, submissions, scores, review (models, services, views)."""

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# Run every check: ruff, migrations up to date, pytest on SQLite, then pytest again on a
+# throwaway PostgreSQL cluster when PostgreSQL's binaries are installed.
+# Uses REDIS_URL when a Redis answers there, else starts a throwaway redis-server.
+# Extra arguments go to both pytest runs (e.g. `bash scripts/test.sh -k celery -x`).
+# Exits non-zero if any step failed; stops everything it started on exit.
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+source scripts/lib.sh
+
+ensure_venv requirements-dev.txt || exit 1
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/evalserver-test.XXXXXX")
+REDIS_PID=""
+PG_CTL=()
+
+cleanup() {
+    if [ -n "$REDIS_PID" ]; then
+        kill "$REDIS_PID" 2>/dev/null
+        wait "$REDIS_PID" 2>/dev/null
+    fi
+    if [ ${#PG_CTL[@]} -gt 0 ]; then
+        "${PG_CTL[@]}" stop -m fast >/dev/null 2>&1
+    fi
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+failed=()
+step() {
+    local name=$1
+    shift
+    echo
+    echo "== $name"
+    if ! "$@"; then
+        failed+=("$name")
+    fi
+}
+
+# -- Redis ---------------------------------------------------------------------------------------
+if [ -n "${REDIS_URL:-}" ] && redis_reachable "$REDIS_URL"; then
+    echo "== Using Redis at $REDIS_URL"
+else
+    [ -n "${REDIS_URL:-}" ] && echo "warning: no Redis answers at REDIS_URL=$REDIS_URL; starting one"
+    if command -v redis-server >/dev/null; then
+        port=$(free_port)
+        redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
+            --dir "$WORK" --logfile "$WORK/redis.log" &
+        REDIS_PID=$!
+        export REDIS_URL="redis://127.0.0.1:$port/0"
+        for _ in $(seq 50); do redis_reachable "$REDIS_URL" && break; sleep 0.1; done
+        echo "== Started a throwaway redis-server at $REDIS_URL"
+    else
+        echo "warning: redis-server is not installed (apt-get install redis-server);" \
+            "the Celery test will start none and fail"
+        unset REDIS_URL
+    fi
+fi
+
+# -- checks ----------------------------------------------------------------------------------------
+export DJANGO_SETTINGS_MODULE=evalserver.settings_testing
+step "ruff check" .venv/bin/ruff check .
+step "mypy" .venv/bin/mypy
+step "migrations up to date" env -u DATABASE_URL \
+    .venv/bin/python manage.py makemigrations --check --dry-run
+step "pytest (SQLite)" env -u DATABASE_URL .venv/bin/python -m pytest "$@"
+step "benchmarks (quick)" .venv/bin/python bench/score.py --quick
+
+# -- PostgreSQL ------------------------------------------------------------------------------------
+start_postgres() {
+    local initdb=$1 bin pgdata="$WORK/pg/data" port as_postgres=()
+    bin=$(dirname "$initdb")
+    mkdir -p "$WORK/pg"
+    if [ "$(id -u)" -eq 0 ]; then
+        # PostgreSQL refuses to run as root: run it as the postgres user.
+        if ! id postgres >/dev/null 2>&1; then
+            echo "no 'postgres' user to run PostgreSQL as (we are root)" >&2
+            return 1
+        fi
+        chmod 755 "$WORK"
+        chown postgres: "$WORK/pg"
+        if command -v runuser >/dev/null; then
+            as_postgres=(runuser -u postgres --)
+        else
+            as_postgres=(su postgres -s /bin/sh -c '"$0" "$@"')
+        fi
+    fi
+    port=$(free_port)
+    "${as_postgres[@]}" "$bin/initdb" -D "$pgdata" -U postgres -A trust -E UTF8 --no-sync \
+        >"$WORK/pg/initdb.log" 2>&1 || { cat "$WORK/pg/initdb.log" >&2; return 1; }
+    PG_CTL=("${as_postgres[@]}" "$bin/pg_ctl" -D "$pgdata")
+    "${PG_CTL[@]}" -l "$WORK/pg/server.log" -w -t 60 \
+        -o "-p $port -k $WORK/pg -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c synchronous_commit=off" \
+        start >/dev/null || { cat "$WORK/pg/server.log" >&2; return 1; }
+    "${as_postgres[@]}" "$bin/createdb" -h 127.0.0.1 -p "$port" -U postgres evalserver || return 1
+    PG_URL="postgres://postgres@127.0.0.1:$port/evalserver"
+    echo "PostgreSQL $("$bin/postgres" --version | awk '{print $3}') at $PG_URL"
+}
+
+initdb=$(ls -1 /usr/lib/postgresql/*/bin/initdb 2>/dev/null | sort -V | tail -n 1)
+if [ -n "$initdb" ]; then
+    step "start a throwaway PostgreSQL" start_postgres "$initdb"
+    if [ -n "${PG_URL:-}" ]; then
+        step "pytest (PostgreSQL)" env DATABASE_URL="$PG_URL" .venv/bin/python -m pytest "$@"
+    fi
+else
+    echo
+    echo "== PostgreSQL is not installed (/usr/lib/postgresql/*/bin/initdb): SQLite run only"
+fi
+
+echo
+if [ ${#failed[@]} -gt 0 ]; then
+    printf 'FAILED: %s\n' "${failed[@]}"
+    exit 1
+fi
+echo "All checks passed."

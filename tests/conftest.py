@@ -1,0 +1,150 @@
+"""Shared fixtures: the real data directory, a compile cache shared by the session, a command
+runner, and real Redis / Celery worker processes."""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from django.conf import settings as django_settings
+from django.core.management import call_command
+from pytest_django.fixtures import Settings
+
+from tests.helpers import PROJECT_ROOT, free_port
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    """The real public data directory (EVALSERVER_DATA_DIR, default ../shared/data)."""
+    path = Path(django_settings.EVALSERVER_DATA_DIR)
+    if not path.is_dir():
+        pytest.fail(
+            f"the data directory {path} does not exist: these tests read the real public label "
+            "files. See README.md 'Data' and set EVALSERVER_DATA_DIR.",
+            pytrace=False,
+        )
+    return path
+
+
+@pytest.fixture(scope="session")
+def compile_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One cache of compiled label sets for the whole session, so each set compiles once."""
+    return tmp_path_factory.mktemp("compiled")
+
+
+@pytest.fixture
+def catalog_settings(
+    settings: Settings, data_dir: Path, compile_cache_dir: Path, tmp_path: Path
+) -> Settings:
+    """Settings that point load_benchmarks at the real data, a temporary cache and media."""
+    settings.EVALSERVER_DATA_DIR = data_dir
+    settings.EVALSERVER_CACHE_DIR = compile_cache_dir
+    settings.EVALSERVER_MULTILABEL_FILE = None
+    settings.MEDIA_ROOT = tmp_path / "media"
+    return settings
+
+
+@pytest.fixture
+def run_load_benchmarks(catalog_settings: Settings) -> Callable[..., tuple[str, str]]:
+    """Run `manage.py load_benchmarks` in-process; returns (stdout, stderr)."""
+
+    def run(*args: str) -> tuple[str, str]:
+        out, err = io.StringIO(), io.StringIO()
+        call_command("load_benchmarks", *args, stdout=out, stderr=err, no_color=True)
+        return out.getvalue(), err.getvalue()
+
+    return run
+
+
+# -- processes -----------------------------------------------------------------------------------
+
+def _stop(process: subprocess.Popen[bytes], *, timeout: float = 20.0) -> None:
+    """Stop a process started by these fixtures, and the children in its session."""
+    if process.poll() is not None:
+        return
+    try:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=timeout)
+    except ProcessLookupError:
+        pass
+
+
+def _redis_ping(url: str) -> bool:
+    import redis
+
+    try:
+        return bool(redis.Redis.from_url(url, socket_connect_timeout=1).ping())
+    except redis.RedisError:
+        return False
+
+
+@pytest.fixture(scope="session")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """REDIS_URL when it is set; otherwise a throwaway redis-server on a free port."""
+    if os.environ.get("REDIS_URL"):
+        url = os.environ["REDIS_URL"]
+        if not _redis_ping(url):
+            pytest.fail(f"REDIS_URL={url} is set but no Redis answers there", pytrace=False)
+        yield url
+        return
+    executable = shutil.which("redis-server")
+    if executable is None:
+        pytest.fail("redis-server is not installed (apt-get install redis-server), "
+                    "and REDIS_URL is not set", pytrace=False)
+    port = free_port()
+    workdir = tmp_path_factory.mktemp("redis")
+    process = subprocess.Popen(
+        [executable, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+         "--appendonly", "no", "--dir", str(workdir)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )
+    url = f"redis://127.0.0.1:{port}/0"
+    try:
+        deadline = time.monotonic() + 15
+        while not _redis_ping(url):
+            if process.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"redis-server did not start on port {port}", pytrace=False)
+            time.sleep(0.1)
+        yield url
+    finally:
+        _stop(process)
+
+
+@pytest.fixture
+def celery_worker(redis_url: str, tmp_path: Path) -> Iterator[Path]:
+    """A real `celery -A evalserver worker -Q cpu` process against `redis_url`.
+
+    Yields the path of the worker's log. The Celery app of this process is pointed at the
+    same Redis for the test and restored afterwards.
+    """
+    from evalserver.celery import app
+
+    log_path = tmp_path / "celery-worker.log"
+    env = {**os.environ, "REDIS_URL": redis_url}
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "evalserver", "worker", "-Q", "cpu",
+             "--concurrency", "1", "--loglevel", "INFO", "--without-gossip",
+             "--without-mingle", "--hostname", f"test-{uuid.uuid4().hex[:8]}@%h"],
+            cwd=PROJECT_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    saved = {"broker_url": app.conf.broker_url, "result_backend": app.conf.result_backend}
+    app.conf.update(broker_url=redis_url, result_backend=redis_url)
+    try:
+        yield log_path
+    finally:
+        app.conf.update(saved)
+        _stop(process)

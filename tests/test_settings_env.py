@@ -1,0 +1,108 @@
+"""Settings come from the environment and fail loudly on bad values."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.helpers import PROJECT_ROOT
+
+PRINT_SETTINGS = """
+import json, django
+django.setup()
+from django.conf import settings as s
+print(json.dumps({
+    "DEBUG": s.DEBUG,
+    "ALLOWED_HOSTS": s.ALLOWED_HOSTS,
+    "DATABASE": [s.DATABASES["default"]["ENGINE"], str(s.DATABASES["default"]["NAME"])],
+    "REDIS_URL": s.REDIS_URL,
+    "BROKER": s.CELERY_BROKER_URL,
+    "MEDIA_ROOT": str(s.MEDIA_ROOT),
+    "CACHE_DIR": str(s.EVALSERVER_CACHE_DIR),
+    "MULTILABEL": s.EVALSERVER_MULTILABEL_FILE and str(s.EVALSERVER_MULTILABEL_FILE),
+    "MAX_UPLOAD": s.EVALSERVER_MAX_UPLOAD_BYTES,
+}))
+"""
+
+SETTINGS_VARIABLES = (
+    "SECRET_KEY", "DEBUG", "ALLOWED_HOSTS", "DATABASE_URL", "REDIS_URL", "MEDIA_ROOT",
+    "EVALSERVER_DATA_DIR", "EVALSERVER_CACHE_DIR", "EVALSERVER_MULTILABEL_FILE",
+    "EVALSERVER_MAX_UPLOAD_BYTES",
+)
+
+
+def run_settings(**variables: str) -> subprocess.CompletedProcess[str]:
+    """Import evalserver.settings in a fresh interpreter with exactly these settings variables."""
+    env = {k: v for k, v in os.environ.items() if k not in SETTINGS_VARIABLES}
+    env.update(variables, DJANGO_SETTINGS_MODULE="evalserver.settings")
+    return subprocess.run(
+        [sys.executable, "-c", PRINT_SETTINGS], cwd=PROJECT_ROOT, env=env,
+        capture_output=True, text=True, timeout=60,
+    )
+
+
+def test_it_fails_loudly_on_a_non_integer_upload_limit() -> None:
+    result = run_settings(SECRET_KEY="x" * 50, EVALSERVER_MAX_UPLOAD_BYTES="abc")
+
+    assert result.returncode != 0
+    assert "ImproperlyConfigured" in result.stderr
+    assert "EVALSERVER_MAX_UPLOAD_BYTES='abc' is not valid: expected an integer" in result.stderr
+
+
+def test_it_lists_every_bad_value_at_once() -> None:
+    result = run_settings(
+        DEBUG="maybe", DATABASE_URL="mongo://u:hunter2@db/x", REDIS_URL="http://cache:6379",
+        EVALSERVER_MAX_UPLOAD_BYTES="0",
+    )
+
+    assert result.returncode != 0
+    for name in ("DEBUG='maybe'", "SECRET_KEY is not set", "DATABASE_URL=", "REDIS_URL=",
+                 "EVALSERVER_MAX_UPLOAD_BYTES='0'"):
+        assert name in result.stderr
+    assert "hunter2" not in result.stderr
+
+
+def test_it_requires_a_secret_key_unless_debug() -> None:
+    assert run_settings().returncode != 0
+    assert "SECRET_KEY is not set" in run_settings().stderr
+    assert run_settings(DEBUG="true").returncode == 0
+
+
+def test_it_has_working_defaults() -> None:
+    result = run_settings(SECRET_KEY="x" * 50)
+
+    assert result.returncode == 0, result.stderr
+    values = json.loads(result.stdout)
+    assert values["DEBUG"] is False
+    assert values["ALLOWED_HOSTS"] == ["localhost", "127.0.0.1", "[::1]"]
+    assert values["DATABASE"] == ["django.db.backends.sqlite3",
+                                  str(PROJECT_ROOT / "var" / "db.sqlite3")]
+    assert values["REDIS_URL"] == values["BROKER"] == "redis://127.0.0.1:6379/0"
+    assert values["MEDIA_ROOT"] == str(PROJECT_ROOT / "var" / "media")
+    assert values["CACHE_DIR"] == str(PROJECT_ROOT / "var" / "media" / "compiled")
+    assert values["MULTILABEL"] is None
+    assert values["MAX_UPLOAD"] == 512 * 1024 * 1024
+
+
+def test_it_reads_each_setting_from_the_environment(tmp_path: Path) -> None:
+    result = run_settings(
+        SECRET_KEY="x" * 50, DEBUG="on", ALLOWED_HOSTS="evals.example.org, localhost",
+        DATABASE_URL="postgres://evals:pw@db.internal:5433/evals",
+        REDIS_URL="redis://cache:6380/2", MEDIA_ROOT=str(tmp_path / "media"),
+        EVALSERVER_MULTILABEL_FILE="var/human_accuracy_v3.0.0.json",
+        EVALSERVER_MAX_UPLOAD_BYTES="1_000_000",
+    )
+
+    assert result.returncode == 0, result.stderr
+    values = json.loads(result.stdout)
+    assert values["DEBUG"] is True
+    assert values["ALLOWED_HOSTS"] == ["evals.example.org", "localhost"]
+    assert values["DATABASE"] == ["django.db.backends.postgresql", "evals"]
+    assert values["REDIS_URL"] == values["BROKER"] == "redis://cache:6380/2"
+    assert values["CACHE_DIR"] == str(tmp_path / "media" / "compiled")
+    # relative paths are taken from the project root
+    assert values["MULTILABEL"] == str(PROJECT_ROOT / "var" / "human_accuracy_v3.0.0.json")
+    assert values["MAX_UPLOAD"] == 1_000_000

@@ -49,9 +49,10 @@ def mean_record(values: np.ndarray) -> dict[str, float | int | None]:
     mean = float(values.mean())
     if n == 1:
         return {"value": mean, "total": 1, "ci_low": None, "ci_high": None}
-    low, high = stats.t.interval(1 - ALPHA, n - 1, loc=mean, scale=stats.sem(values))
-    if not np.isfinite(low):  # zero variance
-        low = high = mean
+    sem = float(stats.sem(values))
+    if sem == 0:  # every value equal: the interval is that value (scipy would warn on 0 * inf)
+        return {"value": mean, "total": n, "ci_low": mean, "ci_high": mean}
+    low, high = stats.t.interval(1 - ALPHA, n - 1, loc=mean, scale=sem)
     return {"value": mean, "total": n, "ci_low": float(low), "ci_high": float(high)}
 
 

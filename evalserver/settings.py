@@ -57,6 +57,31 @@ EVALSERVER_MULTILABEL_FILE: Path | None = env.get_optional_path("EVALSERVER_MULT
 EVALSERVER_MAX_UPLOAD_BYTES: int = env.get_int(
     "EVALSERVER_MAX_UPLOAD_BYTES", 512 * 1024 * 1024, min_value=1
 )
+# Submissions one user may make per benchmark in any 24 hours (guards the test labels
+# against adaptive overfitting); 0 turns the quota off.
+EVALSERVER_DAILY_QUOTA: int = env.get_int("EVALSERVER_DAILY_QUOTA", 10, min_value=0)
+# Scoring task limits: the soft limit fails the submission with a reason, the hard limit kills
+# the pool process. A submission still running this long after it started is re-queued by
+# the sweep, and fails for good after EVALSERVER_SCORING_MAX_ATTEMPTS starts.
+EVALSERVER_SCORING_SOFT_TIME_LIMIT: int = env.get_int(
+    "EVALSERVER_SCORING_SOFT_TIME_LIMIT", 300, min_value=1
+)
+EVALSERVER_SCORING_TIME_LIMIT: int = env.get_int("EVALSERVER_SCORING_TIME_LIMIT", 360, min_value=2)
+EVALSERVER_SCORING_MAX_ATTEMPTS: int = env.get_int(
+    "EVALSERVER_SCORING_MAX_ATTEMPTS", 3, min_value=1
+)
+EVALSERVER_SWEEP_INTERVAL: int = env.get_int("EVALSERVER_SWEEP_INTERVAL", 60, min_value=1)
+# Debugging and the worker-killed test only: milliseconds a scoring task sleeps after its claim.
+EVALSERVER_SCORING_DELAY_MS: int = env.get_int("EVALSERVER_SCORING_DELAY_MS", 0, min_value=0)
+
+# Uploads: the size cap is enforced while the request streams in (leaderboard/uploads.py);
+# files over FILE_UPLOAD_MAX_MEMORY_SIZE go to a temporary file, never whole into memory.
+FILE_UPLOAD_HANDLERS = [
+    "leaderboard.uploads.SizeLimitUploadHandler",
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
+]
+FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 
 # -- applications -----------------------------------------------------------------------------
 INSTALLED_APPS = [
@@ -143,6 +168,12 @@ CELERY_RESULT_EXPIRES = 24 * 60 * 60
 CELERY_TIMEZONE = TIME_ZONE
 CELERY_TASK_DEFAULT_QUEUE = "cpu"
 CELERY_TASK_QUEUES = (Queue("cpu"), Queue("gpu"))
+CELERY_BEAT_SCHEDULE = {
+    "sweep-stuck-submissions": {
+        "task": "workers.tasks.sweep_submissions",
+        "schedule": float(EVALSERVER_SWEEP_INTERVAL),
+    },
+}
 CELERY_TASK_ROUTES = {
     "workers.tasks.*": {"queue": "cpu"},
     "workers.inference.*": {"queue": "gpu"},

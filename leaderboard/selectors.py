@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
-from django.db.models import Prefetch, QuerySet
+from dataclasses import dataclass
+from typing import Any, cast
 
-from leaderboard.models import Benchmark, ImageSet, LabelSet, LabelSetVersion
+from django.core.cache import cache
+from django.db.models import Prefetch, Q, QuerySet
+
+from leaderboard.models import Benchmark, ImageSet, LabelSet, LabelSetVersion, Score, Submission
+from workers.scoring import leaderboard as core_leaderboard
 
 
 def benchmark_list() -> QuerySet[Benchmark]:
@@ -52,3 +57,130 @@ def catalog_counts() -> dict[str, int]:
         "label_sets": LabelSet.objects.count(),
         "label_set_versions": LabelSetVersion.objects.count(),
     }
+
+
+# ---------------------------------------------------------------- submissions
+
+
+def submission_visible_get(*, submission_id: int, user: Any) -> Submission:
+    """A submission the user may see: public, their own, or any for staff.
+
+    Raises Submission.DoesNotExist otherwise, so a private submission's existence is not
+    revealed."""
+    rows = Submission.objects.select_related("benchmark", "owner")
+    if not (user.is_authenticated and user.is_staff):
+        visible = Q(public=True, status=Submission.Status.SCORED)
+        if user.is_authenticated:
+            visible |= Q(owner=user)
+        rows = rows.filter(visible)
+    return rows.get(id=submission_id)
+
+
+def submission_list_for_owner(*, owner: Any) -> QuerySet[Submission]:
+    return (Submission.objects.filter(owner=owner).select_related("benchmark")
+            .prefetch_related("scores__label_set", "scores__label_set_version")
+            .order_by("-created", "-id"))
+
+
+def submission_scores(*, submission: Submission) -> dict[str, Score]:
+    """The submission's score on the newest version of each label set it was scored on."""
+    out: dict[str, Score] = {}
+    rows = (Score.objects.filter(submission=submission)
+            .select_related("label_set", "label_set_version")
+            .order_by("label_set_id", "-label_set_version__number"))
+    for score in rows:
+        out.setdefault(score.label_set.slug, score)
+    return out
+
+
+# ---------------------------------------------------------------- leaderboards
+
+
+class LeaderboardQueryError(ValueError):
+    def __init__(self, code: str, message: str, field: str) -> None:
+        super().__init__(message)
+        self.code, self.message, self.field = code, message, field
+
+
+@dataclass(frozen=True)
+class LeaderboardColumn:
+    slug: str
+    name: str
+    version_number: int
+    version_hash: str
+
+
+@dataclass(frozen=True)
+class Leaderboard:
+    benchmark: str
+    sort: str
+    columns: list[LeaderboardColumn]
+    rows: list[dict[str, Any]]
+
+
+def _columns(benchmark: Benchmark, version: str | None) -> list[tuple[LabelSet, LabelSetVersion]]:
+    versions = (LabelSetVersion.objects.filter(label_set__benchmark=benchmark)
+                .select_related("label_set").order_by("label_set_id", "-number"))
+    chosen: dict[int, tuple[LabelSet, LabelSetVersion]] = {}
+    pinned = None
+    if version:
+        matches = [v for v in versions if v.content_hash.startswith(version.lower())]
+        if len(version) < 6 or len(matches) != 1:
+            raise LeaderboardQueryError(
+                "unknown_version",
+                f"no single label-set version of {benchmark.slug} has hash {version!r} "
+                "(give at least 6 leading characters)", "version")
+        pinned = matches[0]
+    for v in versions:
+        if pinned is not None and v.label_set_id == pinned.label_set_id:
+            chosen[v.label_set_id] = (v.label_set, pinned)
+        else:
+            chosen.setdefault(v.label_set_id, (v.label_set, v))
+    return [chosen[k] for k in sorted(chosen)]
+
+
+def leaderboard_get(*, benchmark: Benchmark, sort: str = "original",
+                    version: str | None = None) -> Leaderboard:
+    """Public scored submissions with scores, ranks and rank shifts (cached per generation).
+
+    rank_shift = rank under `original` minus rank under each label set (positive = moved up).
+    """
+    key = f"leaderboard:{benchmark.pk}:{benchmark.leaderboard_generation}:{sort}:{version}"
+    cached = cache.get(key)
+    if cached is not None:
+        return cast(Leaderboard, cached)
+    columns = _columns(benchmark, version)
+    slugs = [ls.slug for ls, _ in columns]
+    if sort not in slugs:
+        raise LeaderboardQueryError(
+            "unknown_label_set", f"cannot sort by {sort!r}; {benchmark.slug} has "
+            + ", ".join(slugs), "sort")
+    by_id = {ls.pk: ls.slug for ls, _ in columns}
+    subs = list(Submission.objects.filter(
+        benchmark=benchmark, public=True, status=Submission.Status.SCORED)
+        .values_list("id", "model_name", "owner__username", "created").order_by("id"))
+    scores: dict[int, dict[str, dict[str, Any]]] = {s[0]: {} for s in subs}
+    for sub_id, ls_id, acc, low, high, correct, total in Score.objects.filter(
+            label_set_version__in=[v for _, v in columns],
+            submission__public=True, submission__status=Submission.Status.SCORED,
+            submission__benchmark=benchmark).values_list(
+            "submission_id", "label_set_id", "accuracy", "ci_low", "ci_high", "correct", "total"):
+        scores[sub_id][by_id[ls_id]] = {"accuracy": acc, "ci_low": low, "ci_high": high,
+                                        "correct": correct, "total": total}
+    records = [scores[s[0]] for s in subs]
+    rank_arrays = {slug: core_leaderboard.ranks(records, slug) for slug in slugs}
+    rows: list[dict[str, Any]] = []
+    for i, (sub_id, model_name, owner, created) in enumerate(subs):
+        ranks = {slug: int(rank_arrays[slug][i]) for slug in slugs
+                 if scores[sub_id].get(slug, {}).get("accuracy") is not None}
+        shift = {slug: ranks["original"] - ranks[slug] for slug in ranks
+                 if "original" in ranks}
+        rows.append({"submission_id": sub_id, "model_name": model_name, "owner": owner,
+                     "created": created, "scores": scores[sub_id], "ranks": ranks,
+                     "rank_shift": shift})
+    big = len(rows) + 1
+    rows.sort(key=lambda r: (cast(dict[str, int], r["ranks"]).get(sort, big), r["submission_id"]))
+    board = Leaderboard(benchmark.slug, sort, [
+        LeaderboardColumn(ls.slug, ls.name, v.number, v.content_hash) for ls, v in columns], rows)
+    cache.set(key, board, timeout=3600)
+    return board

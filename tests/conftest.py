@@ -148,3 +148,14 @@ def celery_worker(redis_url: str, tmp_path: Path) -> Iterator[Path]:
     finally:
         app.conf.update(saved)
         _stop(process)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache() -> Iterator[None]:
+    """Each test starts with an empty cache: rolled-back tests can reuse a benchmark's id and
+    leaderboard generation, which would otherwise hit another test's cached leaderboard."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+    cache.clear()

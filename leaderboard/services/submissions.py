@@ -1,0 +1,332 @@
+"""Creating submissions and moving them through queued -> running -> scored | failed.
+
+Every status change is a conditional UPDATE, so a redelivered or duplicated task never
+scores twice and a late task cannot overwrite a newer state.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import tempfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.core.files.base import ContentFile, File
+from django.core.files.storage import default_storage
+from django.db import transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from leaderboard.labelstore import compiled_for_version
+from leaderboard.models import (
+    Benchmark,
+    LabelSetVersion,
+    Score,
+    Submission,
+    SubmissionFile,
+)
+from workers.scoring import datasets
+from workers.scoring.metrics import score_submission
+from workers.scoring.predictions import SUPPORTED_EXTENSIONS, Predictions, parse_predictions
+
+Status = Submission.Status
+
+
+@dataclass
+class SubmissionError(Exception):
+    """A request the server refuses; rendered as the API's one error shape."""
+
+    code: str
+    message: str
+    field: str | None = None
+    http_status: int = 400
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def _check_files(benchmark: Benchmark, files: Mapping[str, Any]) -> None:
+    slugs = {s.slug: s for s in benchmark.image_sets.all()}
+    if not files:
+        raise SubmissionError(
+            "no_files",
+            f"attach one predictions file per image set; {benchmark.slug} has "
+            + ", ".join(sorted(slugs)),
+        )
+    for name, upload in files.items():
+        if name not in slugs:
+            raise SubmissionError(
+                "unknown_image_set",
+                f"{name!r} is not an image set of {benchmark.slug}; use "
+                + ", ".join(sorted(slugs)),
+                field=name,
+            )
+        suffix = Path(upload.name or "").suffix.lower()
+        if suffix not in SUPPORTED_EXTENSIONS:
+            raise SubmissionError(
+                "unsupported_format",
+                f"{upload.name!r}: use one of {', '.join(SUPPORTED_EXTENSIONS)}",
+                field=name,
+            )
+        if upload.size == 0:
+            raise SubmissionError("empty_file", f"{upload.name!r} is empty", field=name)
+        if upload.size > settings.EVALSERVER_MAX_UPLOAD_BYTES:
+            raise SubmissionError(
+                "file_too_large",
+                f"{upload.name!r} is larger than {settings.EVALSERVER_MAX_UPLOAD_BYTES} bytes",
+                field=name,
+                http_status=413,
+            )
+    if benchmark.main_image_set not in files:
+        raise SubmissionError(
+            "missing_main_image_set",
+            f"a {benchmark.slug} submission needs predictions for {benchmark.main_image_set}",
+            field=benchmark.main_image_set,
+        )
+
+
+def _sha256(upload: Any) -> str:
+    digest = hashlib.sha256()
+    for chunk in upload.chunks():
+        digest.update(chunk)
+    upload.seek(0)
+    return digest.hexdigest()
+
+
+def submission_quota_left(*, owner: User, benchmark: Benchmark) -> int | None:
+    """Submissions the user may still make on this benchmark now (None: no quota)."""
+    quota = settings.EVALSERVER_DAILY_QUOTA
+    if not quota:
+        return None
+    since = timezone.now() - timedelta(days=1)
+    used = Submission.objects.filter(owner=owner, benchmark=benchmark, created__gte=since).count()
+    return max(0, quota - used)
+
+
+def submission_create(
+    *,
+    owner: User,
+    benchmark: Benchmark,
+    model_name: str,
+    files: Mapping[str, Any],
+    description: str = "",
+    public: bool = True,
+    paper_url: str = "",
+    code_url: str = "",
+    enforce_quota: bool = True,
+) -> Submission:
+    """Store the files and the row durably, then queue scoring once the transaction commits."""
+    from workers.tasks import score_submission as score_task  # tasks import services
+
+    model_name = model_name.strip()
+    if not model_name:
+        raise SubmissionError("missing_model_name", "name the model", field="model_name")
+    _check_files(benchmark, files)
+    stored: list[str] = []
+    try:
+        with transaction.atomic():
+            # The user's row lock serialises this user's concurrent submissions, so the count
+            # and the insert below cannot interleave (PostgreSQL; SQLite locks the database).
+            User.objects.select_for_update().filter(pk=owner.pk).first()
+            if enforce_quota:
+                left = submission_quota_left(owner=owner, benchmark=benchmark)
+                if left == 0:
+                    raise SubmissionError(
+                        "quota_exceeded",
+                        f"daily quota reached: {settings.EVALSERVER_DAILY_QUOTA} submissions "
+                        f"per 24 hours on {benchmark.slug}; try again later",
+                        http_status=429,
+                    )
+            submission = Submission.objects.create(
+                owner=owner, benchmark=benchmark, model_name=model_name,
+                description=description, public=public, paper_url=paper_url, code_url=code_url,
+            )
+            image_sets = {s.slug: s for s in benchmark.image_sets.all()}
+            for slug, upload in files.items():
+                row = SubmissionFile(
+                    submission=submission, image_set=image_sets[slug],
+                    original_name=Path(upload.name).name[:255], size=upload.size,
+                    sha256=_sha256(upload),
+                )
+                row.file.save(f"{submission.pk}-{slug}{Path(upload.name).suffix.lower()}",
+                              File(upload), save=False)
+                stored.append(str(row.file.name))
+                row.save()
+            transaction.on_commit(lambda: score_task.delay(submission.pk))
+    except BaseException:
+        for name in stored:  # nothing partial: no file outlives a rolled-back row
+            default_storage.delete(name)
+        raise
+    return submission
+
+
+# ---------------------------------------------------------------- the worker's side
+
+
+def submission_claim(*, submission_id: int, task_id: str) -> bool:
+    """queued -> running for this task; a redelivery of the same task may re-claim."""
+    now = timezone.now()
+    claimable = Q(status=Status.QUEUED) | Q(status=Status.RUNNING, claimed_by=task_id)
+    return (
+        Submission.objects.filter(claimable, id=submission_id)
+        .filter(attempts__lt=settings.EVALSERVER_SCORING_MAX_ATTEMPTS)
+        .update(status=Status.RUNNING, claimed_by=task_id, started=now,
+                attempts=F("attempts") + 1)
+        == 1
+    )
+
+
+def submission_fail(*, submission_id: int, code: str, reason: str,
+                    task_id: str | None = None) -> bool:
+    """Mark failed with a reason (only while this task holds the claim, when given)."""
+    rows = Submission.objects.filter(id=submission_id, status__in=(Status.QUEUED, Status.RUNNING))
+    if task_id is not None:
+        rows = rows.filter(claimed_by=task_id)
+    return rows.update(status=Status.FAILED, failure_code=code, failure_reason=reason,
+                       scored=timezone.now()) == 1
+
+
+def _local_copy(field: Any) -> tuple[Path, Callable[[], None]]:
+    """A local path for a stored file (a temporary copy when storage is remote, e.g. S3)."""
+    try:
+        return Path(field.path), lambda: None
+    except NotImplementedError:
+        handle = tempfile.NamedTemporaryFile(suffix=Path(field.name).suffix, delete=False)
+        with field.open("rb") as source:
+            for chunk in source.chunks():
+                handle.write(chunk)
+        handle.close()
+        return Path(handle.name), lambda: Path(handle.name).unlink(missing_ok=True)
+
+
+def _save_compact(row: SubmissionFile, preds: Predictions) -> None:
+    arrays: dict[str, np.ndarray] = {"topk": preds.topk.astype(np.int16)}
+    if preds.topk_scores is not None:
+        arrays["topk_scores"] = preds.topk_scores
+    if preds.scores is not None:
+        arrays["scores"] = preds.scores
+        arrays["scores_kind"] = np.array(preds.scores_kind or "")
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)  # type: ignore[arg-type]
+    if row.compact:
+        row.compact.delete(save=False)
+    row.compact.save(f"{row.submission_id}-{row.image_set.slug}.npz",
+                     ContentFile(buffer.getvalue()), save=False)
+    SubmissionFile.objects.filter(pk=row.pk).update(compact=row.compact.name)
+
+
+def latest_versions(benchmark: Benchmark) -> list[LabelSetVersion]:
+    """The newest version of every label set of the benchmark."""
+    versions = (LabelSetVersion.objects.filter(label_set__benchmark=benchmark)
+                .select_related("label_set__benchmark").order_by("label_set_id", "-number"))
+    latest: dict[int, LabelSetVersion] = {}
+    for version in versions:
+        latest.setdefault(version.label_set_id, version)
+    return list(latest.values())
+
+
+def submission_score(*, submission_id: int, task_id: str) -> bool:
+    """Parse the files, score every latest label-set version, store Score rows; idempotent.
+
+    Raises PredictionError for a bad file (the caller marks the submission failed).
+    Returns False when this task no longer holds the claim (nothing is written then).
+    """
+    submission = Submission.objects.select_related("benchmark").get(id=submission_id)
+    benchmark = submission.benchmark
+    predictions: dict[str, Predictions] = {}
+    for row in submission.files.select_related("image_set"):
+        path, cleanup = _local_copy(row.file)
+        try:
+            preds = parse_predictions(
+                path, num_examples=row.image_set.size, num_classes=benchmark.num_classes,
+                max_bytes=settings.EVALSERVER_MAX_UPLOAD_BYTES, filename=row.original_name,
+                keep_scores=benchmark.num_classes <= 100,
+            )
+        except Exception as exc:
+            exc.image_set = row.image_set.slug  # type: ignore[attr-defined]
+            raise
+        finally:
+            cleanup()
+        predictions[row.image_set.slug] = preds
+        _save_compact(row, preds)
+    versions = {v.label_set.slug: v for v in latest_versions(benchmark)}
+    compiled = [compiled_for_version(v) for v in versions.values()]
+    names = datasets.class_names(benchmark.slug, settings.EVALSERVER_DATA_DIR)
+    result = score_submission(predictions, compiled, class_names=names)
+    with transaction.atomic():
+        if not Submission.objects.select_for_update().filter(
+                id=submission_id, status=Status.RUNNING, claimed_by=task_id).exists():
+            return False
+        for slug, record in result.records.items():
+            score_upsert(submission=submission, version=versions[slug], record=record)
+        Submission.objects.filter(id=submission_id).update(
+            status=Status.SCORED, scored=timezone.now(), failure_code="", failure_reason="")
+        benchmark_leaderboard_touch(benchmark_id=benchmark.pk)
+    return True
+
+
+def score_upsert(*, submission: Submission, version: LabelSetVersion,
+                 record: dict[str, Any]) -> Score:
+    """One Score row per (submission, version): re-scoring replaces it, never duplicates."""
+    score, _ = Score.objects.update_or_create(
+        submission=submission, label_set_version=version,
+        defaults={
+            "label_set_id": version.label_set_id,
+            "accuracy": record.get("accuracy"), "correct": record.get("correct") or 0,
+            "total": record.get("total") or 0, "ci_low": record.get("ci_low"),
+            "ci_high": record.get("ci_high"), "record": record,
+        },
+    )
+    return score
+
+
+def benchmark_leaderboard_touch(*, benchmark_id: int) -> None:
+    """Invalidate every cached leaderboard of the benchmark (all processes)."""
+    Benchmark.objects.filter(pk=benchmark_id).update(
+        leaderboard_generation=F("leaderboard_generation") + 1)
+
+
+def submission_visibility_set(*, submission: Submission, public: bool) -> None:
+    Submission.objects.filter(pk=submission.pk).update(public=public)
+    benchmark_leaderboard_touch(benchmark_id=submission.benchmark_id)
+
+
+def submissions_sweep() -> list[int]:
+    """Re-queue submissions stuck in running past the time limit, and queued ones whose task
+    may have been lost; fail those out of attempts. Returns the ids queued again."""
+    from workers.tasks import score_submission as score_task
+
+    now = timezone.now()
+    stale = now - timedelta(seconds=settings.EVALSERVER_SCORING_TIME_LIMIT + 30)
+    out_of_attempts = Submission.objects.filter(
+        status=Status.RUNNING, started__lt=stale,
+        attempts__gte=settings.EVALSERVER_SCORING_MAX_ATTEMPTS)
+    for submission_id in out_of_attempts.values_list("id", flat=True):
+        submission_fail(
+            submission_id=submission_id, code="worker_lost",
+            reason=f"scoring stopped {settings.EVALSERVER_SCORING_MAX_ATTEMPTS} times "
+                   "without finishing (worker crash or time limit)")
+    requeued = []
+    for submission_id in Submission.objects.filter(
+            status=Status.RUNNING, started__lt=stale).values_list("id", flat=True):
+        if Submission.objects.filter(id=submission_id, status=Status.RUNNING,
+                                     started__lt=stale).update(
+                status=Status.QUEUED, claimed_by="", queued_at=now) == 1:
+            requeued.append(submission_id)
+    # Queued long ago and never started: its message may have been lost (Redis restarted
+    # without persistence). A duplicate message is harmless: only one task can claim.
+    for submission_id in Submission.objects.filter(
+            status=Status.QUEUED, queued_at__lt=stale).values_list("id", flat=True):
+        if Submission.objects.filter(id=submission_id, status=Status.QUEUED,
+                                     queued_at__lt=stale).update(queued_at=now) == 1:
+            requeued.append(submission_id)
+    for submission_id in requeued:
+        score_task.delay(submission_id)
+    return requeued

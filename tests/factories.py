@@ -1,0 +1,47 @@
+"""Small factories for tests: users, uploads of real prediction files, loaded benchmarks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+from django.contrib.auth.models import User
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from leaderboard.models import Benchmark
+
+PREDICTIONS = "cifar10/model_predictions"
+
+
+def user_create(username: str = "alice", *, staff: bool = False) -> User:
+    return User.objects.create_user(username=username, password="a-long-test-password",
+                                    is_staff=staff)
+
+
+def upload_from_path(path: Path, name: str | None = None) -> SimpleUploadedFile:
+    return SimpleUploadedFile(name or path.name, path.read_bytes())
+
+
+def upload_json(values: object, name: str = "preds.json") -> SimpleUploadedFile:
+    return SimpleUploadedFile(name, json.dumps(values).encode())
+
+
+def upload_npy(array: np.ndarray, tmp_path: Path, name: str = "preds.npy") -> SimpleUploadedFile:
+    path = tmp_path / name
+    np.save(path, array)
+    return upload_from_path(path)
+
+
+def cifar10_model_files(data_dir: Path, model: str) -> dict[str, Path]:
+    """The real published predictions of one CIFAR-10 model, by image set slug."""
+    base = data_dir / PREDICTIONS
+    return {
+        "cifar10-test": base / "original_predictions" / f"{model}_predictions.json",
+        "cifar10.1-v4": base / "v4_predictions" / f"{model}_predictions.json",
+        "cifar10.1-v6": base / "v6_predictions" / f"{model}_predictions.json",
+    }
+
+
+def cifar10(data_dir: Path) -> Benchmark:
+    return Benchmark.objects.get(slug="cifar10")

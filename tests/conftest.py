@@ -13,6 +13,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.conf import settings as django_settings
@@ -142,12 +143,23 @@ def celery_worker(redis_url: str, tmp_path: Path) -> Iterator[Path]:
             start_new_session=True,
         )
     saved = {"broker_url": app.conf.broker_url, "result_backend": app.conf.result_backend}
-    app.conf.update(broker_url=redis_url, result_backend=redis_url)
+    _point_celery_app(app, broker_url=redis_url, result_backend=redis_url)
     try:
         yield log_path
     finally:
-        app.conf.update(saved)
+        _point_celery_app(app, **saved)
         _stop(process)
+
+
+def _point_celery_app(app: Any, *, broker_url: str, result_backend: str) -> None:
+    """Re-point this process's Celery app. Celery caches its broker pool and result backend
+    on first use (an eager `apply` in an earlier test is enough), and a changed conf alone
+    does not reach those caches, so they are dropped here too."""
+    app.conf.update(broker_url=broker_url, result_backend=result_backend)
+    app._after_fork()  # drops the broker connection pool and the producer pool
+    app._backend_cache = None
+    if hasattr(app._local, "backend"):
+        del app._local.backend
 
 
 @pytest.fixture(autouse=True)

@@ -1,9 +1,8 @@
 from django.contrib import admin
-from django.urls import path
-
-from leaderboard import views
+from django.urls import include, path
 
 urlpatterns = [
-    path("", views.home, name="home"),
+    path("api/", include("leaderboard.api.urls")),
     path("admin/", admin.site.urls),
+    path("", include("leaderboard.urls")),
 ]

@@ -171,3 +171,67 @@ def _fresh_cache() -> Iterator[None]:
     cache.clear()
     yield
     cache.clear()
+
+
+@pytest.fixture
+def scoring_worker(
+    redis_url: str, catalog_settings: Settings, tmp_path: Path
+) -> Iterator[Path]:
+    """A real Celery worker (-Q cpu) that sees this test's database, media and data.
+
+    Use with `@pytest.mark.django_db(transaction=True)`: the worker is another process, so
+    it only sees committed rows. Yields the worker's log path. Extra environment for the
+    worker (e.g. EVALSERVER_SCORING_DELAY_MS) can be set with `monkeypatch.setenv` before
+    the fixture is requested.
+    """
+    from django.db import connection
+
+    from evalserver.celery import app
+
+    db = connection.settings_dict
+    if db["ENGINE"].endswith("sqlite3"):
+        database_url = f"sqlite:///{db['NAME']}"
+    else:
+        database_url = (f"postgres://{db['USER']}:{db['PASSWORD']}@{db['HOST']}:"
+                        f"{db['PORT'] or 5432}/{db['NAME']}")
+    log_path = tmp_path / "scoring-worker.log"
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "evalserver.settings_testing",
+        "REDIS_URL": redis_url,
+        "DATABASE_URL": database_url,
+        "MEDIA_ROOT": str(catalog_settings.MEDIA_ROOT),
+        "EVALSERVER_DATA_DIR": str(catalog_settings.EVALSERVER_DATA_DIR),
+        "EVALSERVER_CACHE_DIR": str(catalog_settings.EVALSERVER_CACHE_DIR),
+    }
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "evalserver", "worker", "-Q", "cpu",
+             "--concurrency", "1", "--loglevel", "INFO", "--without-gossip",
+             "--without-mingle", "--hostname", f"scoring-{uuid.uuid4().hex[:8]}@%h"],
+            cwd=PROJECT_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    saved = {"broker_url": app.conf.broker_url, "result_backend": app.conf.result_backend}
+    _point_celery_app(app, broker_url=redis_url, result_backend=redis_url)
+    try:
+        yield log_path
+    finally:
+        _point_celery_app(app, **saved)
+        _stop(process)
+
+
+def wait_for_status(submission_id: int, statuses: tuple[str, ...], *, timeout: float = 60,
+                    log: Path | None = None) -> str:
+    """Poll the database until the submission reaches one of `statuses`; fail with the log."""
+    from leaderboard.models import Submission
+
+    deadline = time.monotonic() + timeout
+    while True:
+        status = Submission.objects.values_list("status", flat=True).get(id=submission_id)
+        if status in statuses:
+            return status
+        if time.monotonic() > deadline:
+            detail = log.read_text() if log and log.exists() else ""
+            pytest.fail(f"submission {submission_id} still {status} after {timeout} s\n{detail}")
+        time.sleep(0.2)

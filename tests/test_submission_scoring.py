@@ -147,3 +147,14 @@ def test_it_hides_private_submissions_from_the_leaderboard(loaded, data_dir: Pat
         _run(s)
     board = selectors.leaderboard_get(benchmark=factories.cifar10(data_dir))
     assert [r["submission_id"] for r in board.rows] == [public.pk]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_scores_through_a_real_worker(  # type: ignore[no-untyped-def]
+    loaded, data_dir: Path, scoring_worker: Path
+) -> None:
+    from tests.conftest import wait_for_status
+
+    submission = _submit(data_dir, "resnet_basic_110")
+    assert wait_for_status(submission.pk, ("scored", "failed"), log=scoring_worker) == "scored"
+    assert Score.objects.filter(submission=submission).count() == 5

@@ -1,0 +1,1 @@
+"""The JSON API (SPEC "Names and the public API (v1)"): one view per operation."""

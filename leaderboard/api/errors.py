@@ -1,0 +1,58 @@
+"""The API's one error shape: {"error": {"code": ..., "message": ..., "field": ...}}."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import Http404
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
+
+from leaderboard.services import SubmissionError
+
+
+def error_response(code: str, message: str, *, field: str | None = None,
+                   http_status: int = status.HTTP_400_BAD_REQUEST) -> Response:
+    body: dict[str, Any] = {"code": code, "message": message}
+    if field:
+        body["field"] = field
+    return Response({"error": body}, status=http_status)
+
+
+def _first_validation_error(detail: Any, prefix: str = "") -> tuple[str, str, str | None]:
+    """(code, message, field) of the first problem in a DRF ValidationError detail."""
+    if isinstance(detail, dict):
+        for name, value in detail.items():
+            field = name if name != "non_field_errors" else None
+            code, message, inner = _first_validation_error(value, name)
+            return code, message, inner or field
+    if isinstance(detail, list) and detail:
+        return _first_validation_error(detail[0], prefix)
+    code = getattr(detail, "code", "invalid") or "invalid"
+    message = str(detail)
+    if prefix and prefix != "non_field_errors":
+        message = f"{prefix}: {message}"
+    return str(code), message, None
+
+
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    if isinstance(exc, SubmissionError):
+        return error_response(exc.code, exc.message, field=exc.field,
+                              http_status=exc.http_status)
+    if isinstance(exc, Http404):
+        exc = exceptions.NotFound()
+    response = drf_exception_handler(exc, context)
+    if response is None or not isinstance(exc, exceptions.APIException):
+        return response
+    if isinstance(exc, exceptions.ValidationError):
+        code, message, field = _first_validation_error(exc.detail)
+        if code == "invalid":
+            code = "invalid_input"
+    else:
+        codes = exc.get_codes()
+        code = codes if isinstance(codes, str) else str(exc.default_code)
+        message, field = str(exc.detail), None
+    response.data = {"error": {"code": str(code), "message": message,
+                               **({"field": field} if field else {})}}
+    return response

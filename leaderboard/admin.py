@@ -5,7 +5,15 @@ from typing import Any
 from django.contrib import admin
 from django.http import HttpRequest
 
-from leaderboard.models import Benchmark, ImageSet, LabelSet, LabelSetVersion
+from leaderboard.models import (
+    Benchmark,
+    ImageSet,
+    LabelSet,
+    LabelSetVersion,
+    Score,
+    Submission,
+    SubmissionFile,
+)
 
 
 class ImageSetInline(admin.TabularInline):
@@ -77,3 +85,42 @@ class LabelSetVersionAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+
+class SubmissionFileInline(admin.TabularInline):
+    model = SubmissionFile
+    extra = 0
+    fields = ("image_set", "original_name", "size", "sha256", "file", "compact")
+    readonly_fields = fields
+    can_delete = False
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+class ScoreInline(admin.TabularInline):
+    model = Score
+    extra = 0
+    fields = ("label_set", "label_set_version", "accuracy", "correct", "total", "updated")
+    readonly_fields = fields
+    can_delete = False
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(Submission)
+class SubmissionAdmin(admin.ModelAdmin):
+    """Status, claims and scores move only through the workers (conditional updates); the
+    admin may edit what a person owns: names, description, links and visibility."""
+
+    list_display = ("id", "model_name", "benchmark", "owner", "public", "status", "created")
+    list_filter = ("benchmark", "status", "public")
+    search_fields = ("model_name", "owner__username")
+    list_select_related = ("benchmark", "owner")
+    readonly_fields = ("owner", "benchmark", "status", "failure_code", "failure_reason",
+                       "created", "queued_at", "started", "scored", "claimed_by", "attempts")
+    inlines = (SubmissionFileInline, ScoreInline)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # submissions come through the form, the API or the client

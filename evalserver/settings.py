@@ -212,3 +212,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     _sqlite_name = str(DATABASES["default"]["NAME"])
     if _sqlite_name != ":memory:" and not _sqlite_name.startswith("file:"):
         Path(_sqlite_name).parent.mkdir(parents=True, exist_ok=True)
+    # Web and worker processes write concurrently: a transaction takes the write lock when it
+    # begins and waits up to 20 s for it, instead of failing at once with "database is locked"
+    # when a read inside it would have to be upgraded to a write.
+    _sqlite_options = DATABASES["default"].setdefault("OPTIONS", {})
+    _sqlite_options.setdefault("transaction_mode", "IMMEDIATE")
+    _sqlite_options.setdefault("timeout", 20)

@@ -15,5 +15,12 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 # A SQLite test database in a file, not in memory, so that a real Celery worker process
 # started by a test can open the same database (tests/conftest.py passes it the path).
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
-    DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / "var" / "test-db.sqlite3")}  # noqa: F405
+    # One file per pytest process, so two test runs in one checkout do not share it.
+    _test_db = BASE_DIR / "var" / f"test-db-{os.getpid()}.sqlite3"  # noqa: F405
+    DATABASES["default"]["TEST"] = {"NAME": str(_test_db)}  # noqa: F405
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 30  # noqa: F405
+
+# WhiteNoise warns at start-up when STATIC_ROOT is missing (collectstatic has not run in a
+# fresh checkout); tests serve app static files through the finders instead.
+WHITENOISE_USE_FINDERS = True
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # noqa: F405

@@ -12,6 +12,8 @@ from typing import Any
 
 from django.conf import settings
 from django.core.files.uploadhandler import FileUploadHandler, StopUpload
+from django.http import QueryDict
+from django.utils.datastructures import MultiValueDict
 
 
 class SizeLimitUploadHandler(FileUploadHandler):
@@ -22,11 +24,13 @@ class SizeLimitUploadHandler(FileUploadHandler):
         self.current_file = ""
 
     def handle_raw_input(self, input_data: Any, META: Any, content_length: int, boundary: Any,
-                         encoding: Any = None) -> None:
-        # A declared body larger than the cap (plus room for form fields) is refused unread.
+                         encoding: Any = None) -> tuple[QueryDict, MultiValueDict[str, Any]] | None:
+        # A declared body larger than the cap (plus room for form fields) is refused unread:
+        # returning empty data ends the parse (StopUpload is only caught once parsing started).
         if content_length and content_length > self.limit + 1_048_576:
             mark_too_large(self.request, "the request body")
-            raise StopUpload(connection_reset=True)
+            return QueryDict(encoding=encoding), MultiValueDict()
+        return None
 
     def new_file(self, field_name: str, *args: Any, **kwargs: Any) -> None:
         super().new_file(field_name, *args, **kwargs)

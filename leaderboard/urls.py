@@ -1,9 +1,25 @@
-"""Web pages (HTML)."""
+"""Web pages (HTML). The JSON API lives under /api/ (leaderboard/api/urls.py)."""
 
+from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from leaderboard import views
 
 urlpatterns = [
     path("", views.home, name="home"),
+    path("signup/", views.signup, name="signup"),
+    path("login/", auth_views.LoginView.as_view(template_name="leaderboard/login.html",
+                                                redirect_authenticated_user=True), name="login"),
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("profile/", views.profile, name="profile"),
+    path("profile/token/create/", views.token_create, name="token_create"),
+    path("profile/token/revoke/", views.token_revoke, name="token_revoke"),
+    path("submit/", views.submit, name="submit"),
+    path("submissions/", views.submission_list, name="submission_list"),
+    path("submissions/<int:submission_id>/", views.submission_detail, name="submission_detail"),
+    path("submissions/<int:submission_id>/status.json", views.submission_status,
+         name="submission_status"),
+    path("submissions/<int:submission_id>/visibility/", views.submission_visibility,
+         name="submission_visibility"),
+    path("benchmarks/<str:slug>/", views.leaderboard, name="leaderboard"),
 ]

@@ -28,3 +28,16 @@ free_port() {
 redis_reachable() {
     .venv/bin/python -c 'import sys, redis; redis.Redis.from_url(sys.argv[1], socket_connect_timeout=1).ping()' "$1" >/dev/null 2>&1
 }
+
+# tcp_port_free PORT: succeed when nothing listens on 127.0.0.1:PORT.
+tcp_port_free() {
+    .venv/bin/python -c 'import socket, sys
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+try:
+    s.bind(("127.0.0.1", int(sys.argv[1])))
+except OSError:
+    sys.exit(1)
+finally:
+    s.close()' "$1"
+}

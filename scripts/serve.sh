@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
-# Run the server on this machine: .venv, migrations, the benchmarks from the data directory,
-# then gunicorn on 127.0.0.1:${PORT:-8000}. Settings come from the environment or .env
-# (README.md, "Settings"); without SECRET_KEY a random one is kept in var/secret_key.
+# Run the whole server on this machine: .venv, Redis (a throwaway redis-server unless one
+# answers at REDIS_URL), migrations, static files, the benchmarks from the data directory, a
+# Celery worker (-Q cpu) with beat embedded, the demo submissions, then gunicorn on
+# 127.0.0.1:${PORT:-8000} in the foreground. Ctrl-C stops everything it started.
+# Settings come from the environment or .env (README.md, "Settings"); without SECRET_KEY a
+# random one is kept in var/secret_key. Logs: var/log/ (gunicorn's go to this terminal).
+# Nothing here reaches the network after the first install: every server binds 127.0.0.1.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/lib.sh
 
 ensure_venv requirements.txt
-mkdir -p var
+LOG_DIR=var/log
+mkdir -p "$LOG_DIR" var/redis
 
 if [ -z "${SECRET_KEY:-}" ] && ! grep -qs '^SECRET_KEY=.' .env; then
     if [ ! -s var/secret_key ]; then
@@ -17,19 +22,143 @@ if [ -z "${SECRET_KEY:-}" ] && ! grep -qs '^SECRET_KEY=.' .env; then
     export SECRET_KEY
 fi
 
+PORT=${PORT:-8000}
+if ! tcp_port_free "$PORT"; then
+    echo "error: port $PORT is in use; set PORT to a free one" >&2
+    exit 1
+fi
+
+REDIS_PID=""
+WORKER_PID=""
+GUNICORN_PID=""
+
+# stop PID NAME GRACE_SECONDS: SIGTERM, wait, then SIGKILL its process group.
+stop() {
+    local pid=$1 name=$2 grace=$3
+    if [ -z "$pid" ] || ! kill -0 "$pid" 2>/dev/null; then
+        return 0
+    fi
+    echo "== Stopping $name (pid $pid)"
+    kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq $((grace * 10))); do
+        kill -0 "$pid" 2>/dev/null || return 0
+        sleep 0.1
+    done
+    echo "warning: $name did not stop in ${grace} s; killing it" >&2
+    kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true
+}
+
+cleanup() {
+    local status=$?
+    trap - EXIT INT TERM
+    stop "$GUNICORN_PID" gunicorn 30
+    # Warm shutdown: a running task finishes; one cut short is re-run (acks late).
+    stop "$WORKER_PID" "the Celery worker" 60
+    stop "$REDIS_PID" redis-server 10
+    exit "$status"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# -- Redis ---------------------------------------------------------------------------------
+# The effective REDIS_URL (environment, .env or the default), as the settings read it.
+REDIS_URL=$(.venv/bin/python -c 'import os
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalserver.settings")
+from django.conf import settings
+print(settings.REDIS_URL)')
+if redis_reachable "$REDIS_URL"; then
+    echo "== Using the Redis at $REDIS_URL"
+else
+    # host, port and the rest (/db) of the URL
+    read -r redis_host redis_port redis_path < <(.venv/bin/python -c 'import sys
+from urllib.parse import urlparse
+u = urlparse(sys.argv[1])
+print(u.hostname or "127.0.0.1", u.port or 6379, u.path or "/0")' "$REDIS_URL")
+    case "$redis_host" in
+        127.0.0.1 | localhost | ::1) ;;
+        *)
+            echo "error: no Redis answers at REDIS_URL=$REDIS_URL; start it or unset REDIS_URL" >&2
+            exit 1
+            ;;
+    esac
+    if ! command -v redis-server >/dev/null; then
+        echo "error: no Redis answers at $REDIS_URL and redis-server is not installed" \
+            "(Debian: apt-get install redis-server)" >&2
+        exit 1
+    fi
+    if ! tcp_port_free "$redis_port"; then
+        echo "warning: port $redis_port is taken by something that is not Redis; using another"
+        redis_port=$(free_port)
+    fi
+    # Throwaway: no snapshots, no append-only file. A message lost with it is queued again
+    # by the sweep (the submission rows are in the database).
+    setsid redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly no \
+        --dir var/redis --logfile "$PWD/$LOG_DIR/redis.log" &
+    REDIS_PID=$!
+    REDIS_URL="redis://127.0.0.1:$redis_port$redis_path"
+    for _ in $(seq 100); do
+        redis_reachable "$REDIS_URL" && break
+        kill -0 "$REDIS_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    if ! redis_reachable "$REDIS_URL"; then
+        echo "error: redis-server did not start; see $LOG_DIR/redis.log" >&2
+        exit 1
+    fi
+    echo "== Started redis-server at $REDIS_URL (log: $LOG_DIR/redis.log)"
+fi
+export REDIS_URL
+
+# -- database, static files, benchmarks -------------------------------------------------------
 echo "== Migrating the database"
 .venv/bin/python manage.py migrate --noinput
+echo "== Collecting static files"
+.venv/bin/python manage.py collectstatic --noinput -v 0
 echo "== Loading benchmarks"
 if ! .venv/bin/python manage.py load_benchmarks; then
     echo "warning: load_benchmarks failed (see above); serving without those benchmarks" >&2
 fi
 
-PORT=${PORT:-8000}
-echo
-echo "Serving on http://127.0.0.1:${PORT}/  (admin: http://127.0.0.1:${PORT}/admin/;"
-echo "create an account with: .venv/bin/python manage.py createsuperuser). Ctrl-C stops it."
-exec .venv/bin/gunicorn evalserver.wsgi \
+# -- Celery worker with beat ------------------------------------------------------------------
+echo "== Starting a Celery worker (-Q cpu, beat embedded; log: $LOG_DIR/celery-worker.log)"
+setsid .venv/bin/celery -A evalserver worker -Q cpu -B \
+    --concurrency "${WORKER_CONCURRENCY:-2}" --loglevel INFO \
+    --schedule var/celerybeat-schedule >"$LOG_DIR/celery-worker.log" 2>&1 &
+WORKER_PID=$!
+for _ in $(seq 600); do
+    grep -qs ' ready\.' "$LOG_DIR/celery-worker.log" && break
+    if ! kill -0 "$WORKER_PID" 2>/dev/null; then
+        tail -n 30 "$LOG_DIR/celery-worker.log" >&2
+        echo "error: the Celery worker stopped; see $LOG_DIR/celery-worker.log" >&2
+        exit 1
+    fi
+    sleep 0.1
+done
+
+# -- demo submissions ---------------------------------------------------------------------------
+echo "== Queueing the demo submissions (scored in the background by the worker)"
+if ! .venv/bin/python manage.py seed_demo; then
+    echo "warning: seed_demo failed (see above); serving without the demo submissions" >&2
+fi
+
+# -- gunicorn -----------------------------------------------------------------------------------
+setsid .venv/bin/gunicorn evalserver.wsgi \
     --bind "127.0.0.1:${PORT}" \
     --workers "${WEB_CONCURRENCY:-2}" \
     --access-logfile - \
-    --no-control-socket
+    --no-control-socket &
+GUNICORN_PID=$!
+echo
+echo "Serving on http://127.0.0.1:${PORT}/  (admin: http://127.0.0.1:${PORT}/admin/;"
+echo "create an account with: .venv/bin/python manage.py createsuperuser)."
+echo "Logs: gunicorn here; worker $LOG_DIR/celery-worker.log${REDIS_PID:+; Redis $LOG_DIR/redis.log}."
+echo "Ctrl-C stops everything."
+# Returns when gunicorn or the worker exits (or on Ctrl-C): then everything is stopped.
+set +e
+wait -n "$GUNICORN_PID" "$WORKER_PID"
+status=$?
+set -e
+kill -0 "$GUNICORN_PID" 2>/dev/null || echo "gunicorn stopped (status $status)" >&2
+kill -0 "$WORKER_PID" 2>/dev/null || echo "the Celery worker stopped; see $LOG_DIR/celery-worker.log" >&2
+exit 1

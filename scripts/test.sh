@@ -66,6 +66,7 @@ step "migrations up to date" env -u DATABASE_URL \
     .venv/bin/python manage.py makemigrations --check --dry-run
 step "pytest (SQLite)" env -u DATABASE_URL .venv/bin/python -m pytest "$@"
 step "benchmarks (quick)" .venv/bin/python bench/score.py --quick
+step "benchmarks: leaderboard under load (quick)" .venv/bin/python bench/leaderboard.py --quick
 
 # -- PostgreSQL ------------------------------------------------------------------------------------
 start_postgres() {

@@ -12,6 +12,7 @@ import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -173,10 +174,21 @@ def _fresh_cache() -> Iterator[None]:
     cache.clear()
 
 
+@dataclass(frozen=True)
+class WorkerProcess:
+    """A running worker: `log` is its log file, `pid` its main process (the prefork pool's
+    parent)."""
+
+    log: Path
+    process: subprocess.Popen[bytes]
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+
 @pytest.fixture
-def scoring_worker(
-    redis_url: str, catalog_settings: Settings, tmp_path: Path
-) -> Iterator[Path]:
+def scoring_worker(scoring_worker_process: WorkerProcess) -> Path:
     """A real Celery worker (-Q cpu) that sees this test's database, media and data.
 
     Use with `@pytest.mark.django_db(transaction=True)`: the worker is another process, so
@@ -184,6 +196,14 @@ def scoring_worker(
     worker (e.g. EVALSERVER_SCORING_DELAY_MS) can be set with `monkeypatch.setenv` before
     the fixture is requested.
     """
+    return scoring_worker_process.log
+
+
+@pytest.fixture
+def scoring_worker_process(
+    redis_url: str, catalog_settings: Settings, tmp_path: Path
+) -> Iterator[WorkerProcess]:
+    """`scoring_worker`, as its process too (its pid, e.g. to kill its pool child)."""
     from django.db import connection
 
     from evalserver.celery import app
@@ -215,7 +235,7 @@ def scoring_worker(
     saved = {"broker_url": app.conf.broker_url, "result_backend": app.conf.result_backend}
     _point_celery_app(app, broker_url=redis_url, result_backend=redis_url)
     try:
-        yield log_path
+        yield WorkerProcess(log_path, process)
     finally:
         _point_celery_app(app, **saved)
         _stop(process)

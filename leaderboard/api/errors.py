@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
+from django.core.files.uploadhandler import StopUpload
 from django.http import Http404
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from leaderboard.services import SubmissionError
+from leaderboard.uploads import upload_too_large
 
 
 def error_response(code: str, message: str, *, field: str | None = None,
@@ -18,6 +21,17 @@ def error_response(code: str, message: str, *, field: str | None = None,
     if field:
         body["field"] = field
     return Response({"error": body}, status=http_status)
+
+
+def file_too_large_error(what: str) -> SubmissionError:
+    """The 413 answer when the streaming size cap stopped an upload (leaderboard/uploads.py);
+    `what` is the file field, or "the request body" when its declared length was too big."""
+    field = None if what == "the request body" else what
+    return SubmissionError(
+        "file_too_large",
+        f"{what if field is None else repr(what)} is larger than the upload limit of "
+        f"{settings.EVALSERVER_MAX_UPLOAD_BYTES} bytes",
+        field=field, http_status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
 
 
 def _first_validation_error(detail: Any, prefix: str = "") -> tuple[str, str, str | None]:
@@ -37,6 +51,9 @@ def _first_validation_error(detail: Any, prefix: str = "") -> tuple[str, str, st
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    if isinstance(exc, StopUpload):
+        # The size cap stopped the upload in a way the parser did not absorb: same 413.
+        exc = file_too_large_error(upload_too_large(context.get("request")) or "the request body")
     if isinstance(exc, SubmissionError):
         return error_response(exc.code, exc.message, field=exc.field,
                               http_status=exc.http_status)

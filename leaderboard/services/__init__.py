@@ -53,3 +53,23 @@ __all__ += [
     "submission_visibility_set",
     "submissions_sweep",
 ]
+
+from leaderboard.services.demo import (  # noqa: E402
+    DEMO_USERNAME,
+    DemoModel,
+    DemoSeedReport,
+    demo_models,
+    demo_seed,
+    demo_submissions_wait,
+    demo_user_get_or_create,
+)
+
+__all__ += [
+    "DEMO_USERNAME",
+    "DemoModel",
+    "DemoSeedReport",
+    "demo_models",
+    "demo_seed",
+    "demo_submissions_wait",
+    "demo_user_get_or_create",
+]

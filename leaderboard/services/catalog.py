@@ -17,6 +17,7 @@ from django.db import models, transaction
 
 from leaderboard import selectors
 from leaderboard.models import Benchmark, ImageSet, LabelSet, LabelSetVersion
+from leaderboard.services.submissions import benchmark_leaderboard_touch
 from workers.scoring import labelsets
 from workers.scoring.catalog import (
     BENCHMARKS,
@@ -159,6 +160,8 @@ def label_set_version_create(
         )
         version.full_clean()
         version.save()
+        # A new version is a new leaderboard column: drop every cached leaderboard of it.
+        benchmark_leaderboard_touch(benchmark_id=label_set.benchmark_id)
     return version
 
 

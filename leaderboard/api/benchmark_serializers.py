@@ -1,0 +1,96 @@
+"""Input and output shapes of the benchmark and leaderboard operations."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from leaderboard.models import LabelSet
+
+
+class ImageSetOutput(serializers.Serializer):
+    slug = serializers.CharField()
+    size = serializers.IntegerField(help_text="number of examples, in canonical order")
+
+
+class LabelSetOutput(serializers.Serializer):
+    slug = serializers.CharField()
+    image_set = serializers.CharField(source="image_set.slug")
+    kind = serializers.CharField(help_text="single | multi | soft")
+    version = serializers.SerializerMethodField(help_text="number of the latest version")
+    version_hash = serializers.SerializerMethodField(help_text="content hash of that version")
+
+    @staticmethod
+    def _latest(label_set: LabelSet) -> Any:
+        # `version_list` is prefetched by selectors.benchmark_list, oldest first.
+        versions = getattr(label_set, "version_list", None)
+        if versions is None:
+            versions = list(label_set.versions.order_by("number"))
+        return versions[-1] if versions else None
+
+    @extend_schema_field(serializers.IntegerField(allow_null=True))
+    def get_version(self, label_set: LabelSet) -> int | None:
+        latest = self._latest(label_set)
+        return None if latest is None else int(latest.number)
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_version_hash(self, label_set: LabelSet) -> str | None:
+        latest = self._latest(label_set)
+        return None if latest is None else str(latest.content_hash)
+
+
+class BenchmarkOutput(serializers.Serializer):
+    slug = serializers.CharField()
+    name = serializers.CharField()
+    num_classes = serializers.IntegerField()
+    main_image_set = serializers.CharField(
+        help_text="the image set every submission must include")
+    image_sets = ImageSetOutput(many=True)
+    label_sets = LabelSetOutput(many=True)
+
+
+class LeaderboardQueryInput(serializers.Serializer):
+    sort = serializers.CharField(default="original",
+                                 help_text="the label set to rank by (default `original`)")
+    version = serializers.CharField(
+        required=False, allow_blank=True, default="",
+        help_text="content hash (at least 6 leading characters) of one label-set version "
+                  "to show instead of that label set's latest")
+
+
+class LeaderboardColumnOutput(serializers.Serializer):
+    slug = serializers.CharField()
+    name = serializers.CharField()
+    version = serializers.IntegerField(source="version_number")
+    version_hash = serializers.CharField()
+
+
+class LeaderboardCellOutput(serializers.Serializer):
+    accuracy = serializers.FloatField(allow_null=True)
+    ci_low = serializers.FloatField(allow_null=True, help_text="95% Clopper-Pearson interval")
+    ci_high = serializers.FloatField(allow_null=True)
+    correct = serializers.IntegerField()
+    total = serializers.IntegerField()
+
+
+class LeaderboardRowOutput(serializers.Serializer):
+    submission_id = serializers.IntegerField()
+    model_name = serializers.CharField()
+    owner = serializers.CharField(help_text="username of the submitter")
+    created = serializers.DateTimeField()
+    scores = serializers.DictField(child=LeaderboardCellOutput(),
+                                   help_text="by label set slug")
+    ranks = serializers.DictField(child=serializers.IntegerField(),
+                                  help_text="rank under each label set (1 = best; ties share)")
+    rank_shift = serializers.DictField(
+        child=serializers.IntegerField(),
+        help_text="rank under `original` minus rank under the label set (positive = moved up)")
+
+
+class LeaderboardOutput(serializers.Serializer):
+    benchmark = serializers.CharField()
+    sort = serializers.CharField()
+    columns = LeaderboardColumnOutput(many=True)
+    rows = LeaderboardRowOutput(many=True)

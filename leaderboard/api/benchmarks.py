@@ -1,0 +1,73 @@
+"""Benchmarks and their leaderboards: public reads."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework.exceptions import NotFound
+from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from leaderboard import selectors
+from leaderboard.api.benchmark_serializers import (
+    BenchmarkOutput,
+    LeaderboardOutput,
+    LeaderboardQueryInput,
+)
+from leaderboard.api.common import error_responses
+from leaderboard.api.errors import error_response
+from leaderboard.models import Benchmark
+
+
+def _benchmark_or_404(slug: str) -> Benchmark:
+    benchmark = selectors.benchmark_list().filter(slug=slug).first()
+    if benchmark is None:
+        raise NotFound(f"no benchmark {slug!r}")
+    return benchmark
+
+
+class BenchmarkListView(APIView):
+    permission_classes = [AllowAny]
+
+    @extend_schema(
+        operation_id="benchmarks_list",
+        summary="Every benchmark with its image sets and label sets (a plain list)",
+        responses={200: BenchmarkOutput(many=True)},
+    )
+    def get(self, request: Request) -> Response:
+        return Response(BenchmarkOutput(selectors.benchmark_list(), many=True).data)
+
+
+class BenchmarkDetailView(APIView):
+    permission_classes = [AllowAny]
+
+    @extend_schema(
+        operation_id="benchmarks_retrieve",
+        summary="One benchmark with its image sets and label sets",
+        responses={200: BenchmarkOutput, **error_responses(404)},
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        return Response(BenchmarkOutput(_benchmark_or_404(slug)).data)
+
+
+class LeaderboardView(APIView):
+    permission_classes = [AllowAny]
+
+    @extend_schema(
+        operation_id="benchmarks_leaderboard",
+        summary="Public scored submissions with scores, ranks and rank shifts",
+        parameters=[LeaderboardQueryInput],
+        responses={200: LeaderboardOutput, **error_responses(400, 404)},
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        benchmark = _benchmark_or_404(slug)
+        query = LeaderboardQueryInput(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        try:
+            board = selectors.leaderboard_get(
+                benchmark=benchmark, sort=query.validated_data["sort"],
+                version=query.validated_data["version"] or None)
+        except selectors.LeaderboardQueryError as exc:
+            return error_response(exc.code, exc.message, field=exc.field)
+        return Response(LeaderboardOutput(board).data)

@@ -1,0 +1,63 @@
+"""Pieces every area of the API shares: the error body for the schema, coded fields."""
+
+from __future__ import annotations
+
+from typing import Any, NoReturn
+
+from django.contrib.auth.models import User
+from drf_spectacular.utils import OpenApiResponse
+from rest_framework import serializers
+from rest_framework.exceptions import NotAuthenticated
+from rest_framework.request import Request
+
+ERROR_DESCRIPTIONS = {
+    400: "Invalid input; `error.code` says what and `error.field` where.",
+    401: "No valid credentials (`not_authenticated`, `authentication_failed`).",
+    403: "Authenticated, but not allowed (`permission_denied`, `not_owner`).",
+    404: "No such object, or one the caller may not see (`not_found`).",
+    413: "An uploaded file is over the size cap (`file_too_large`).",
+    429: "Daily submission quota reached (`quota_exceeded`).",
+}
+
+
+class ErrorDetailSerializer(serializers.Serializer):
+    code = serializers.CharField(help_text="short_snake_case, stable: branch on this")
+    message = serializers.CharField(help_text="plain words for people")
+    field = serializers.CharField(required=False, help_text="the field at fault, when one is")
+
+
+class ErrorSerializer(serializers.Serializer):
+    """The one error shape of every 4xx answer."""
+
+    error = ErrorDetailSerializer()
+
+
+def error_responses(*statuses: int) -> dict[int, OpenApiResponse]:
+    """Schema entries for the error statuses an operation can answer."""
+    return {
+        code: OpenApiResponse(response=ErrorSerializer, description=ERROR_DESCRIPTIONS[code])
+        for code in statuses
+    }
+
+
+class CodedCharField(serializers.CharField):
+    """A required text field whose absence (missing, blank or null) fails with its own error
+    code, e.g. `missing_model_name`, instead of DRF's generic `required` / `blank`."""
+
+    def __init__(self, *, missing_code: str, missing_message: str, **kwargs: Any) -> None:
+        self.missing_code = missing_code
+        self.missing_message = missing_message
+        super().__init__(**kwargs)
+
+    def fail(self, key: str, **kwargs: Any) -> NoReturn:
+        if key in ("required", "blank", "null"):
+            raise serializers.ValidationError(self.missing_message, code=self.missing_code)
+        super().fail(key, **kwargs)
+
+
+def signed_in_user(request: Request) -> User:
+    """The caller, in a view whose permission already demands an authenticated user."""
+    user = request.user
+    if not isinstance(user, User) or not user.is_authenticated:
+        raise NotAuthenticated()
+    return user

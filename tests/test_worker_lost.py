@@ -1,0 +1,170 @@
+"""A submission is never lost: a worker process killed mid-task, a task that vanished while
+running (the sweep), and claims that let a redelivery in but keep a duplicate out."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Callable
+from datetime import timedelta
+from pathlib import Path
+from unittest import mock
+
+import pytest
+from django.db.models import Count
+from django.utils import timezone
+from pytest_django.fixtures import Settings
+
+from leaderboard import services
+from leaderboard.models import Score, Submission
+from tests import factories
+from tests.conftest import WorkerProcess, wait_for_status
+from workers.tasks import score_submission
+
+MODEL = "resnet_basic_110"
+CIFAR10_LABEL_SETS = {"original", "corrected", "cifar10h", "cifar10.1-v4", "cifar10.1-v6"}
+
+
+@pytest.fixture
+def loaded(run_load_benchmarks: Callable[..., tuple[str, str]],
+           catalog_settings: Settings) -> Settings:
+    run_load_benchmarks()
+    catalog_settings.EVALSERVER_DAILY_QUOTA = 0
+    return catalog_settings
+
+
+def _submit(data_dir: Path, model: str = MODEL, username: str = "alice") -> Submission:
+    files = {slug: factories.upload_from_path(p)
+             for slug, p in factories.cifar10_model_files(data_dir, model).items()}
+    return services.submission_create(
+        owner=factories.user_create(username), benchmark=factories.cifar10(data_dir),
+        model_name=model, files=files)
+
+
+def _submit_without_task(data_dir: Path, username: str) -> Submission:
+    """A submission whose scoring message never reaches the broker (as if it was lost)."""
+    with mock.patch.object(score_submission, "delay") as delay:
+        submission = _submit(data_dir, username=username)
+    assert delay.call_count == 1
+    return submission
+
+
+def _pool_children(pid: int) -> list[int]:
+    """The child processes of the worker's main process: its prefork pool."""
+    path = Path(f"/proc/{pid}/task/{pid}/children")
+    return [int(p) for p in path.read_text().split()] if path.exists() else []
+
+
+def _scores_per_label_set(submission: Submission) -> dict[str, int]:
+    rows = (Score.objects.filter(submission=submission).values("label_set__slug")
+            .annotate(n=Count("id")).values_list("label_set__slug", "n"))
+    return dict(rows)
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_a_killed_pool_process_is_redelivered_and_scores_once(
+    loaded: Settings, data_dir: Path, monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
+) -> None:
+    # The task sleeps 4 s after its claim: the window in which its process is killed.
+    monkeypatch.setenv("EVALSERVER_SCORING_DELAY_MS", "4000")
+    worker: WorkerProcess = request.getfixturevalue("scoring_worker_process")
+    submission = _submit(data_dir)
+    assert wait_for_status(submission.pk, ("running", "scored", "failed"),
+                           log=worker.log) == "running"
+    submission.refresh_from_db()
+    assert submission.attempts == 1
+    task_id = submission.claimed_by
+    children = _pool_children(worker.pid)
+    assert len(children) == 1, f"expected one pool process (--concurrency 1), got {children}"
+
+    os.kill(children[0], signal.SIGKILL)
+
+    # task_reject_on_worker_lost puts the message back; the same task id claims it again.
+    assert wait_for_status(submission.pk, ("scored", "failed"), timeout=90,
+                           log=worker.log) == "scored"
+    submission.refresh_from_db()
+    assert submission.attempts == 2
+    assert submission.claimed_by == task_id
+    assert submission.failure_code == "" and submission.failure_reason == ""
+    assert _scores_per_label_set(submission) == dict.fromkeys(CIFAR10_LABEL_SETS, 1)
+    log = worker.log.read_text()
+    assert "WorkerLostError" in log, log
+    assert children[0] not in _pool_children(worker.pid)  # a fresh pool process took over
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_the_sweep_requeues_a_lost_running_submission_and_fails_one_out_of_attempts(
+    loaded: Settings, data_dir: Path, scoring_worker: Path
+) -> None:
+    max_attempts = loaded.EVALSERVER_SCORING_MAX_ATTEMPTS
+    lost = _submit_without_task(data_dir, "alice")
+    exhausted = _submit_without_task(data_dir, "bob")
+    long_ago = timezone.now() - timedelta(hours=2)
+    # Both were running under a task that vanished (its worker machine went away).
+    Submission.objects.filter(pk=lost.pk).update(
+        status=Submission.Status.RUNNING, started=long_ago, claimed_by="vanished-1", attempts=1)
+    Submission.objects.filter(pk=exhausted.pk).update(
+        status=Submission.Status.RUNNING, started=long_ago, claimed_by="vanished-2",
+        attempts=max_attempts)
+
+    assert services.submissions_sweep() == [lost.pk]
+
+    assert wait_for_status(lost.pk, ("scored", "failed"), log=scoring_worker) == "scored"
+    lost.refresh_from_db()
+    assert lost.attempts == 2
+    assert _scores_per_label_set(lost) == dict.fromkeys(CIFAR10_LABEL_SETS, 1)
+
+    exhausted.refresh_from_db()
+    assert exhausted.status == "failed"
+    assert exhausted.failure_code == "worker_lost"
+    assert exhausted.failure_reason == (
+        f"scoring stopped {max_attempts} times without finishing (worker crash or time limit)")
+    assert exhausted.scored is not None
+    time.sleep(1)  # nothing was queued for it: the worker leaves it alone
+    exhausted.refresh_from_db()
+    assert exhausted.status == "failed" and exhausted.attempts == max_attempts
+    assert not Score.objects.filter(submission=exhausted).exists()
+    assert services.submissions_sweep() == []  # nothing left to sweep
+
+
+@pytest.mark.django_db
+def test_a_claim_is_refused_to_a_duplicate_and_granted_to_a_redelivery(
+    loaded: Settings, data_dir: Path
+) -> None:
+    loaded.EVALSERVER_SCORING_MAX_ATTEMPTS = 3
+    submission = _submit(data_dir)  # its on_commit message never runs in this test
+
+    def claim(task_id: str) -> bool:
+        return services.submission_claim(submission_id=submission.pk, task_id=task_id)
+
+    def state() -> tuple[str, str, int]:
+        submission.refresh_from_db()
+        return submission.status, submission.claimed_by, submission.attempts
+
+    assert claim("task-a") is True
+    assert state() == ("running", "task-a", 1)
+    assert claim("task-b") is False  # a duplicate message: another task id
+    assert state() == ("running", "task-a", 1)
+    assert claim("task-a") is True  # a redelivery of the same message
+    assert state() == ("running", "task-a", 2)
+    # only the holder of the claim may write the scores
+    assert services.submission_score(submission_id=submission.pk, task_id="task-b") is False
+    assert not Score.objects.filter(submission=submission).exists()
+    assert services.submission_score(submission_id=submission.pk, task_id="task-a") is True
+    assert state() == ("scored", "task-a", 2)
+    assert claim("task-a") is False  # scored: a late redelivery does nothing
+    assert state() == ("scored", "task-a", 2)
+
+
+@pytest.mark.django_db
+def test_a_redelivery_is_refused_once_out_of_attempts(loaded: Settings, data_dir: Path) -> None:
+    loaded.EVALSERVER_SCORING_MAX_ATTEMPTS = 2
+    submission = _submit(data_dir)
+    for expected in (True, True, False):
+        assert services.submission_claim(submission_id=submission.pk, task_id="t") is expected
+    submission.refresh_from_db()
+    assert (submission.status, submission.attempts) == ("running", 2)

@@ -1,0 +1,63 @@
+"""Fixtures of the HTML tests: loaded benchmarks, real CIFAR-10 models scored in-process."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from django.contrib.auth.models import User
+from pytest_django.fixtures import Settings
+
+from leaderboard import services
+from leaderboard.models import Submission
+from tests import factories
+from workers.tasks import score_submission
+
+# Three real CIFAR-10 models (published predictions, modestyachts/CIFAR-10.1) whose order
+# changes between label sets: on cifar10.1-v6 the last on original comes first.
+MODELS = ("resnet_basic_110", "vgg16_keras", "resnet_preact_basic_110")
+
+
+@pytest.fixture
+def loaded(run_load_benchmarks: Callable[..., tuple[str, str]],
+           catalog_settings: Settings) -> Settings:
+    """Every benchmark loaded from the real data directory; no daily quota."""
+    run_load_benchmarks()
+    catalog_settings.EVALSERVER_DAILY_QUOTA = 0
+    return catalog_settings
+
+
+def submit_model(data_dir: Path, model: str, owner: User | None = None,
+                 **kwargs: Any) -> Submission:
+    owner = owner or factories.user_create(f"u-{model}")
+    files = {slug: factories.upload_from_path(path)
+             for slug, path in factories.cifar10_model_files(data_dir, model).items()}
+    return services.submission_create(owner=owner, benchmark=factories.cifar10(data_dir),
+                                      model_name=model, files=files, **kwargs)
+
+
+def score_in_process(submission: Submission) -> str:
+    """Run the real scoring task body in this process (no broker)."""
+    result: str = score_submission.apply(args=(submission.pk,),
+                                         task_id=f"web-{submission.pk}").get()
+    return result
+
+
+def predictions(data_dir: Path, model: str, image_set: str) -> np.ndarray:
+    path = factories.cifar10_model_files(data_dir, model)[image_set]
+    return np.array(json.loads(path.read_text()))
+
+
+@pytest.fixture
+def scored_models(loaded: Settings, data_dir: Path) -> dict[str, Submission]:
+    """The three models, submitted by three users and scored, in MODELS order."""
+    out = {}
+    for model in MODELS:
+        submission = submit_model(data_dir, model)
+        assert score_in_process(submission) == "scored"
+        out[model] = submission
+    return out

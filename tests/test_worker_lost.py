@@ -64,7 +64,7 @@ def _scores_per_label_set(submission: Submission) -> dict[str, int]:
 
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
-def test_a_killed_pool_process_is_redelivered_and_scores_once(
+def test_it_redelivers_a_killed_pool_process_and_scores_once(
     loaded: Settings, data_dir: Path, monkeypatch: pytest.MonkeyPatch,
     request: pytest.FixtureRequest,
 ) -> None:
@@ -97,7 +97,7 @@ def test_a_killed_pool_process_is_redelivered_and_scores_once(
 
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
-def test_the_sweep_requeues_a_lost_running_submission_and_fails_one_out_of_attempts(
+def test_it_sweeps_a_lost_running_submission_and_fails_one_out_of_attempts(
     loaded: Settings, data_dir: Path, scoring_worker: Path
 ) -> None:
     max_attempts = loaded.EVALSERVER_SCORING_MAX_ATTEMPTS
@@ -132,7 +132,7 @@ def test_the_sweep_requeues_a_lost_running_submission_and_fails_one_out_of_attem
 
 
 @pytest.mark.django_db
-def test_a_claim_is_refused_to_a_duplicate_and_granted_to_a_redelivery(
+def test_it_refuses_a_duplicate_claim_and_grants_a_redelivery(
     loaded: Settings, data_dir: Path
 ) -> None:
     loaded.EVALSERVER_SCORING_MAX_ATTEMPTS = 3
@@ -161,10 +161,23 @@ def test_a_claim_is_refused_to_a_duplicate_and_granted_to_a_redelivery(
 
 
 @pytest.mark.django_db
-def test_a_redelivery_is_refused_once_out_of_attempts(loaded: Settings, data_dir: Path) -> None:
+def test_it_refuses_a_redelivery_once_out_of_attempts(loaded: Settings, data_dir: Path) -> None:
     loaded.EVALSERVER_SCORING_MAX_ATTEMPTS = 2
     submission = _submit(data_dir)
     for expected in (True, True, False):
         assert services.submission_claim(submission_id=submission.pk, task_id="t") is expected
     submission.refresh_from_db()
     assert (submission.status, submission.attempts) == ("running", 2)
+
+
+@pytest.mark.django_db
+def test_it_does_not_count_a_retry_as_an_attempt(loaded: Settings, data_dir: Path) -> None:
+    loaded.EVALSERVER_SCORING_MAX_ATTEMPTS = 1
+    submission = _submit(data_dir)
+    assert services.submission_claim(submission_id=submission.pk, task_id="t") is True
+    # Celery retries after a transient error keep the task id: no attempt is used up, even
+    # at the limit, but another task id still cannot take the claim.
+    assert services.submission_claim(submission_id=submission.pk, task_id="t", retry=True)
+    assert not services.submission_claim(submission_id=submission.pk, task_id="u", retry=True)
+    submission.refresh_from_db()
+    assert (submission.status, submission.claimed_by, submission.attempts) == ("running", "t", 1)

@@ -39,7 +39,9 @@ def ping() -> str:
 )
 def score_submission(self, submission_id: int) -> str:
     task_id = self.request.id or f"local-{submission_id}"
-    if not submissions.submission_claim(submission_id=submission_id, task_id=task_id):
+    retry = bool(self.request.retries)  # a retry after a transient error, not a new attempt
+    if not submissions.submission_claim(submission_id=submission_id, task_id=task_id,
+                                        retry=retry):
         return "skipped"  # scored, failed, or running under another task
     if settings.EVALSERVER_SCORING_DELAY_MS:
         time.sleep(settings.EVALSERVER_SCORING_DELAY_MS / 1000)

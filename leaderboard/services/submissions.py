@@ -170,13 +170,20 @@ def submission_create(
 # ---------------------------------------------------------------- the worker's side
 
 
-def submission_claim(*, submission_id: int, task_id: str) -> bool:
-    """queued -> running for this task; a redelivery of the same task may re-claim."""
+def submission_claim(*, submission_id: int, task_id: str, retry: bool = False) -> bool:
+    """queued -> running for this task; a redelivery of the same task may re-claim.
+
+    A redelivery after a crash counts as a new attempt (so a submission that kills its
+    worker every time ends failed); a Celery retry after a transient error (`retry=True`,
+    same task id) does not.
+    """
     now = timezone.now()
     claimable = Q(status=Status.QUEUED) | Q(status=Status.RUNNING, claimed_by=task_id)
+    rows = Submission.objects.filter(claimable, id=submission_id)
+    if retry:
+        return rows.update(status=Status.RUNNING, claimed_by=task_id, started=now) == 1
     return (
-        Submission.objects.filter(claimable, id=submission_id)
-        .filter(attempts__lt=settings.EVALSERVER_SCORING_MAX_ATTEMPTS)
+        rows.filter(attempts__lt=settings.EVALSERVER_SCORING_MAX_ATTEMPTS)
         .update(status=Status.RUNNING, claimed_by=task_id, started=now,
                 attempts=F("attempts") + 1)
         == 1

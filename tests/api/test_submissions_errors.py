@@ -24,7 +24,7 @@ def client(loaded: Settings) -> APIClient:
 
 
 @pytest.fixture
-def test_file(data_dir: Path) -> Path:
+def predictions_file(data_dir: Path) -> Path:
     return factories.cifar10_model_files(data_dir, MODEL)["cifar10-test"]
 
 
@@ -33,8 +33,8 @@ def _nothing_stored() -> bool:
             and not default_storage.exists("uploads"))
 
 
-def test_it_refuses_anonymous_uploads_with_401(loaded: Settings, test_file: Path) -> None:
-    response = post_files(APIClient(), {"cifar10-test": test_file}, benchmark="cifar10",
+def test_it_refuses_anonymous_uploads_with_401(loaded: Settings, predictions_file: Path) -> None:
+    response = post_files(APIClient(), {"cifar10-test": predictions_file}, benchmark="cifar10",
                           model_name=MODEL)
 
     assert response.status_code == 401
@@ -43,8 +43,8 @@ def test_it_refuses_anonymous_uploads_with_401(loaded: Settings, test_file: Path
     assert _nothing_stored()
 
 
-def test_it_refuses_an_unknown_benchmark(client: APIClient, test_file: Path) -> None:
-    response = post_files(client, {"cifar10-test": test_file}, benchmark="cifar100",
+def test_it_refuses_an_unknown_benchmark(client: APIClient, predictions_file: Path) -> None:
+    response = post_files(client, {"cifar10-test": predictions_file}, benchmark="cifar100",
                           model_name=MODEL)
 
     assert response.status_code == 400
@@ -55,8 +55,8 @@ def test_it_refuses_an_unknown_benchmark(client: APIClient, test_file: Path) -> 
     assert _nothing_stored()
 
 
-def test_it_refuses_a_missing_benchmark(client: APIClient, test_file: Path) -> None:
-    response = post_files(client, {"cifar10-test": test_file}, model_name=MODEL)
+def test_it_refuses_a_missing_benchmark(client: APIClient, predictions_file: Path) -> None:
+    response = post_files(client, {"cifar10-test": predictions_file}, model_name=MODEL)
 
     assert response.status_code == 400
     assert response.json() == {"error": {
@@ -64,8 +64,8 @@ def test_it_refuses_a_missing_benchmark(client: APIClient, test_file: Path) -> N
         "field": "benchmark"}}
 
 
-def test_it_refuses_a_file_for_an_unknown_image_set(client: APIClient, test_file: Path) -> None:
-    response = post_files(client, {"cifar10-test": test_file, "cifar10-train": test_file},
+def test_it_refuses_a_file_for_an_unknown_image_set(client: APIClient, predictions_file: Path) -> None:
+    response = post_files(client, {"cifar10-test": predictions_file, "cifar10-train": predictions_file},
                           benchmark="cifar10", model_name=MODEL)
 
     assert response.status_code == 400
@@ -78,13 +78,13 @@ def test_it_refuses_a_file_for_an_unknown_image_set(client: APIClient, test_file
 
 
 @pytest.mark.parametrize("model_name", [None, "", "   "])
-def test_it_refuses_a_missing_model_name(client: APIClient, test_file: Path,
+def test_it_refuses_a_missing_model_name(client: APIClient, predictions_file: Path,
                                          model_name: str | None) -> None:
     fields = {"benchmark": "cifar10"}
     if model_name is not None:
         fields["model_name"] = model_name
 
-    response = post_files(client, {"cifar10-test": test_file}, **fields)
+    response = post_files(client, {"cifar10-test": predictions_file}, **fields)
 
     assert response.status_code == 400
     assert response.json() == {"error": {
@@ -129,8 +129,8 @@ def test_it_refuses_an_unsupported_extension(client: APIClient, tmp_path: Path) 
     assert _nothing_stored()
 
 
-def test_it_refuses_a_bad_url(client: APIClient, test_file: Path) -> None:
-    response = post_files(client, {"cifar10-test": test_file}, benchmark="cifar10",
+def test_it_refuses_a_bad_url(client: APIClient, predictions_file: Path) -> None:
+    response = post_files(client, {"cifar10-test": predictions_file}, benchmark="cifar10",
                           model_name=MODEL, paper_url="not a url")
 
     assert response.status_code == 400
@@ -140,13 +140,13 @@ def test_it_refuses_a_bad_url(client: APIClient, test_file: Path) -> None:
 
 
 def test_it_refuses_over_the_daily_quota_with_429(client: APIClient, loaded: Settings,
-                                                  test_file: Path) -> None:
+                                                  predictions_file: Path) -> None:
     loaded.EVALSERVER_DAILY_QUOTA = 1
-    first = post_files(client, {"cifar10-test": test_file}, benchmark="cifar10",
+    first = post_files(client, {"cifar10-test": predictions_file}, benchmark="cifar10",
                        model_name=MODEL)
     assert first.status_code == 201
 
-    second = post_files(client, {"cifar10-test": test_file}, benchmark="cifar10",
+    second = post_files(client, {"cifar10-test": predictions_file}, benchmark="cifar10",
                         model_name="another")
 
     assert second.status_code == 429
@@ -194,8 +194,8 @@ def test_it_refuses_a_body_declared_far_over_the_cap_before_reading_it(
     assert not (Path(loaded.MEDIA_ROOT) / "uploads").exists()
 
 
-def test_it_refuses_two_files_for_one_image_set(client: APIClient, test_file: Path) -> None:
-    with test_file.open("rb") as one, test_file.open("rb") as two:
+def test_it_refuses_two_files_for_one_image_set(client: APIClient, predictions_file: Path) -> None:
+    with predictions_file.open("rb") as one, predictions_file.open("rb") as two:
         response = client.post(SUBMISSIONS, {"benchmark": "cifar10", "model_name": MODEL,
                                              "cifar10-test": [one, two]}, format="multipart")
 

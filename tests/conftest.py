@@ -3,6 +3,7 @@ runner, and real Redis / Celery worker processes."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import shutil
@@ -53,6 +54,15 @@ def catalog_settings(
     settings.EVALSERVER_MULTILABEL_FILE = None
     settings.MEDIA_ROOT = tmp_path / "media"
     return settings
+
+
+@pytest.fixture
+def loaded(run_load_benchmarks: Callable[..., tuple[str, str]],
+           catalog_settings: Settings) -> Settings:
+    """The real catalog loaded (imagenet, cifar10, mnist), no daily quota; returns settings."""
+    run_load_benchmarks()
+    catalog_settings.EVALSERVER_DAILY_QUOTA = 0
+    return catalog_settings
 
 
 @pytest.fixture
@@ -124,32 +134,35 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         _stop(process)
 
 
-@pytest.fixture
-def celery_worker(redis_url: str, tmp_path: Path) -> Iterator[Path]:
-    """A real `celery -A evalserver worker -Q cpu` process against `redis_url`.
-
-    Yields the path of the worker's log. The Celery app of this process is pointed at the
-    same Redis for the test and restored afterwards.
-    """
+@contextlib.contextmanager
+def _running_worker(redis_url: str, log_path: Path, env: dict[str, str],
+                    name: str) -> Iterator[WorkerProcess]:
+    """A real `celery -A evalserver worker -Q cpu` process against `redis_url`, with this
+    process's Celery app pointed at the same Redis until it stops."""
     from evalserver.celery import app
 
-    log_path = tmp_path / "celery-worker.log"
-    env = {**os.environ, "REDIS_URL": redis_url}
     with log_path.open("wb") as log:
         process = subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "evalserver", "worker", "-Q", "cpu",
              "--concurrency", "1", "--loglevel", "INFO", "--without-gossip",
-             "--without-mingle", "--hostname", f"test-{uuid.uuid4().hex[:8]}@%h"],
-            cwd=PROJECT_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-            start_new_session=True,
+             "--without-mingle", "--hostname", f"{name}-{uuid.uuid4().hex[:8]}@%h"],
+            cwd=PROJECT_ROOT, env={**os.environ, "REDIS_URL": redis_url, **env},
+            stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
         )
     saved = {"broker_url": app.conf.broker_url, "result_backend": app.conf.result_backend}
     _point_celery_app(app, broker_url=redis_url, result_backend=redis_url)
     try:
-        yield log_path
+        yield WorkerProcess(log_path, process)
     finally:
         _point_celery_app(app, **saved)
         _stop(process)
+
+
+@pytest.fixture
+def celery_worker(redis_url: str, tmp_path: Path) -> Iterator[Path]:
+    """A real Celery worker on the cpu queue (no database needed); yields its log path."""
+    with _running_worker(redis_url, tmp_path / "celery-worker.log", {}, "test") as worker:
+        yield worker.log
 
 
 def _point_celery_app(app: Any, *, broker_url: str, result_backend: str) -> None:
@@ -206,39 +219,21 @@ def scoring_worker_process(
     """`scoring_worker`, as its process too (its pid, e.g. to kill its pool child)."""
     from django.db import connection
 
-    from evalserver.celery import app
-
     db = connection.settings_dict
     if db["ENGINE"].endswith("sqlite3"):
         database_url = f"sqlite:///{db['NAME']}"
     else:
         database_url = (f"postgres://{db['USER']}:{db['PASSWORD']}@{db['HOST']}:"
                         f"{db['PORT'] or 5432}/{db['NAME']}")
-    log_path = tmp_path / "scoring-worker.log"
     env = {
-        **os.environ,
         "DJANGO_SETTINGS_MODULE": "evalserver.settings_testing",
-        "REDIS_URL": redis_url,
         "DATABASE_URL": database_url,
         "MEDIA_ROOT": str(catalog_settings.MEDIA_ROOT),
         "EVALSERVER_DATA_DIR": str(catalog_settings.EVALSERVER_DATA_DIR),
         "EVALSERVER_CACHE_DIR": str(catalog_settings.EVALSERVER_CACHE_DIR),
     }
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "evalserver", "worker", "-Q", "cpu",
-             "--concurrency", "1", "--loglevel", "INFO", "--without-gossip",
-             "--without-mingle", "--hostname", f"scoring-{uuid.uuid4().hex[:8]}@%h"],
-            cwd=PROJECT_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    saved = {"broker_url": app.conf.broker_url, "result_backend": app.conf.result_backend}
-    _point_celery_app(app, broker_url=redis_url, result_backend=redis_url)
-    try:
-        yield WorkerProcess(log_path, process)
-    finally:
-        _point_celery_app(app, **saved)
-        _stop(process)
+    with _running_worker(redis_url, tmp_path / "scoring-worker.log", env, "scoring") as worker:
+        yield worker
 
 
 def wait_for_status(submission_id: int, statuses: tuple[str, ...], *, timeout: float = 60,

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from leaderboard.models import Benchmark
+from leaderboard import services
+from leaderboard.models import Benchmark, Submission
 
 PREDICTIONS = "cifar10/model_predictions"
 
@@ -45,3 +47,13 @@ def cifar10_model_files(data_dir: Path, model: str) -> dict[str, Path]:
 
 def cifar10(data_dir: Path) -> Benchmark:
     return Benchmark.objects.get(slug="cifar10")
+
+
+def submission_for_model(data_dir: Path, model: str, owner: User | None = None,
+                         **kwargs: Any) -> Submission:
+    """Submit one real CIFAR-10 model's published predictions (all three image sets)."""
+    owner = owner or user_create(f"u-{model}")
+    files = {slug: upload_from_path(path)
+             for slug, path in cifar10_model_files(data_dir, model).items()}
+    return services.submission_create(owner=owner, benchmark=cifar10(data_dir),
+                                      model_name=model, files=files, **kwargs)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -20,19 +19,7 @@ pytestmark = pytest.mark.django_db
 MODELS = ("resnet_basic_110", "wrn_28_10", "vgg16_keras")
 
 
-@pytest.fixture
-def loaded(run_load_benchmarks: Callable[..., tuple[str, str]], catalog_settings):  # type: ignore[no-untyped-def]
-    run_load_benchmarks()
-    catalog_settings.EVALSERVER_DAILY_QUOTA = 0
-    return catalog_settings
-
-
-def _submit(data_dir: Path, model: str, owner=None, **kwargs):  # type: ignore[no-untyped-def]
-    owner = owner or factories.user_create(f"u-{model}")
-    files = {slug: factories.upload_from_path(p)
-             for slug, p in factories.cifar10_model_files(data_dir, model).items()}
-    return services.submission_create(owner=owner, benchmark=factories.cifar10(data_dir),
-                                      model_name=model, files=files, **kwargs)
+_submit = factories.submission_for_model
 
 
 def _run(submission: Submission) -> str:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import signal
 import time
-from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 from unittest import mock
@@ -25,13 +24,6 @@ from workers.tasks import score_submission
 MODEL = "resnet_basic_110"
 CIFAR10_LABEL_SETS = {"original", "corrected", "cifar10h", "cifar10.1-v4", "cifar10.1-v6"}
 
-
-@pytest.fixture
-def loaded(run_load_benchmarks: Callable[..., tuple[str, str]],
-           catalog_settings: Settings) -> Settings:
-    run_load_benchmarks()
-    catalog_settings.EVALSERVER_DAILY_QUOTA = 0
-    return catalog_settings
 
 
 def _submit(data_dir: Path, model: str = MODEL, username: str = "alice") -> Submission:

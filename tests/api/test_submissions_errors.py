@@ -64,9 +64,11 @@ def test_it_refuses_a_missing_benchmark(client: APIClient, predictions_file: Pat
         "field": "benchmark"}}
 
 
-def test_it_refuses_a_file_for_an_unknown_image_set(client: APIClient, predictions_file: Path) -> None:
-    response = post_files(client, {"cifar10-test": predictions_file, "cifar10-train": predictions_file},
-                          benchmark="cifar10", model_name=MODEL)
+def test_it_refuses_a_file_for_an_unknown_image_set(
+    client: APIClient, predictions_file: Path
+) -> None:
+    files = {"cifar10-test": predictions_file, "cifar10-train": predictions_file}
+    response = post_files(client, files, benchmark="cifar10", model_name=MODEL)
 
     assert response.status_code == 400
     assert response.json() == {"error": {

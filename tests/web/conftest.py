@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
-from django.contrib.auth.models import User
 from pytest_django.fixtures import Settings
 
-from leaderboard import services
 from leaderboard.models import Submission
 from tests import factories
 from workers.tasks import score_submission
@@ -22,22 +18,8 @@ from workers.tasks import score_submission
 MODELS = ("resnet_basic_110", "vgg16_keras", "resnet_preact_basic_110")
 
 
-@pytest.fixture
-def loaded(run_load_benchmarks: Callable[..., tuple[str, str]],
-           catalog_settings: Settings) -> Settings:
-    """Every benchmark loaded from the real data directory; no daily quota."""
-    run_load_benchmarks()
-    catalog_settings.EVALSERVER_DAILY_QUOTA = 0
-    return catalog_settings
 
-
-def submit_model(data_dir: Path, model: str, owner: User | None = None,
-                 **kwargs: Any) -> Submission:
-    owner = owner or factories.user_create(f"u-{model}")
-    files = {slug: factories.upload_from_path(path)
-             for slug, path in factories.cifar10_model_files(data_dir, model).items()}
-    return services.submission_create(owner=owner, benchmark=factories.cifar10(data_dir),
-                                      model_name=model, files=files, **kwargs)
+submit_model = factories.submission_for_model
 
 
 def score_in_process(submission: Submission) -> str:

@@ -1,9 +1,16 @@
 """WSGI entry point: `gunicorn evalserver.wsgi`."""
 
 import os
+from importlib import import_module
 
+from django.conf import settings
 from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalserver.settings")
 
 application = get_wsgi_application()
+
+# Import the URLconf, and with it every view (and, through the selectors, NumPy and SciPy:
+# about 0.6 s), while each worker boots, before it accepts a connection. Django would do it
+# in the worker's first request, which then stalls the clients queued behind it.
+import_module(settings.ROOT_URLCONF)

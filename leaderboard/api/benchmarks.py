@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.http import HttpResponse
 from drf_spectacular.utils import extend_schema
 from rest_framework.exceptions import NotFound
 from rest_framework.permissions import AllowAny
@@ -14,9 +15,11 @@ from leaderboard.api.benchmark_serializers import (
     BenchmarkOutput,
     LeaderboardOutput,
     LeaderboardQueryInput,
+    leaderboard_json,
 )
 from leaderboard.api.common import error_responses
 from leaderboard.api.errors import error_response
+from leaderboard.caching import cached_render
 from leaderboard.models import Benchmark
 
 
@@ -51,6 +54,10 @@ class BenchmarkDetailView(APIView):
         return Response(BenchmarkOutput(_benchmark_or_404(slug)).data)
 
 
+# Bump when the JSON body of the leaderboard changes shape (see leaderboard/caching.py).
+LEADERBOARD_JSON_FORMAT = "json1"
+
+
 class LeaderboardView(APIView):
     permission_classes = [AllowAny]
 
@@ -60,14 +67,26 @@ class LeaderboardView(APIView):
         parameters=[LeaderboardQueryInput],
         responses={200: LeaderboardOutput, **error_responses(400, 404)},
     )
-    def get(self, request: Request, slug: str) -> Response:
-        benchmark = _benchmark_or_404(slug)
+    def get(self, request: Request, slug: str) -> HttpResponse:
+        # One query for the row (its generation keys the cache), not benchmark_list's prefetches.
+        try:
+            benchmark = selectors.benchmark_get(slug=slug)
+        except Benchmark.DoesNotExist:
+            raise NotFound(f"no benchmark {slug!r}") from None
         query = LeaderboardQueryInput(data=request.query_params)
         query.is_valid(raise_exception=True)
+        sort: str = query.validated_data["sort"]
+        version: str | None = query.validated_data["version"] or None
+
+        def build() -> bytes:
+            return leaderboard_json(
+                selectors.leaderboard_get(benchmark=benchmark, sort=sort, version=version))
+
+        # The body is the same for every caller (public, anonymous read): cached bytes, no
+        # serializer and no renderer on a hit. Same key parts as selectors.leaderboard_get.
         try:
-            board = selectors.leaderboard_get(
-                benchmark=benchmark, sort=query.validated_data["sort"],
-                version=query.validated_data["version"] or None)
+            body = cached_render((LEADERBOARD_JSON_FORMAT, benchmark.pk,
+                                  benchmark.leaderboard_generation, sort, version), build)
         except selectors.LeaderboardQueryError as exc:
             return error_response(exc.code, exc.message, field=exc.field)
-        return Response(LeaderboardOutput(board).data)
+        return HttpResponse(body, content_type="application/json")

@@ -5,11 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from pytest_django.fixtures import Settings
+from pytest_django.fixtures import DjangoAssertNumQueries, Settings
+from rest_framework.renderers import JSONRenderer
 from rest_framework.test import APIClient
 
-from leaderboard import services
-from leaderboard.models import LabelSet, LabelSetVersion, Submission
+from leaderboard import selectors, services
+from leaderboard.api.benchmark_serializers import LeaderboardOutput
+from leaderboard.models import Benchmark, LabelSet, LabelSetVersion, Submission
 from tests import factories
 from tests.api.support import scored_in_process, top1_accuracy
 
@@ -145,3 +147,70 @@ def test_it_answers_404_for_the_leaderboard_of_an_unknown_benchmark(loaded: Sett
 
     assert response.status_code == 404
     assert response.json()["error"]["code"] == "not_found"
+
+
+def test_it_serves_the_bytes_the_documented_serializer_would_render(
+    three_models: dict[str, Submission]
+) -> None:
+    original = LabelSet.objects.get(benchmark__slug="cifar10", slug="original")
+    v1 = LabelSetVersion.objects.get(label_set=original, number=1)
+    benchmark = Benchmark.objects.get(slug="cifar10")
+
+    for query in ({}, {"sort": "cifar10.1-v6"}, {"version": v1.content_hash[:8]}):
+        response = APIClient().get(BOARD, query)
+
+        assert response.status_code == 200
+        assert response["Content-Type"] == "application/json"
+        board = selectors.leaderboard_get(benchmark=benchmark, **query)
+        assert response.content == JSONRenderer().render(LeaderboardOutput(board).data)
+
+
+def test_it_answers_a_repeated_fetch_from_the_cache_with_one_query(
+    three_models: dict[str, Submission], django_assert_num_queries: DjangoAssertNumQueries
+) -> None:
+    first = APIClient().get(BOARD)
+
+    with django_assert_num_queries(1):  # the benchmark row, for its generation
+        again = APIClient().get(BOARD)
+
+    assert again.status_code == 200
+    assert again.content == first.content
+
+
+def test_it_shows_a_newly_scored_model_after_a_cached_fetch(loaded: Settings,
+                                                            data_dir: Path) -> None:
+    first = {m: scored_in_process(data_dir, m, factories.user_create(f"u-{m}"))
+             for m in MODELS[:2]}
+    before = APIClient().get(BOARD).json()
+    generation = Benchmark.objects.get(slug="cifar10").leaderboard_generation
+
+    third = scored_in_process(data_dir, MODELS[2], factories.user_create("u-third"))
+    after = APIClient().get(BOARD).json()
+
+    assert Benchmark.objects.get(slug="cifar10").leaderboard_generation == generation + 1
+    assert sorted(row["submission_id"] for row in before["rows"]) == sorted(
+        s.pk for s in first.values())
+    assert sorted(row["submission_id"] for row in after["rows"]) == sorted(
+        [third.pk, *(s.pk for s in first.values())])
+    row = next(row for row in after["rows"] if row["submission_id"] == third.pk)
+    value, correct, total = top1_accuracy(data_dir, MODELS[2], "cifar10-test")
+    cell = row["scores"]["original"]
+    assert (row["model_name"], row["owner"]) == (MODELS[2], "u-third")
+    assert (cell["accuracy"], cell["correct"], cell["total"]) == (value, correct, total)
+    assert row["scores"]["cifar10.1-v6"]["accuracy"] == top1_accuracy(
+        data_dir, MODELS[2], "cifar10.1-v6")[0]
+
+
+def test_it_drops_a_submission_turned_private_from_the_cached_board(
+    three_models: dict[str, Submission]
+) -> None:
+    before = APIClient().get(BOARD).json()
+    hidden = three_models[MODELS[1]]
+
+    services.submission_visibility_set(submission=hidden, public=False)
+    after = APIClient().get(BOARD).json()
+
+    assert len(before["rows"]) == 3
+    assert sorted(row["submission_id"] for row in after["rows"]) == sorted(
+        three_models[m].pk for m in (MODELS[0], MODELS[2]))
+    assert [row["ranks"]["original"] for row in after["rows"]] == [1, 2]

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
 import pytest
 from django.test import Client
+from pytest_django.fixtures import Settings
 from scipy.stats import binomtest
 
+from leaderboard import services
 from leaderboard.models import LabelSetVersion, Score, Submission
 from leaderboard.templatetags.leaderboard_extras import percent
-from tests.web.conftest import MODELS, predictions
+from leaderboard.views import leaderboards
+from tests.web.conftest import MODELS, predictions, score_in_process, submit_model
 from tests.web.pages import leaderboard_table
 
 pytestmark = pytest.mark.django_db
@@ -170,3 +174,120 @@ def test_it_renders_the_leaderboard_and_home_for_anonymous_visitors(
     assert "No public scored submission yet" in empty.content.decode()
     assert missing.status_code == 404
     assert "Not found" in missing.content.decode()
+
+
+def page_ranges(html: str) -> list[str]:
+    return re.findall(r'<p class="page-range">([^<]*)</p>', html)
+
+
+def page_links(html: str, rel: str) -> list[str]:
+    return re.findall(rf'<a href="([^"]*)" rel="{rel}">', html)
+
+
+def test_it_shows_a_newly_scored_model_after_a_cached_render(
+    client: Client, loaded: Settings, data_dir: Path
+) -> None:
+    for model in MODELS[:2]:
+        assert score_in_process(submit_model(data_dir, model)) == "scored"
+    before = leaderboard_table(client.get("/benchmarks/cifar10/").content.decode())[1]
+
+    third = submit_model(data_dir, MODELS[2])
+    assert score_in_process(third) == "scored"
+    response = client.get("/benchmarks/cifar10/")
+
+    assert sorted(r.model for r in before) == sorted(MODELS[:2])
+    rows = leaderboard_table(response.content.decode())[1]
+    assert sorted(r.model for r in rows) == sorted(MODELS)
+    row = next(r for r in rows if r.submission_id == third.pk)
+    correct, total = direct_counts(data_dir)[MODELS[2]]["original"]
+    assert (row.cells["original"].acc, row.cells["original"].ci) == expected_cell(correct, total)
+    assert page_ranges(response.content.decode()) == ["Rows 1–3 of 3"] * 2
+
+
+def test_it_drops_a_model_turned_private_from_the_cached_page(
+    client: Client, scored_models: dict[str, Submission]
+) -> None:
+    before = leaderboard_table(client.get("/benchmarks/cifar10/").content.decode())[1]
+
+    services.submission_visibility_set(submission=scored_models["vgg16_keras"], public=False)
+    after = leaderboard_table(client.get("/benchmarks/cifar10/").content.decode())[1]
+
+    assert [r.model for r in before] == ["vgg16_keras", "resnet_basic_110",
+                                         "resnet_preact_basic_110"]
+    assert [(r.model, r.rank) for r in after] == [("resnet_basic_110", "1"),
+                                                  ("resnet_preact_basic_110", "2")]
+
+
+def test_it_pages_the_rows_with_ranks_over_the_whole_board(
+    client: Client, scored_models: dict[str, Submission], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(leaderboards, "PAGE_SIZE", 2)
+
+    first = client.get("/benchmarks/cifar10/")
+    second = client.get("/benchmarks/cifar10/?page=2")
+    by_v6 = client.get("/benchmarks/cifar10/?sort=cifar10.1-v6&page=2")
+
+    assert first.status_code == second.status_code == by_v6.status_code == 200
+    assert [(r.model, r.rank) for r in leaderboard_table(first.content.decode())[1]] == [
+        ("vgg16_keras", "1"), ("resnet_basic_110", "2")]
+    assert [(r.model, r.rank) for r in leaderboard_table(second.content.decode())[1]] == [
+        ("resnet_preact_basic_110", "3")]
+    # on v6 the last on original leads: page 2 holds the third on v6
+    v6_rows = leaderboard_table(by_v6.content.decode())[1]
+    assert [(r.model, r.rank, r.cells["cifar10.1-v6"].rank) for r in v6_rows] == [
+        ("resnet_basic_110", "3", "#3")]
+    assert page_ranges(first.content.decode()) == ["Rows 1–2 of 3"] * 2
+    assert page_ranges(second.content.decode()) == ["Rows 3–3 of 3"] * 2
+    assert page_links(first.content.decode(), "next") == ["?sort=original&amp;page=2"] * 2
+    assert page_links(first.content.decode(), "prev") == []
+    assert page_links(second.content.decode(), "prev") == ["?sort=original&amp;page=1"] * 2
+    assert page_links(second.content.decode(), "next") == []
+    assert page_links(by_v6.content.decode(), "prev") == ["?sort=cifar10.1-v6&amp;page=1"] * 2
+
+
+def test_it_keeps_sort_and_version_in_page_links(
+    client: Client, scored_models: dict[str, Submission], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(leaderboards, "PAGE_SIZE", 1)
+    prefix = LabelSetVersion.objects.get(label_set__benchmark__slug="cifar10",
+                                         label_set__slug="corrected").content_hash[:8]
+
+    response = client.get(f"/benchmarks/cifar10/?sort=corrected&version={prefix}&page=2")
+
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert page_ranges(page) == ["Rows 2–2 of 3"] * 2
+    assert page_links(page, "prev") == [f"?sort=corrected&amp;version={prefix}&amp;page=1"] * 2
+    assert page_links(page, "next") == [f"?sort=corrected&amp;version={prefix}&amp;page=3"] * 2
+    assert re.findall(r'<a href="([^"]*)" class="page-link" aria-current="page">2</a>', page) \
+        == [f"?sort=corrected&amp;version={prefix}&amp;page=2"] * 2
+
+
+def test_it_answers_404_for_a_page_that_does_not_exist(
+    client: Client, scored_models: dict[str, Submission], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(leaderboards, "PAGE_SIZE", 2)
+
+    statuses = {page: client.get(f"/benchmarks/cifar10/?page={page}").status_code
+                for page in ("1", "2", "3", "0", "-1", "x", "1.5", "", "%201")}
+    empty = {page: client.get(f"/benchmarks/mnist/?page={page}").status_code
+             for page in ("1", "2")}
+
+    assert statuses == {"1": 200, "2": 200, "3": 404, "0": 404, "-1": 404, "x": 404,
+                        "1.5": 404, "": 200, "%201": 404}
+    assert empty == {"1": 200, "2": 404}
+
+
+def test_it_renders_the_cached_table_inside_each_visitors_page(
+    client: Client, scored_models: dict[str, Submission], django_user_model: type
+) -> None:
+    anonymous = client.get("/benchmarks/cifar10/").content.decode()
+    client.force_login(django_user_model.objects.create_user("viewer", password="pw-12345678"))
+    signed_in = client.get("/benchmarks/cifar10/").content.decode()
+
+    def table(page: str) -> str:
+        return page[page.index('<p class="lead">'):page.index("</section>")]
+
+    assert 'href="/login/' in anonymous and "viewer" not in anonymous
+    assert '<a href="/profile/" class="username">viewer</a>' in signed_in
+    assert table(signed_in) == table(anonymous)

@@ -1,0 +1,54 @@
+"""Rendered leaderboards (JSON bodies, HTML table fragments) kept in Django's cache.
+
+Why a stale copy is never served, in any process: every key holds the benchmark's
+`leaderboard_generation`, read from the database on each request (one cheap query), and every
+write that can change a leaderboard (a submission scored, one turning public or private, a new
+label-set version) bumps that number in the database (`services.benchmark_leaderboard_touch`).
+After a bump every process asks for a key nobody has built yet, so nothing has to be deleted or
+broadcast: with a per-process cache (LocMemCache, the default) or a shared one (Redis), the old
+entries just age out. This is the same scheme as `selectors.leaderboard_get`.
+The generation is read before the rows, and the bump commits with the change it announces, so
+a body stored under generation G never predates G (at worst a body under G already shows the
+change that made G+1, and G+1 is built afresh anyway).
+
+Keys also name the output format and its layout version (LEADERBOARD_JSON_FORMAT,
+BOARD_HTML_FORMAT): bump that when the JSON shape or the template changes, so a shared cache
+never serves bodies of an older release.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable, Iterable
+from typing import TypeVar
+
+from django.core.cache import cache
+
+RENDER_TIMEOUT = 3600  # seconds; the generation, not the timeout, is what keeps entries fresh
+_SAFE_KEY = re.compile(r"[A-Za-z0-9_.:\-]{1,200}")
+
+Body = TypeVar("Body", bytes, str)
+
+
+def render_key(key_parts: Iterable[object]) -> str:
+    """`render:<parts joined by :>`; a digest of them when a part holds characters a cache
+    backend may refuse (the sort and version parts come from the query string)."""
+    parts = tuple(key_parts)
+    joined = ":".join("" if part is None else str(part) for part in parts)
+    if _SAFE_KEY.fullmatch(joined):
+        return f"render:{joined}"
+    return "render:sha256:" + hashlib.sha256(repr(parts).encode()).hexdigest()
+
+
+def cached_render(key_parts: Iterable[object], build: Callable[[], Body]) -> Body:
+    """The cached body for these key parts, or `build()`'s, stored for the next request.
+
+    `key_parts` must name everything the body depends on, the benchmark's leaderboard
+    generation included. An exception from `build` (e.g. an unknown sort) caches nothing."""
+    key = render_key(key_parts)
+    body: Body | None = cache.get(key)
+    if body is None:
+        body = build()
+        cache.set(key, body, timeout=RENDER_TIMEOUT)
+    return body

@@ -75,3 +75,15 @@ def score_submission(self, submission_id: int) -> str:
 def sweep_submissions() -> list[int]:
     """Periodic (Celery beat): re-queue submissions stuck in running or lost while queued."""
     return submissions.submissions_sweep()
+
+
+@shared_task(
+    autoretry_for=(OperationalError, InterfaceError, OSError),
+    retry_backoff=True,
+    max_retries=5,
+)
+def rescore_version(version_id: int) -> int:
+    """Score every scored submission on a new label-set version (idempotent: upserts)."""
+    from leaderboard.services import review
+
+    return review.label_set_version_rescore(version_id=version_id)

@@ -245,6 +245,8 @@ def submission_score(*, submission_id: int, task_id: str) -> bool:
     Raises PredictionError for a bad file (the caller marks the submission failed).
     Returns False when this task no longer holds the claim (nothing is written then).
     """
+    from leaderboard.services import review  # review builds on this module's writes
+
     submission = Submission.objects.select_related("benchmark").get(id=submission_id)
     benchmark = submission.benchmark
     predictions: dict[str, Predictions] = {}
@@ -273,6 +275,9 @@ def submission_score(*, submission_id: int, task_id: str) -> bool:
             return False
         for slug, record in result.records.items():
             score_upsert(submission=submission, version=versions[slug], record=record)
+        for slug, pairs in result.novel.items():  # unjudged top-1 pairs go to review
+            review.review_items_record(submission=submission,
+                                       label_set=versions[slug].label_set, novel=pairs)
         Submission.objects.filter(id=submission_id).update(
             status=Status.SCORED, scored=timezone.now(), failure_code="", failure_reason="")
         benchmark_leaderboard_touch(benchmark_id=benchmark.pk)

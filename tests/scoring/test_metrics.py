@@ -446,9 +446,12 @@ def _multilabel_set() -> CompiledLabelSet:
     return _ls("multilabel", {
         "mask": np.array([1, 1, 1, 1, 1, 0, 1], dtype=bool),
         "accepted_keys": _keys(accepted, 1000),
+        "correct_keys": _keys(accepted[:-1], 1000),
+        "unclear_keys": _keys(accepted[-1:], 1000),
         "wrong_keys": _keys([(1, 2), (3, 900), (6, 900)], 1000),
         "collapsed_keys": _keys(collapsed, 1000),
         "organism": np.array([1, 1, 1, 0, 0, 0, 0], dtype=bool),
+        "annotated": np.ones(7, dtype=bool),
     }, size=7, num_classes=1000)
 
 
@@ -471,6 +474,8 @@ def _imagenet_m_set() -> CompiledLabelSet:
     return _ls("imagenet_m", {
         "mask": np.array([0, 1, 0, 0, 1, 0, 1, 0], dtype=bool),
         "accepted_keys": _keys([(1, 10), (4, 20), (4, 21), (6, 30)], 1000),
+        "correct_keys": _keys([(1, 10), (4, 20), (6, 30)], 1000),
+        "unclear_keys": _keys([(4, 21)], 1000),
         "wrong_keys": _keys([(6, 31)], 1000),
     }, size=8, num_classes=1000, slug="imagenet-m", image_set="imagenet-val")
 

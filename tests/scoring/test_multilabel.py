@@ -302,7 +302,8 @@ def test_it_includes_exactly_the_listed_imagenet_m_images(
     assert imagenet_m.meta == {"included": 3}
     assert decode(imagenet_m.arrays["accepted_keys"]) == expected["accepted"]
     assert decode(imagenet_m.arrays["wrong_keys"]) == expected["wrong"]
-    assert sorted(imagenet_m.arrays) == ["accepted_keys", "mask", "wrong_keys"]
+    assert sorted(imagenet_m.arrays) == ["accepted_keys", "correct_keys", "mask",
+                                         "unclear_keys", "wrong_keys"]
     assert (imagenet_m.family, imagenet_m.kind) == ("imagenet_m", "multi")
 
 

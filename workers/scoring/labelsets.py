@@ -25,18 +25,34 @@ from .catalog import MULTILABEL_SOURCE, LabelSetSpec, benchmark_spec
 from .multilabel import build_multilabel_arrays
 
 # Bump when a builder's output changes, so stale caches are not reused.
-BUILDER_VERSION = 1
+# 2: multi-label sets keep correct_keys and unclear_keys (and multilabel `annotated`).
+BUILDER_VERSION = 2
 
-# Arrays each family must have (the metrics rely on these names).
+# Arrays each family must have (the metrics and revisions.py rely on these names).
 FAMILY_ARRAYS: dict[str, tuple[str, ...]] = {
     "original": ("labels",),
     "new_test_set": ("labels",),
     "corrected": ("labels", "corrected_labels", "pruned", "correctable"),
     "real": ("mask", "accepted_keys", "wrong_keys"),
-    "multilabel": ("mask", "accepted_keys", "wrong_keys", "collapsed_keys", "organism"),
-    "imagenet_m": ("mask", "accepted_keys", "wrong_keys"),
+    "multilabel": (
+        "mask",
+        "accepted_keys",
+        "correct_keys",
+        "unclear_keys",
+        "wrong_keys",
+        "collapsed_keys",
+        "organism",
+        "annotated",
+    ),
+    "imagenet_m": ("mask", "accepted_keys", "correct_keys", "unclear_keys", "wrong_keys"),
     "cifar10h": ("probs",),
 }
+
+# Meta keys that say how a version came about rather than what it holds (revisions.py puts
+# the settled verdicts of a revision there). They are left out of the content hash, so a
+# revision hashes like a from-scratch build of the same labels, and like its parent when
+# the verdicts changed nothing.
+UNHASHED_META_KEYS = frozenset({"revision"})
 
 VOTE_CATEGORIES = ("non_error", "correctable", "multi_label", "neither", "non_agreement")
 
@@ -77,7 +93,7 @@ def content_hash(
         "kind": kind,
         "num_classes": num_classes,
         "size": size,
-        "meta": meta,
+        "meta": {k: v for k, v in meta.items() if k not in UNHASHED_META_KEYS},
     }
     digest.update(json.dumps(header, sort_keys=True).encode())
     for name in sorted(arrays):

@@ -92,21 +92,30 @@ def build_multilabel_arrays(
     for index, _ in _val_entries(raw.get("problematic_images", {})):
         problematic[index] = True
     correct, wrong, unclear = (_keys(lists[k]) for k in ("correct", "wrong", "unclear"))
+    # Scoring reads accepted = correct + unclear; correct and unclear are kept apart too so
+    # that a version can be exported in the file's layout (revisions.export_multilabel).
     accepted = np.union1d(correct, unclear)
+    judged = {
+        "accepted_keys": accepted,
+        "correct_keys": correct,
+        "unclear_keys": unclear,
+        "wrong_keys": wrong,
+    }
     if imagenet_m:
         names = [n for n in raw.get("imagenet_m", []) if n.startswith(VAL_PREFIX)]
         mask = np.zeros(IMAGENET_SIZE, dtype=bool)
         mask[[imagenet_index(n) for n in names]] = True
         meta: dict[str, Any] = {"included": int(mask.sum())}
-        return {"mask": mask, "accepted_keys": accepted, "wrong_keys": wrong}, meta
+        return {"mask": mask, **judged}, meta
     mask = annotated & ~problematic
     organism_examples = organism_mask()[original.astype(np.int64)]
     arrays = {
         "mask": mask,
-        "accepted_keys": accepted,
-        "wrong_keys": wrong,
+        **judged,
         "collapsed_keys": collapse_keys(accepted),
         "organism": organism_examples,
+        # had an initial_annots entry; the problematic images are annotated & ~mask
+        "annotated": annotated,
     }
     meta = {
         "annotated": int(annotated.sum()),

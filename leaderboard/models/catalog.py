@@ -10,7 +10,6 @@ from typing import Any
 from django.conf import settings
 from django.core.validators import MinValueValidator, RegexValidator
 from django.db import models
-from django.utils import timezone
 
 # Public slugs (SPEC "Names") may contain dots: `cifar10.1-v6`. Django's SlugField does not
 # allow them, so slugs are CharFields with this validator.
@@ -33,6 +32,10 @@ class Benchmark(models.Model):
     created = models.DateTimeField(auto_now_add=True)
     # Bumped whenever a score or a public flag changes: part of the leaderboard cache key.
     leaderboard_generation = models.PositiveBigIntegerField(default=0, editable=False)
+    # Reviewers who vote on one novel prediction before the majority decides it.
+    review_panel_size = models.PositiveSmallIntegerField(
+        default=3, validators=[MinValueValidator(1)]
+    )
 
     class Meta:
         ordering = ("slug",)
@@ -138,95 +141,3 @@ class LabelSetVersion(models.Model):
                 f"{self} is immutable: create a new version instead of saving this one"
             )
         super().save(*args, **kwargs)
-
-
-class Submission(models.Model):
-    """One model's predictions (one file per image set) and its scoring status."""
-
-    class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        SCORED = "scored", "Scored"
-        FAILED = "failed", "Failed"
-
-    owner = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="submissions"
-    )
-    benchmark = models.ForeignKey(Benchmark, on_delete=models.PROTECT, related_name="submissions")
-    model_name = models.CharField(max_length=200)
-    description = models.TextField(blank=True)
-    paper_url = models.URLField(blank=True)
-    code_url = models.URLField(blank=True)
-    public = models.BooleanField(default=True)
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
-    failure_code = models.CharField(max_length=64, blank=True)
-    failure_reason = models.TextField(blank=True)
-    created = models.DateTimeField(auto_now_add=True, db_index=True)
-    # When a scoring task was last queued for it (the sweep re-queues long-queued ones).
-    queued_at = models.DateTimeField(default=timezone.now)
-    started = models.DateTimeField(null=True, blank=True)
-    scored = models.DateTimeField(null=True, blank=True)
-    # The Celery task id that holds the claim while running: a redelivered message (same id)
-    # may take the claim back, a duplicate message (another id) may not.
-    claimed_by = models.CharField(max_length=64, blank=True)
-    attempts = models.PositiveIntegerField(default=0)
-
-    class Meta:
-        ordering = ("-created", "-id")
-        indexes = [models.Index(fields=("benchmark", "status", "public"))]
-
-    def __str__(self) -> str:
-        return f"#{self.pk} {self.model_name}"
-
-
-class SubmissionFile(models.Model):
-    """The uploaded predictions of one submission for one image set."""
-
-    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="files")
-    image_set = models.ForeignKey(ImageSet, on_delete=models.PROTECT, related_name="+")
-    file = models.FileField(upload_to="uploads/%Y/%m/%d/", max_length=300)
-    original_name = models.CharField(max_length=255)
-    size = models.PositiveBigIntegerField()
-    sha256 = models.CharField(max_length=64)
-    # Compact arrays (top-5 ids and scores) written by the worker: what re-scoring reads.
-    compact = models.FileField(upload_to="compact/", max_length=300, blank=True)
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(
-                fields=("submission", "image_set"), name="submissionfile_one_per_image_set"
-            ),
-        ]
-
-    def __str__(self) -> str:
-        return f"#{self.submission_id} {self.original_name}"
-
-
-class Score(models.Model):
-    """A submission's figures on one label-set version (unique per pair: re-scoring updates)."""
-
-    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="scores")
-    label_set_version = models.ForeignKey(
-        LabelSetVersion, on_delete=models.PROTECT, related_name="scores"
-    )
-    # Denormalised from the version so leaderboard reads need no join.
-    label_set = models.ForeignKey(LabelSet, on_delete=models.PROTECT, related_name="scores")
-    accuracy = models.FloatField(null=True)
-    correct = models.PositiveIntegerField()
-    total = models.PositiveIntegerField()
-    ci_low = models.FloatField(null=True)
-    ci_high = models.FloatField(null=True)
-    record = models.JSONField(default=dict)
-    created = models.DateTimeField(auto_now_add=True)
-    updated = models.DateTimeField(auto_now=True)
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(
-                fields=("submission", "label_set_version"), name="score_unique_per_version"
-            ),
-        ]
-        indexes = [models.Index(fields=("label_set_version", "submission"))]
-
-    def __str__(self) -> str:
-        return f"#{self.submission_id} on {self.label_set_version}: {self.accuracy}"

@@ -1,0 +1,44 @@
+"""The leaderboard's tables: the catalog, submissions and scores, the review queue.
+
+Writes go through `leaderboard.services`, reads through `leaderboard.selectors`.
+"""
+
+from leaderboard.models.catalog import (
+    Benchmark,
+    ImageSet,
+    ImmutableVersionError,
+    LabelSet,
+    LabelSetVersion,
+    LabelSetVersionQuerySet,
+    content_hash_validator,
+    slug_validator,
+)
+from leaderboard.models.review import (
+    MistakeCategory,
+    ReviewItem,
+    ReviewItemSubmission,
+    ReviewVote,
+    Severity,
+    Verdict,
+)
+from leaderboard.models.submissions import Score, Submission, SubmissionFile
+
+__all__ = [
+    "Benchmark",
+    "ImageSet",
+    "ImmutableVersionError",
+    "LabelSet",
+    "LabelSetVersion",
+    "LabelSetVersionQuerySet",
+    "MistakeCategory",
+    "ReviewItem",
+    "ReviewItemSubmission",
+    "ReviewVote",
+    "Score",
+    "Severity",
+    "Submission",
+    "SubmissionFile",
+    "Verdict",
+    "content_hash_validator",
+    "slug_validator",
+]

@@ -1,0 +1,208 @@
+"""The review queue: novel predictions become items, reviewers vote, the majority decides, and
+each decision makes a new label-set version that every submission is re-scored on.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import cast
+
+import numpy as np
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.core.files.storage import default_storage
+from django.db import IntegrityError, transaction
+from django.db.models import Count, Max, OuterRef, Subquery
+from django.utils import timezone
+
+from leaderboard.labelstore import compiled_for_version, version_path
+from leaderboard.models import (
+    LabelSet,
+    LabelSetVersion,
+    ReviewItem,
+    ReviewItemSubmission,
+    ReviewVote,
+    Submission,
+    SubmissionFile,
+    Verdict,
+)
+from leaderboard.services.catalog import label_set_version_create
+from leaderboard.services.submissions import benchmark_leaderboard_touch, score_upsert
+from workers.scoring import datasets, labelsets, revisions
+from workers.scoring.metrics import NovelPairs, score_label_set
+from workers.scoring.predictions import Predictions
+
+# Label-set families whose unjudged top-1 predictions go to review (SPEC 3 and 4).
+REVIEWABLE_FAMILIES = ("real", "multilabel")
+REVIEWERS_GROUP = "reviewers"
+
+
+@dataclass
+class ReviewError(Exception):
+    code: str
+    message: str
+    field: str | None = None
+    http_status: int = 400
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def user_is_reviewer(user: User) -> bool:
+    """Maintainers: staff, or members of the `reviewers` group."""
+    if not user.is_authenticated or not user.is_active:
+        return False
+    return user.is_staff or user.groups.filter(name=REVIEWERS_GROUP).exists()
+
+
+def review_items_record(*, submission: Submission, label_set: LabelSet, novel: NovelPairs) -> int:
+    """Make (or find) one item per novel pair and link the submission to it; idempotent.
+
+    Returns how many items the submission predicts on this label set."""
+    if len(novel) == 0:
+        return 0
+    examples = novel.examples.tolist()
+    classes = novel.classes.tolist()
+    ReviewItem.objects.bulk_create(
+        [ReviewItem(label_set=label_set, example_index=e, class_id=c)
+         for e, c in zip(examples, classes, strict=True)],
+        ignore_conflicts=True, batch_size=1000,
+    )
+    wanted = dict(zip(zip(examples, classes, strict=True),
+                      (novel.scores.tolist() if novel.scores is not None
+                       else [None] * len(examples)), strict=True))
+    ids = {}
+    for chunk in range(0, len(examples), 900):  # stay under SQLite's parameter limit
+        for item_id, e, c in ReviewItem.objects.filter(
+                label_set=label_set, example_index__in=examples[chunk:chunk + 900]
+        ).values_list("id", "example_index", "class_id"):
+            if (e, c) in wanted:
+                ids[(e, c)] = item_id
+    ReviewItemSubmission.objects.bulk_create(
+        [ReviewItemSubmission(item_id=ids[pair], submission=submission, score=score)
+         for pair, score in wanted.items()],
+        ignore_conflicts=True, batch_size=1000,
+    )
+    sources = ReviewItemSubmission.objects.filter(item=OuterRef("pk")).values("item")
+    ReviewItem.objects.filter(id__in=list(ids.values())).update(
+        submission_count=Subquery(sources.annotate(n=Count("id")).values("n")),
+        max_score=Subquery(sources.annotate(m=Max("score")).values("m")),
+    )
+    return len(ids)
+
+
+def majority(verdicts: Sequence[str]) -> revisions.VerdictKind:
+    """The verdict with the most votes; a tie for the most is `unclear`."""
+    counts = Counter(verdicts).most_common()
+    if len(counts) > 1 and counts[0][1] == counts[1][1]:
+        return "unclear"
+    return cast(revisions.VerdictKind, counts[0][0])
+
+
+def review_vote_cast(*, item_id: int, reviewer: User, verdict: str, problematic: bool = False,
+                     severity: str = "", category: str = "", note: str = "") -> ReviewItem:
+    """Record one reviewer's vote; when the panel is full the majority decides the item.
+
+    The item's row lock makes concurrent votes queue up: none is lost, and only the vote
+    that fills the panel decides (once)."""
+    if not user_is_reviewer(reviewer):
+        raise ReviewError("forbidden", "only maintainers may review", http_status=403)
+    if verdict not in Verdict.values:
+        raise ReviewError("invalid_verdict", f"verdict must be one of {', '.join(Verdict.values)}",
+                          field="verdict")
+    if verdict != Verdict.WRONG and (severity or category):
+        raise ReviewError("invalid_input", "severity and category describe a wrong prediction",
+                          field="severity" if severity else "category")
+    with transaction.atomic():
+        try:
+            item = (ReviewItem.objects.select_for_update()
+                    .select_related("label_set__benchmark").get(id=item_id))
+        except ReviewItem.DoesNotExist:
+            raise ReviewError("not_found", f"no review item {item_id}", http_status=404) from None
+        if item.status != ReviewItem.Status.OPEN:
+            raise ReviewError("already_decided", "this item is already decided", http_status=409)
+        try:
+            with transaction.atomic():
+                ReviewVote.objects.create(item=item, reviewer=reviewer, verdict=verdict,
+                                          problematic=problematic, severity=severity,
+                                          category=category, note=note)
+        except IntegrityError:
+            raise ReviewError("already_voted", "you have already voted on this item",
+                              http_status=409) from None
+        votes = list(item.votes.values_list("verdict", "problematic"))
+        if len(votes) >= item.label_set.benchmark.review_panel_size:
+            _decide(item, votes, author=reviewer)
+    return item
+
+
+def _decide(item: ReviewItem, votes: list[tuple[str, bool]], *, author: User) -> None:
+    decided = majority([v for v, _ in votes])
+    flagged = sum(p for _, p in votes) * 2 > len(votes)  # a majority flags the ground truth
+    version = label_set_version_revise(
+        label_set=item.label_set, items=[item],
+        verdicts=[revisions.Verdict(item.example_index, item.class_id, decided, flagged)],
+        author=author)
+    ReviewItem.objects.filter(id=item.pk, status=ReviewItem.Status.OPEN).update(
+        status=ReviewItem.Status.DECIDED, verdict=decided, problematic=flagged,
+        decided_at=timezone.now(), version=version)
+    item.refresh_from_db()
+
+
+def label_set_version_revise(*, label_set: LabelSet, verdicts: Sequence[revisions.Verdict],
+                             items: Sequence[ReviewItem], author: User | None,
+                             note: str = "") -> LabelSetVersion:
+    """A new version = the latest one with these verdicts applied; re-scored after commit."""
+    from workers.tasks import rescore_version
+
+    with transaction.atomic():
+        # The label set's row lock: concurrent decisions build on each other, in turn.
+        LabelSet.objects.select_for_update().filter(pk=label_set.pk).first()
+        parent = LabelSetVersion.objects.filter(label_set=label_set).order_by("-number").first()
+        if parent is None:
+            raise ReviewError("no_version", f"{label_set} has no version to revise")
+        compiled = revisions.apply_verdicts(compiled_for_version(parent), verdicts)
+        path = version_path(compiled.content_hash)
+        if not path.is_file():
+            labelsets.save_compiled(compiled, path)
+        settled = [{"item": i.pk, "example": i.example_index, "class": i.class_id,
+                    "verdict": v.verdict, "problematic": v.problematic}
+                   for i, v in zip(items, verdicts, strict=True)]
+        version = label_set_version_create(
+            label_set=label_set, content_hash=compiled.content_hash, parent=parent,
+            author=author, note=note or f"{len(settled)} review decision(s)",
+            summary={**compiled.summary, "settled": settled})
+        transaction.on_commit(lambda: rescore_version.delay(version.pk))
+    return version
+
+
+def _compact_predictions(row: SubmissionFile) -> Predictions:
+    with default_storage.open(str(row.compact.name), "rb") as handle, \
+            np.load(handle, allow_pickle=False) as arrays:
+        topk = arrays["topk"].astype(np.int32)
+        scores = arrays["topk_scores"] if "topk_scores" in arrays.files else None
+    return Predictions(topk=topk, topk_scores=scores, scores=None, scores_kind=None)
+
+
+def label_set_version_rescore(*, version_id: int) -> int:
+    """Score every scored submission on this version (idempotent); returns how many."""
+    version = LabelSetVersion.objects.select_related("label_set__benchmark",
+                                                     "label_set__image_set").get(id=version_id)
+    label_set = version.label_set
+    compiled = compiled_for_version(version)
+    names = datasets.class_names(label_set.benchmark.slug, settings.EVALSERVER_DATA_DIR)
+    rows = (SubmissionFile.objects.filter(
+        submission__benchmark=label_set.benchmark, submission__status=Submission.Status.SCORED,
+        image_set=label_set.image_set).exclude(compact="").select_related("submission"))
+    done = 0
+    for row in rows.iterator(chunk_size=200):
+        record, novel = score_label_set(compiled, _compact_predictions(row), class_names=names)
+        with transaction.atomic():
+            score_upsert(submission=row.submission, version=version, record=record)
+            if novel is not None and label_set.family in REVIEWABLE_FAMILIES:
+                review_items_record(submission=row.submission, label_set=label_set, novel=novel)
+        done += 1
+    benchmark_leaderboard_touch(benchmark_id=label_set.benchmark_id)
+    return done
+

@@ -1,0 +1,155 @@
+"""The review queue: items from novel predictions, votes, majority decisions, new versions."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+from django.contrib.auth.models import Group, User
+from django.db import connection
+from pytest_django.fixtures import Settings
+
+from leaderboard import selectors, services
+from leaderboard.labelstore import compiled_for_version
+from leaderboard.models import LabelSetVersion, ReviewItem, ReviewVote, Score, Submission
+from leaderboard.services import review
+from tests import factories
+from workers.scoring import datasets
+from workers.scoring.metrics import score_label_set
+from workers.scoring.predictions import parse_predictions
+from workers.tasks import score_submission
+
+
+def _resnet50_upload(data_dir: Path, tmp_path: Path):  # type: ignore[no-untyped-def]
+    """The real cleanlab cross-validated ResNet-50, in canonical (file-number) order."""
+    cleanlab = np.load(data_dir / "imagenet/cleanlab_cv_predicted_labels.npy")
+    canonical = datasets.imagenet_cleanlab_to_canonical(data_dir, cleanlab).astype(np.int64)
+    return factories.upload_npy(canonical, tmp_path, "resnet50.npy")
+
+
+def _submit_imagenet(data_dir: Path, tmp_path: Path, username: str) -> Submission:
+    submission = services.submission_create(
+        owner=factories.user_create(username), model_name=f"resnet50-{username}",
+        benchmark=selectors.benchmark_get(slug="imagenet"),
+        files={"imagenet-val": _resnet50_upload(data_dir, tmp_path)})
+    assert score_submission.apply(args=[submission.pk], task_id=f"t{submission.pk}").get() \
+        == "scored"
+    return submission
+
+
+def _reviewers(n: int) -> list[User]:
+    group, _ = Group.objects.get_or_create(name=review.REVIEWERS_GROUP)
+    users = [factories.user_create(f"reviewer{i}") for i in range(n)]
+    for user in users:
+        user.groups.add(group)
+    return users
+
+
+@pytest.mark.parametrize(("votes", "expected"), [
+    (["correct", "correct", "wrong"], "correct"),
+    (["wrong", "wrong", "wrong"], "wrong"),
+    (["correct", "wrong", "unclear"], "unclear"),
+    (["correct", "wrong"], "unclear"),
+    (["unclear", "wrong", "wrong"], "wrong"),
+])
+def test_it_decides_by_majority_and_a_tie_is_unclear(votes: list[str], expected: str) -> None:
+    assert review.majority(votes) == expected
+
+
+@pytest.mark.django_db
+def test_it_records_each_novel_real_pair_once_across_submissions(
+    loaded: Settings, data_dir: Path, tmp_path: Path
+) -> None:
+    first = _submit_imagenet(data_dir, tmp_path, "a")
+    novel = selectors.submission_scores(submission=first)["real"].record["novel_count"]
+    assert novel > 0
+    items = ReviewItem.objects.filter(label_set__slug="real")
+    assert items.count() == novel
+    assert set(items.values_list("submission_count", flat=True)) == {1}
+    _submit_imagenet(data_dir, tmp_path, "b")  # the same predictions again
+    assert items.count() == novel
+    assert set(items.values_list("submission_count", flat=True)) == {2}
+
+
+@pytest.mark.django_db
+def test_it_lets_only_maintainers_vote(loaded: Settings, data_dir: Path, tmp_path: Path) -> None:
+    _submit_imagenet(data_dir, tmp_path, "a")
+    item = ReviewItem.objects.filter(label_set__slug="real").first()
+    assert item is not None
+    with pytest.raises(review.ReviewError) as caught:
+        review.review_vote_cast(item_id=item.pk, reviewer=factories.user_create("nobody"),
+                                verdict="correct")
+    assert (caught.value.code, caught.value.http_status) == ("forbidden", 403)
+    staff = factories.user_create("staff", staff=True)
+    review.review_vote_cast(item_id=item.pk, reviewer=staff, verdict="correct")
+    with pytest.raises(review.ReviewError) as again:
+        review.review_vote_cast(item_id=item.pk, reviewer=staff, verdict="wrong")
+    assert again.value.code == "already_voted"
+    assert ReviewVote.objects.filter(item=item).count() == 1
+
+
+@pytest.mark.django_db
+def test_it_makes_a_new_version_and_rescoring_equals_scoring_from_scratch(
+    loaded: Settings, data_dir: Path, tmp_path: Path
+) -> None:
+    submission = _submit_imagenet(data_dir, tmp_path, "a")
+    before = selectors.submission_scores(submission=submission)["real"]
+    item = ReviewItem.objects.filter(label_set__slug="real").order_by("id").first()
+    assert item is not None
+    for reviewer in _reviewers(3):
+        review.review_vote_cast(item_id=item.pk, reviewer=reviewer, verdict="correct")
+    item.refresh_from_db()
+    assert (item.status, item.verdict) == ("decided", "correct")
+    v1, v2 = LabelSetVersion.objects.filter(label_set__slug="real", label_set__benchmark__slug=
+                                            "imagenet").order_by("number")
+    assert (v2.number, v2.parent_id, item.version_id) == (2, v1.pk, v2.pk)
+    assert v2.content_hash != v1.content_hash
+    assert v1.content_hash == before.label_set_version.content_hash  # v1 is untouched
+    assert review.label_set_version_rescore(version_id=v2.pk) == 1
+    after = Score.objects.get(submission=submission, label_set_version=v2)
+    # the accepted pair was this submission's top-1 there: one more correct, one fewer novel
+    assert (after.correct, after.total) == (before.correct + 1, before.total)
+    assert after.record["novel_count"] == before.record["novel_count"] - 1
+    row = submission.files.get()
+    preds = parse_predictions(row.file.path, num_examples=50_000, num_classes=1000)
+    fresh, _ = score_label_set(compiled_for_version(v2), preds)
+    assert after.record == fresh
+    # the older version still answers
+    assert Score.objects.get(submission=submission, label_set_version=v1).correct \
+        == before.correct
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_decides_once_when_the_last_two_votes_come_at_the_same_moment(
+    loaded: Settings, data_dir: Path, tmp_path: Path, scoring_worker: Path
+) -> None:
+    _submit_imagenet(data_dir, tmp_path, "a")
+    item = ReviewItem.objects.filter(label_set__slug="real").order_by("id").first()
+    assert item is not None
+    first, second, third = _reviewers(3)
+    review.review_vote_cast(item_id=item.pk, reviewer=first, verdict="correct")
+    barrier = threading.Barrier(2)
+    errors: list[BaseException] = []
+
+    def vote(user: User) -> None:
+        try:
+            barrier.wait()
+            review.review_vote_cast(item_id=item.pk, reviewer=user, verdict="wrong")
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=vote, args=(u,)) for u in (second, third)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    # the item's row lock queues the two: neither vote is lost, and only the third decides
+    assert errors == []
+    assert ReviewVote.objects.filter(item=item).count() == 3
+    item.refresh_from_db()
+    assert (item.status, item.verdict) == ("decided", "wrong")
+    assert LabelSetVersion.objects.filter(label_set=item.label_set).count() == 2

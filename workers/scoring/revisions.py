@@ -1,0 +1,392 @@
+"""New label-set versions from settled reviews, and export of a version in its source layout.
+
+Every function is pure: it reads a compiled label set (read-only arrays) and returns a new
+one made with `labelsets.make_compiled`; the parent is never modified.
+
+- `apply_verdicts`: novel-prediction review (SPEC "Review") on the multilabel, imagenet_m
+  and real families. Pair keys are `example * num_classes + class` (sorted, unique int64).
+- `apply_ground_truth`: ground-truth review (Northcutt et al.) on the corrected family.
+- `export_multilabel`, `export_real`: a version written back in the human_accuracy_v3.0.0.json
+  and real.json layouts (MANIFEST.md).
+
+Meta: a revision copies its parent's meta, recomputes the counts the builder writes, and
+adds `"revision"` (what this step settled). `labelsets.UNHASHED_META_KEYS` keeps `revision`
+out of the content hash, so a revision hashes exactly like a from-scratch build of the same
+labels (and like its parent when its verdicts change nothing).
+
+Optional arrays, present only once a review has put something in them (so applying no
+verdicts, or verdicts that flag nothing, leaves the array set, and the hash, as built):
+- real `problematic` (bool[size]): examples excluded by a verdict flagging the ground truth
+  as problematic. A built real set has no problematic images, so it has no such array.
+- corrected `review_category` (int8[size]): -1 where no ground-truth review has judged the
+  example, else the index in `labelsets.VOTE_CATEGORIES` of its latest category.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from .datasets import imagenet_file_name
+from .labelsets import VOTE_CATEGORIES, CompiledLabelSet, corrected_categories, make_compiled
+from .multilabel import collapse_keys
+
+VerdictKind = Literal["correct", "wrong", "unclear"]
+VERDICTS: tuple[VerdictKind, ...] = ("correct", "wrong", "unclear")
+VERDICT_FAMILIES = ("multilabel", "imagenet_m", "real")
+VOTE_KEYS = frozenset({"given", "guessed", "both", "neither"})
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A settled novel-prediction review: the pair (example, class_id) is judged."""
+
+    example: int
+    class_id: int
+    verdict: VerdictKind
+    problematic: bool = False  # the panel flagged the example's ground truth as problematic
+
+
+@dataclass(frozen=True)
+class GroundTruthVotes:
+    """A settled ground-truth review of one example: votes for given/guessed/both/neither."""
+
+    example: int
+    given: int  # the original label, as the reviewers saw it
+    guessed: int  # the candidate label (a class id)
+    votes: Mapping[str, int]
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _fields(parent: CompiledLabelSet) -> dict[str, Any]:
+    return {
+        "slug": parent.slug,
+        "benchmark": parent.benchmark,
+        "image_set": parent.image_set,
+        "kind": parent.kind,
+        "family": parent.family,
+        "num_classes": parent.num_classes,
+        "size": parent.size,
+    }
+
+
+def _index(value: Any, what: str, limit: int, where: str) -> int:
+    """`value` as an int in 0..limit-1, else a ValueError that names it."""
+    try:
+        number = operator.index(value)
+    except TypeError:
+        raise ValueError(f"{where}: {what} {value!r} is not an integer") from None
+    if isinstance(value, bool) or not 0 <= number < limit:
+        raise ValueError(f"{where}: {what} {value!r} is outside 0..{limit - 1}")
+    return number
+
+
+def _keys(values: Iterable[int]) -> np.ndarray:
+    return np.unique(np.fromiter(values, dtype=np.int64))
+
+
+def _replace(keys: np.ndarray, touched: np.ndarray, added: np.ndarray) -> np.ndarray:
+    """Sorted unique keys: `keys` without the touched pairs, plus `added`."""
+    kept = np.setdiff1d(np.asarray(keys, dtype=np.int64), touched)
+    return np.union1d(kept, added).astype(np.int64)
+
+
+def _require(ls: CompiledLabelSet, names: Iterable[str]) -> None:
+    missing = sorted(set(names) - set(ls.arrays))
+    if missing:
+        raise ValueError(
+            f"label set {ls.slug!r} lacks arrays {missing} (compiled by an older builder?)"
+        )
+
+
+def _family(ls: CompiledLabelSet, families: Sequence[str], action: str) -> None:
+    if ls.family not in families:
+        raise ValueError(
+            f"label set {ls.slug!r} is of family {ls.family!r}; {action} applies to "
+            + ", ".join(families)
+        )
+
+
+# ---------------------------------------------------------------- novel-prediction verdicts
+
+
+def apply_verdicts(parent: CompiledLabelSet, verdicts: Sequence[Verdict]) -> CompiledLabelSet:
+    """The next version of a multilabel, imagenet_m or real set after settled verdicts.
+
+    A pair moves out of every list it was in and into the list of its verdict; of several
+    verdicts on one pair the later wins. Multi-label sets: correct -> correct_keys, unclear ->
+    unclear_keys, both accepted (SPEC: correct + unclear counts as correct); wrong ->
+    wrong_keys. ReaL: correct -> accepted_keys; wrong and unclear -> wrong_keys.
+    """
+    _family(parent, VERDICT_FAMILIES, "apply_verdicts")
+    n, c = parent.size, parent.num_classes
+    latest: dict[int, VerdictKind] = {}
+    flagged: set[int] = set()
+    for i, v in enumerate(verdicts):
+        where = f"verdict {i} on label set {parent.slug!r}"
+        example = _index(v.example, "example", n, where)
+        class_id = _index(v.class_id, "class", c, where)
+        if v.verdict not in VERDICTS:
+            raise ValueError(f"{where}: unknown verdict {v.verdict!r} (correct, wrong, unclear)")
+        latest[example * c + class_id] = v.verdict
+        if v.problematic:
+            flagged.add(example)
+    touched = _keys(latest)
+    by_kind: dict[str, np.ndarray] = {
+        kind: _keys(k for k, v in latest.items() if v == kind) for kind in VERDICTS
+    }
+    examples = np.union1d(touched // c, _keys(flagged))  # every example a verdict touched
+    flagged_examples = _keys(flagged)
+    if parent.family == "real":
+        arrays, meta = _revise_real(parent, touched, by_kind, examples, flagged_examples)
+    else:
+        arrays, meta = _revise_multilabel(parent, touched, by_kind, examples, flagged_examples)
+    meta["revision"] = {
+        "settled": len(verdicts),
+        **{kind: sum(1 for v in verdicts if v.verdict == kind) for kind in VERDICTS},
+        "problematic": sum(1 for v in verdicts if v.problematic),
+    }
+    return make_compiled(_fields(parent), arrays, meta)
+
+
+def _revise_multilabel(
+    parent: CompiledLabelSet,
+    touched: np.ndarray,
+    by_kind: Mapping[str, np.ndarray],
+    examples: np.ndarray,
+    flagged: np.ndarray,
+) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    a = parent.arrays
+    required = ["mask", "correct_keys", "unclear_keys", "wrong_keys"]
+    if parent.family == "multilabel":
+        required += ["annotated", "organism"]
+    _require(parent, required)
+    correct = _replace(a["correct_keys"], touched, by_kind["correct"])
+    unclear = _replace(a["unclear_keys"], touched, by_kind["unclear"])
+    wrong = _replace(a["wrong_keys"], touched, by_kind["wrong"])
+    accepted = np.union1d(correct, unclear).astype(np.int64)
+    arrays = dict(a)
+    arrays.update(correct_keys=correct, unclear_keys=unclear, wrong_keys=wrong,
+                  accepted_keys=accepted)
+    meta = dict(parent.meta)
+    if parent.family == "imagenet_m":
+        # The 68 ImageNet-M images are a fixed list: its mask ignores `problematic`.
+        meta["included"] = int(a["mask"].sum())
+        return arrays, meta
+    arrays["collapsed_keys"] = collapse_keys(accepted)
+    # As the builder: included = annotated minus problematic. A judged example is annotated
+    # (a file with the verdict in it gives it an initial_annots entry); an example excluded
+    # as problematic stays excluded.
+    annotated = a["annotated"].copy()
+    problematic = annotated & ~a["mask"]
+    annotated[touched // parent.num_classes] = True
+    problematic[flagged] = True
+    mask = a["mask"].copy()
+    mask[examples] = annotated[examples] & ~problematic[examples]
+    arrays.update(mask=mask, annotated=annotated)
+    meta.update(
+        annotated=int(annotated.sum()),
+        problematic=int((annotated & ~mask).sum()),
+        included=int(mask.sum()),
+        organism_included=int((mask & a["organism"]).sum()),
+    )
+    return arrays, meta
+
+
+def _revise_real(
+    parent: CompiledLabelSet,
+    touched: np.ndarray,
+    by_kind: Mapping[str, np.ndarray],
+    examples: np.ndarray,
+    flagged: np.ndarray,
+) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    a = parent.arrays
+    _require(parent, ["mask", "accepted_keys", "wrong_keys"])
+    n, c = parent.size, parent.num_classes
+    accepted = _replace(a["accepted_keys"], touched, by_kind["correct"])
+    # ReaL counts only accepted labels as correct. An unclear pair has been judged and not
+    # accepted, so it goes to the wrong list: a miss when predicted, and no longer novel.
+    wrong = _replace(a["wrong_keys"], touched, np.union1d(by_kind["wrong"], by_kind["unclear"]))
+    problematic = a["problematic"].copy() if "problematic" in a else np.zeros(n, dtype=bool)
+    problematic[flagged] = True
+    # Included = a non-empty ReaL list (as real.json: an empty list excludes the image) and
+    # not flagged problematic. Recomputed for touched examples only: a correct verdict
+    # includes an example whose list was empty, a wrong verdict on its last accepted label
+    # excludes it, and an example flagged problematic is never included again.
+    has_label = np.zeros(n, dtype=bool)
+    has_label[accepted // c] = True
+    mask = a["mask"].copy()
+    mask[examples] = has_label[examples] & ~problematic[examples]
+    arrays = dict(a)
+    arrays.update(mask=mask, accepted_keys=accepted, wrong_keys=wrong)
+    meta = dict(parent.meta)
+    meta.update(
+        included=int(mask.sum()),
+        excluded=int(n - mask.sum()),
+        accepted_pairs=int(accepted.size),
+        wrong_pairs=int(wrong.size),
+    )
+    if problematic.any():
+        arrays["problematic"] = problematic
+        meta["problematic"] = int(problematic.sum())
+    return arrays, meta
+
+
+# ---------------------------------------------------------------- ground-truth review
+
+
+def apply_ground_truth(
+    parent: CompiledLabelSet, votes: Sequence[GroundTruthVotes]
+) -> CompiledLabelSet:
+    """The next version of a corrected set after ground-truth reviews (Northcutt et al.).
+
+    Each reviewed example gets the category of its votes at the parent's threshold
+    (`labelsets.corrected_categories`; of several reviews of one example the later wins):
+    non_error -> original label, included (in P), not correctable; correctable -> the guessed
+    label, included and correctable; multi_label, neither, non_agreement -> pruned out (U).
+
+    Meta after a review:
+    - `threshold`, `flagged`, `counts`: unchanged, they describe the vote file the set was
+      built from (the arrays cannot tell which of multi_label/neither/non_agreement an
+      earlier pruned example was, nor a non-error from an example never flagged);
+    - `pruned_size`, `correctable_size`: recomputed over the whole set, reviews included;
+    - `ground_truth`: {"reviewed": examples reviewed so far, "counts": their latest
+      category tally}, derived from the `review_category` array;
+    - `revision` (not hashed): {"settled": reviews in this step, "counts": their tally}.
+    """
+    _family(parent, ("corrected",), "apply_ground_truth")
+    _require(parent, ["labels", "corrected_labels", "pruned", "correctable"])
+    try:
+        threshold = int(parent.meta["threshold"])
+    except (KeyError, TypeError, ValueError):
+        raise ValueError(
+            f"label set {parent.slug!r} has no agreement threshold in its meta"
+        ) from None
+    a = parent.arrays
+    n, c = parent.size, parent.num_classes
+    labels = a["labels"]
+    latest: dict[int, tuple[str, int]] = {}
+    step_counts = dict.fromkeys(VOTE_CATEGORIES, 0)
+    for i, v in enumerate(votes):
+        where = f"ground-truth votes {i} on label set {parent.slug!r}"
+        example = _index(v.example, "example", n, where)
+        guessed = _index(v.guessed, "guessed class", c, where)
+        if v.given != int(labels[example]):
+            raise ValueError(
+                f"{where}: given label {v.given!r} of example {example} is not its original "
+                f"label {int(labels[example])}"
+            )
+        unknown = sorted(set(v.votes) - VOTE_KEYS)
+        if unknown:
+            raise ValueError(
+                f"{where}: unknown vote keys {unknown} (given, guessed, both, neither)"
+            )
+        counts = {k: _index(x, f"{k!r} vote count", 1 << 31, where) for k, x in v.votes.items()}
+        category = corrected_categories(counts, threshold)
+        latest[example] = (category, guessed)
+        step_counts[category] += 1
+    corrected = a["corrected_labels"].copy()
+    pruned = a["pruned"].copy()
+    correctable = a["correctable"].copy()
+    if "review_category" in a:
+        review = a["review_category"].copy()
+    else:
+        review = np.full(n, -1, dtype=np.int8)
+    for example, (category, guessed) in latest.items():
+        correctable[example] = category == "correctable"
+        pruned[example] = category in ("non_error", "correctable")
+        corrected[example] = guessed if category == "correctable" else labels[example]
+        review[example] = VOTE_CATEGORIES.index(category)
+    arrays = dict(a)
+    arrays.update(corrected_labels=corrected, pruned=pruned, correctable=correctable)
+    meta = dict(parent.meta)
+    meta.update(pruned_size=int(pruned.sum()), correctable_size=int(correctable.sum()))
+    if (review >= 0).any():
+        arrays["review_category"] = review
+        meta["ground_truth"] = {
+            "reviewed": int((review >= 0).sum()),
+            "counts": {cat: int((review == k).sum()) for k, cat in enumerate(VOTE_CATEGORIES)},
+        }
+    meta["revision"] = {"settled": len(votes), "counts": step_counts}
+    return make_compiled(_fields(parent), arrays, meta)
+
+
+# ---------------------------------------------------------------- export
+
+
+def export_multilabel(
+    multilabel: CompiledLabelSet,
+    imagenet_m: CompiledLabelSet | None = None,
+    *,
+    wnids: Sequence[str],
+) -> dict[str, Any]:
+    """A multilabel version (and ImageNet-M) in the human_accuracy_v3.0.0.json layout.
+
+    initial_annots: every annotated example (and any with a judged pair), its wnid lists
+    sorted, a key absent where its list is empty; problematic_images: {name: {}} for the
+    annotated examples outside the mask (the reasons are not kept); imagenet_m: the sorted
+    file names of the ImageNet-M mask (left out without an ImageNet-M set). The labels come
+    from `multilabel`, which may be ahead of the ImageNet-M set (review revises multilabel);
+    a judgement the ImageNet-M set has on its own images and `multilabel` lacks would be
+    lost, so it is a ValueError. A problematic image that was never annotated is not kept
+    by the builder, so it cannot be exported.
+    """
+    _family(multilabel, ("multilabel",), "export_multilabel")
+    _require(multilabel, ["mask", "annotated", "correct_keys", "unclear_keys", "wrong_keys"])
+    c = multilabel.num_classes
+    if len(wnids) != c:
+        raise ValueError(f"export_multilabel needs {c} wnids, got {len(wnids)}")
+    a = multilabel.arrays
+    lists = {"correct": "correct_keys", "wrong": "wrong_keys", "unclear": "unclear_keys"}
+    entries: dict[int, dict[str, list[str]]] = {
+        int(e): {} for e in np.flatnonzero(a["annotated"])
+    }
+    for judgement, name in lists.items():
+        examples, classes = np.divmod(a[name], c)
+        for e, k in zip(examples.tolist(), classes.tolist(), strict=True):
+            entries.setdefault(e, {}).setdefault(judgement, []).append(wnids[k])
+    out: dict[str, Any] = {
+        "initial_annots": {
+            imagenet_file_name(e): {j: sorted(entries[e][j]) for j in lists if j in entries[e]}
+            for e in sorted(entries)
+        },
+        "problematic_images": {
+            imagenet_file_name(int(e)): {} for e in np.flatnonzero(a["annotated"] & ~a["mask"])
+        },
+    }
+    if imagenet_m is not None:
+        _family(imagenet_m, ("imagenet_m",), "export_multilabel")
+        _require(imagenet_m, ["mask", *lists.values()])
+        if (imagenet_m.size, imagenet_m.num_classes) != (multilabel.size, c):
+            raise ValueError(f"label sets {multilabel.slug!r} and {imagenet_m.slug!r} differ in "
+                             "size or classes")
+        m_mask = imagenet_m.arrays["mask"]
+        for name in lists.values():
+            theirs = imagenet_m.arrays[name]
+            lost = np.setdiff1d(theirs[m_mask[theirs // c]], a[name])
+            if lost.size:
+                raise ValueError(
+                    f"label set {imagenet_m.slug!r} has a judgement that {multilabel.slug!r} "
+                    f"lacks on {imagenet_file_name(int(lost[0] // c))} ({name})"
+                )
+        out["imagenet_m"] = sorted(imagenet_file_name(int(e)) for e in np.flatnonzero(m_mask))
+    return out
+
+
+def export_real(real: CompiledLabelSet) -> list[list[int]]:
+    """A real version in the real.json layout: per example its sorted accepted class ids,
+    an empty list where the mask excludes the example."""
+    _family(real, ("real",), "export_real")
+    _require(real, ["mask", "accepted_keys"])
+    examples, classes = np.divmod(real.arrays["accepted_keys"], real.num_classes)
+    keep = real.arrays["mask"][examples]
+    out: list[list[int]] = [[] for _ in range(real.size)]
+    for e, k in zip(examples[keep].tolist(), classes[keep].tolist(), strict=True):
+        out[e].append(k)
+    return out

@@ -153,3 +153,37 @@ def test_it_decides_once_when_the_last_two_votes_come_at_the_same_moment(
     item.refresh_from_db()
     assert (item.status, item.verdict) == ("decided", "wrong")
     assert LabelSetVersion.objects.filter(label_set=item.label_set).count() == 2
+
+
+@pytest.mark.django_db
+def test_it_queues_a_rescore_for_a_version_made_while_a_submission_was_scoring(
+    loaded: Settings, data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    django_capture_on_commit_callbacks,  # type: ignore[no-untyped-def]
+) -> None:
+    from leaderboard.services import submissions
+    from workers.scoring import revisions
+
+    _submit_imagenet(data_dir, tmp_path, "a")  # makes the review items
+    item = ReviewItem.objects.filter(label_set__slug="real").order_by("id").first()
+    assert item is not None
+    second = services.submission_create(
+        owner=factories.user_create("b"), model_name="b",
+        benchmark=selectors.benchmark_get(slug="imagenet"),
+        files={"imagenet-val": _resnet50_upload(data_dir, tmp_path)})
+    assert services.submission_claim(submission_id=second.pk, task_id="t")
+    real_latest = submissions.latest_versions
+    made: list[LabelSetVersion] = []
+
+    def latest_then_a_reviewer_decides(benchmark):  # type: ignore[no-untyped-def]
+        versions = real_latest(benchmark)
+        if not made:  # a decision lands between reading the versions and writing the scores
+            made.append(review.label_set_version_revise(
+                label_set=item.label_set, items=[item], author=None,
+                verdicts=[revisions.Verdict(item.example_index, item.class_id, "correct")]))
+        return versions
+
+    monkeypatch.setattr(submissions, "latest_versions", latest_then_a_reviewer_decides)
+    with django_capture_on_commit_callbacks() as callbacks:
+        assert services.submission_score(submission_id=second.pk, task_id="t") is True
+    queued = [c.args for c in callbacks if getattr(c, "func", None) is review.rescore_version_queue]
+    assert queued == [(made[0].pk,)]

@@ -154,8 +154,6 @@ def label_set_version_revise(*, label_set: LabelSet, verdicts: Sequence[revision
                              items: Sequence[ReviewItem], author: User | None,
                              note: str = "") -> LabelSetVersion:
     """A new version = the latest one with these verdicts applied; re-scored after commit."""
-    from workers.tasks import rescore_version
-
     with transaction.atomic():
         # The label set's row lock: concurrent decisions build on each other, in turn.
         LabelSet.objects.select_for_update().filter(pk=label_set.pk).first()
@@ -173,8 +171,15 @@ def label_set_version_revise(*, label_set: LabelSet, verdicts: Sequence[revision
             label_set=label_set, content_hash=compiled.content_hash, parent=parent,
             author=author, note=note or f"{len(settled)} review decision(s)",
             summary={**compiled.summary, "settled": settled})
-        transaction.on_commit(lambda: rescore_version.delay(version.pk))
+        transaction.on_commit(lambda: rescore_version_queue(version.pk))
     return version
+
+
+def rescore_version_queue(version_id: int) -> None:
+    """Queue the re-scoring of every submission on a version (after the version commits)."""
+    from workers.tasks import rescore_version
+
+    rescore_version.delay(version_id)
 
 
 def _compact_predictions(row: SubmissionFile) -> Predictions:

@@ -12,6 +12,7 @@ import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -281,6 +282,11 @@ def submission_score(*, submission_id: int, task_id: str) -> bool:
         Submission.objects.filter(id=submission_id).update(
             status=Status.SCORED, scored=timezone.now(), failure_code="", failure_reason="")
         benchmark_leaderboard_touch(benchmark_id=benchmark.pk)
+        # A version made while this was scoring was re-scored without it (it was not scored
+        # yet): queue that re-scoring again so no submission misses a version.
+        for newer in latest_versions(benchmark):
+            if versions.get(newer.label_set.slug, newer).pk != newer.pk:
+                transaction.on_commit(partial(review.rescore_version_queue, newer.pk))
     return True
 
 

@@ -67,6 +67,7 @@ step "migrations up to date" env -u DATABASE_URL \
 step "pytest (SQLite)" env -u DATABASE_URL .venv/bin/python -m pytest "$@"
 step "benchmarks (quick)" .venv/bin/python bench/score.py --quick
 step "benchmarks: leaderboard under load (quick)" .venv/bin/python bench/leaderboard.py --quick
+step "benchmarks: re-scoring after a review decision (quick)" .venv/bin/python bench/rescore.py --quick
 
 # -- PostgreSQL ------------------------------------------------------------------------------------
 start_postgres() {

@@ -200,12 +200,15 @@ def label_set_version_rescore(*, version_id: int) -> int:
     rows = (SubmissionFile.objects.filter(
         submission__benchmark=label_set.benchmark, submission__status=Submission.Status.SCORED,
         image_set=label_set.image_set).exclude(compact="").select_related("submission"))
+    # A version made by review decisions only ever judges more pairs, so it has no novel pair
+    # that is not already an item; a version from elsewhere (an import) may have new ones.
+    record_items = label_set.family in REVIEWABLE_FAMILIES and "settled" not in version.summary
     done = 0
     for row in rows.iterator(chunk_size=200):
         record, novel = score_label_set(compiled, _compact_predictions(row), class_names=names)
         with transaction.atomic():
             score_upsert(submission=row.submission, version=version, record=record)
-            if novel is not None and label_set.family in REVIEWABLE_FAMILIES:
+            if novel is not None and record_items:
                 review_items_record(submission=row.submission, label_set=label_set, novel=novel)
         done += 1
     benchmark_leaderboard_touch(benchmark_id=label_set.benchmark_id)

@@ -1,0 +1,187 @@
+"""Re-scoring after a review decision, on stored ImageNet submissions.
+
+    python bench/rescore.py                 # 1,000 stored submissions
+    python bench/rescore.py --quick         # 30 (what CI runs)
+    python bench/rescore.py --submissions N
+
+Setup (untimed), in a throwaway SQLite database and media folder: imagenet loaded from the
+data directory; N scored submissions stored as the worker stores them (compact top-5 .npz and
+a Score row on every label set's current version). Each is the real cleanlab ResNet-50
+(top-1, canonical order) with 2% of its top-1 predictions changed at random and random
+runners-up; 1% of them also predict one chosen novel ReaL pair, whose review item exists.
+Timed: (1) a panel of three accepts that pair -> new ReaL version -> every submission
+re-scored on it -> the leaderboard read; (2) a full re-score of all N on that version again.
+Targets (issue 4, 10,000 submissions): (1) under 2 s, (2) under 60 s; with N below 10,000
+the 10,000 figure is extrapolated linearly and marked so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.leaderboard import manage, server_env  # noqa: E402
+
+TARGET_DECISION_S, TARGET_FULL_S, TARGET_N = 2.0, 60.0, 10_000
+
+
+def setup(count: int, seed: int = 0) -> tuple[int, list[int]]:
+    """Store `count` scored ImageNet submissions; returns (review item id, reviewer ids)."""
+    from django.conf import settings
+    from django.contrib.auth.models import Group, User
+    from django.utils import timezone
+
+    from leaderboard import selectors
+    from leaderboard.labelstore import compiled_for_version
+    from leaderboard.models import (
+        ImageSet,
+        ReviewItem,
+        ReviewItemSubmission,
+        Score,
+        Submission,
+        SubmissionFile,
+    )
+    from leaderboard.services import review
+    from leaderboard.services.submissions import latest_versions
+    from workers.scoring import datasets
+    from workers.scoring.metrics import in_keys, score_label_set
+    from workers.scoring.predictions import Predictions
+
+    rng = np.random.default_rng(seed)
+    data_dir = Path(settings.EVALSERVER_DATA_DIR)
+    base = datasets.imagenet_cleanlab_to_canonical(
+        data_dir, np.load(data_dir / "imagenet/cleanlab_cv_predicted_labels.npy")).astype(np.int64)
+    benchmark = selectors.benchmark_get(slug="imagenet")
+    image_set = ImageSet.objects.get(slug="imagenet-val")
+    versions = latest_versions(benchmark)
+    compiled = {v.label_set.slug: compiled_for_version(v) for v in versions}
+    real = compiled["real"]
+    # the chosen pair: an included image and a class no rater judged there
+    example = int(np.flatnonzero(real.arrays["mask"])[0])
+    judged = np.concatenate([real.arrays["accepted_keys"], real.arrays["wrong_keys"]])
+    cls = next(c for c in range(1000) if example * 1000 + c not in set(judged.tolist()))
+    owner = User.objects.create(username="bench-owner")
+    now = timezone.now()
+    subs = Submission.objects.bulk_create(
+        [Submission(owner=owner, benchmark=benchmark, model_name=f"bench {i:05d}",
+                    status=Submission.Status.SCORED, started=now, scored=now, attempts=1)
+         for i in range(count)], batch_size=500)
+    compact_dir = Path(settings.MEDIA_ROOT) / "compact"
+    compact_dir.mkdir(parents=True, exist_ok=True)
+    files, scores, predicting = [], [], []
+    for i, sub in enumerate(subs):
+        top1 = base.copy()
+        flip = rng.random(50_000) < 0.02
+        top1[flip] = rng.integers(0, 1000, size=int(flip.sum()))
+        if i % 100 == 0:
+            top1[example] = cls
+            predicting.append(sub)
+        topk = np.empty((50_000, 5), dtype=np.int16)
+        topk[:, 0] = top1
+        topk[:, 1:] = (top1[:, None] + rng.integers(1, 1000, size=(50_000, 4))) % 1000
+        name = f"compact/bench-{sub.pk}.npz"
+        np.savez(Path(settings.MEDIA_ROOT) / name, topk=topk)
+        files.append(SubmissionFile(submission=sub, image_set=image_set, file=name,
+                                    original_name="bench.npy", size=0, sha256="0" * 64,
+                                    compact=name))
+        preds = Predictions(topk=topk.astype(np.int32), topk_scores=None, scores=None,
+                            scores_kind=None)
+        for version in versions:
+            record, _ = score_label_set(compiled[version.label_set.slug], preds)
+            scores.append(Score(submission=sub, label_set_version=version,
+                                label_set_id=version.label_set_id, accuracy=record["accuracy"],
+                                correct=record["correct"], total=record["total"],
+                                ci_low=record["ci_low"], ci_high=record["ci_high"],
+                                record=record))
+    SubmissionFile.objects.bulk_create(files, batch_size=500)
+    Score.objects.bulk_create(scores, batch_size=1000)
+    assert not in_keys(judged, np.array([example]), np.array([cls]), 1000).any()
+    item = ReviewItem.objects.create(label_set=real_label_set(versions), example_index=example,
+                                     class_id=cls, submission_count=len(predicting))
+    ReviewItemSubmission.objects.bulk_create(
+        [ReviewItemSubmission(item=item, submission=s) for s in predicting])
+    group = Group.objects.create(name=review.REVIEWERS_GROUP)
+    reviewers = [User.objects.create(username=f"reviewer-{i}") for i in range(3)]
+    for user in reviewers:
+        user.groups.add(group)
+    return item.pk, [u.pk for u in reviewers]
+
+
+def real_label_set(versions):  # type: ignore[no-untyped-def]
+    return next(v.label_set for v in versions if v.label_set.slug == "real")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="30 submissions (CI)")
+    parser.add_argument("--submissions", type=int, help="default 1000 (30 with --quick)")
+    args = parser.parse_args()
+    count = args.submissions or (30 if args.quick else 1000)
+    work = Path(tempfile.mkdtemp(prefix="evalserver-rescore-"))
+    try:
+        env = server_env(work)
+        manage(env, "migrate", "--noinput", "-v", "0")
+        manage(env, "load_benchmarks", "--benchmark", "imagenet")
+        os.environ.update({k: env[k] for k in ("DJANGO_SETTINGS_MODULE", "DATABASE_URL",
+                                               "MEDIA_ROOT", "EVALSERVER_CACHE_DIR",
+                                               "SECRET_KEY", "DEBUG", "LOG_LEVEL")})
+        import django
+
+        django.setup()
+        from django.contrib.auth.models import User
+        from django.db import transaction
+
+        from leaderboard import selectors
+        from leaderboard.models import LabelSetVersion, Score
+        from leaderboard.services import review
+
+        t0 = time.perf_counter()
+        item_id, reviewer_ids = setup(count)
+        print(f"Setup: {count} stored ImageNet submissions, {time.perf_counter() - t0:.1f} s")
+        queued: list[int] = []
+        # Run the re-scoring here, synchronously, instead of queueing it for a worker.
+        review.rescore_version_queue = queued.append  # type: ignore[assignment]
+        t1 = time.perf_counter()
+        for user in User.objects.filter(pk__in=reviewer_ids):
+            with transaction.atomic():
+                review.review_vote_cast(item_id=item_id, reviewer=user, verdict="correct")
+        t_vote = time.perf_counter() - t1
+        version = LabelSetVersion.objects.get(pk=queued[0])
+        rescored = review.label_set_version_rescore(version_id=version.pk)
+        board = selectors.leaderboard_get(benchmark=selectors.benchmark_get(slug="imagenet"),
+                                          sort="real")
+        t_decision = time.perf_counter() - t1
+        assert rescored == count and len(board.rows) == count
+        assert Score.objects.filter(label_set_version=version).count() == count
+        t2 = time.perf_counter()
+        review.label_set_version_rescore(version_id=version.pk)
+        t_full = time.perf_counter() - t2
+        scale = TARGET_N / count
+        for label, seconds, target in (
+                ("accept one novel prediction (votes, version, re-score, leaderboard)",
+                 t_decision, TARGET_DECISION_S),
+                ("full re-score of every submission on a version", t_full, TARGET_FULL_S)):
+            at_target = seconds * scale
+            verdict = "met" if at_target <= target else "MISSED"
+            print(f"  {label}: {seconds:.2f} s for {count}"
+                  + (f" -> {at_target:.1f} s for {TARGET_N:,} (extrapolated)" if scale != 1
+                     else "")
+                  + f"  target < {target:g} s at {TARGET_N:,}: {verdict}")
+        print(f"  (of which the three votes and the new version: {t_vote:.2f} s)")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

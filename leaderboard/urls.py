@@ -22,4 +22,8 @@ urlpatterns = [
     path("submissions/<int:submission_id>/visibility/", views.submission_visibility,
          name="submission_visibility"),
     path("benchmarks/<str:slug>/", views.leaderboard, name="leaderboard"),
+    path("benchmarks/<str:slug>/label-sets/<str:label_set>/history/", views.label_set_history,
+         name="label_set_history"),
+    path("review/", views.review_home, name="review_home"),
+    path("review/<str:slug>/next/", views.review_next, name="review_next"),
 ]

@@ -15,6 +15,7 @@ ERROR_DESCRIPTIONS = {
     401: "No valid credentials (`not_authenticated`, `authentication_failed`).",
     403: "Authenticated, but not allowed (`permission_denied`, `not_owner`).",
     404: "No such object, or one the caller may not see (`not_found`).",
+    409: "In conflict with the current state (`already_voted`, `already_decided`).",
     413: "An uploaded file is over the size cap (`file_too_large`).",
     429: "Daily submission quota reached (`quota_exceeded`).",
 }

@@ -3,7 +3,7 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from leaderboard.api import auth, benchmarks, submissions
+from leaderboard.api import auth, benchmarks, review, submissions
 
 # Benchmark slugs may contain dots (`cifar10.1-v6` is an image set; benchmarks follow the
 # same rule), so `<str:slug>`, not `<slug:slug>`.
@@ -14,6 +14,15 @@ urlpatterns = [
          name="api-benchmark-detail"),
     path("benchmarks/<str:slug>/leaderboard/", benchmarks.LeaderboardView.as_view(),
          name="api-leaderboard"),
+    path("benchmarks/<str:slug>/label-sets/<str:label_set>/versions/",
+         review.LabelSetVersionListView.as_view(), name="api-label-set-versions"),
+    path("benchmarks/<str:slug>/label-sets/<str:label_set>/versions/<int:number>/",
+         review.LabelSetVersionDetailView.as_view(), name="api-label-set-version"),
+    path("review/<str:slug>/queue/", review.ReviewQueueView.as_view(), name="api-review-queue"),
+    path("review/items/<int:item_id>/", review.ReviewItemDetailView.as_view(),
+         name="api-review-item"),
+    path("review/items/<int:item_id>/votes/", review.ReviewVoteCreateView.as_view(),
+         name="api-review-votes"),
     path("submissions/", submissions.SubmissionListCreateView.as_view(),
          name="api-submission-list"),
     path("submissions/<int:submission_id>/", submissions.SubmissionDetailView.as_view(),

@@ -4,6 +4,7 @@ reads."""
 from leaderboard.views.accounts import profile, signup, token_create, token_revoke
 from leaderboard.views.home import home
 from leaderboard.views.leaderboards import leaderboard
+from leaderboard.views.review import label_set_history, review_home, review_next
 from leaderboard.views.submissions import (
     submission_detail,
     submission_list,
@@ -14,8 +15,11 @@ from leaderboard.views.submissions import (
 
 __all__ = [
     "home",
+    "label_set_history",
     "leaderboard",
     "profile",
+    "review_home",
+    "review_next",
     "signup",
     "submission_detail",
     "submission_list",

@@ -24,7 +24,7 @@ from leaderboard.models import Benchmark
 
 PAGE_SIZE = 100
 # Bump when leaderboard/_board.html (or what it is given) changes (see leaderboard/caching.py).
-BOARD_HTML_FORMAT = "html1"
+BOARD_HTML_FORMAT = "html2"
 # Page links around the current page; the first and last are always linked.
 PAGE_LINKS_AROUND = 2
 

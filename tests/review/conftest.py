@@ -1,0 +1,61 @@
+"""Fixtures of the review tests: maintainers, a bare benchmark, real ImageNet submissions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from django.contrib.auth.models import Group, User
+from rest_framework.test import APIClient
+
+from leaderboard import selectors, services
+from leaderboard.models import Benchmark, ImageSet, LabelSet, Submission
+from leaderboard.services import review
+from tests import factories
+from workers.scoring import datasets
+from workers.tasks import score_submission
+
+
+def reviewers(n: int, prefix: str = "reviewer") -> list[User]:
+    """n users in the `reviewers` group (not staff)."""
+    group, _ = Group.objects.get_or_create(name=review.REVIEWERS_GROUP)
+    users = [factories.user_create(f"{prefix}{i}") for i in range(n)]
+    for user in users:
+        user.groups.add(group)
+    return users
+
+
+def api_client(user: User | None = None) -> APIClient:
+    client = APIClient()
+    if user is not None:
+        client.force_authenticate(user)
+    return client
+
+
+def resnet50_top1(data_dir: Path) -> np.ndarray:
+    """The real cleanlab cross-validated ResNet-50 top-1, in canonical (file-number) order."""
+    cleanlab = np.load(data_dir / "imagenet/cleanlab_cv_predicted_labels.npy")
+    return datasets.imagenet_cleanlab_to_canonical(data_dir, cleanlab).astype(np.int64)
+
+
+def submit_imagenet(top1: np.ndarray, tmp_path: Path, name: str) -> Submission:
+    """Submit top-1 predictions for imagenet-val as a new user, scored in this process."""
+    submission = services.submission_create(
+        owner=factories.user_create(f"owner-{name}"), model_name=name,
+        benchmark=selectors.benchmark_get(slug="imagenet"),
+        files={"imagenet-val": factories.upload_npy(top1, tmp_path, f"{name}.npy")})
+    assert score_submission.apply(args=[submission.pk], task_id=f"review-{submission.pk}") \
+        .get() == "scored"
+    return submission
+
+
+@pytest.fixture
+def bare_label_set(db: None) -> LabelSet:
+    """A benchmark with one label set and no versions: enough for queues and permissions."""
+    benchmark = Benchmark.objects.create(slug="toy", name="Toy", num_classes=10,
+                                         main_image_set="toy-test")
+    image_set = ImageSet.objects.create(benchmark=benchmark, slug="toy-test", name="Toy test",
+                                        size=100)
+    return LabelSet.objects.create(benchmark=benchmark, image_set=image_set, slug="real",
+                                   kind="multi", family="real", name="Toy real")

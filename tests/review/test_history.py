@@ -1,0 +1,110 @@
+"""A label set's history: versions newest first and the rank shifts each caused."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+from pytest_django.fixtures import Settings
+
+from leaderboard.labelstore import compiled_for_version
+from leaderboard.models import LabelSetVersion, ReviewItem, Score, Submission
+from leaderboard.services import review
+from tests import factories
+from tests.review.conftest import api_client, resnet50_top1, submit_imagenet
+from workers.scoring import revisions
+
+pytestmark = pytest.mark.django_db
+
+
+def _accepted(keys: np.ndarray, example: int) -> set[int]:
+    low, high = np.searchsorted(keys, [example * 1000, (example + 1) * 1000])
+    return {int(k) - example * 1000 for k in keys[low:high]}
+
+
+@pytest.fixture
+def swapped(loaded: Settings, data_dir: Path, tmp_path: Path) -> dict[str, object]:
+    """ResNet-50 (A) and a copy (B) one ReaL-correct ahead of it; then one version accepts two
+    of A's novel predictions that B does not make, so A ends one ahead of B."""
+    top1 = resnet50_top1(data_dir)
+    a = submit_imagenet(top1, tmp_path, "model-a")
+    v1 = LabelSetVersion.objects.get(label_set__benchmark__slug="imagenet",
+                                     label_set__slug="real")
+    arrays = compiled_for_version(v1).arrays
+    accepted_keys, mask = arrays["accepted_keys"], arrays["mask"]
+    e1, e2 = (ReviewItem.objects.filter(label_set=v1.label_set)
+              .order_by("example_index")[:2])
+    # an included example A gets wrong, that B gets right
+    f = next(i for i in range(50_000) if mask[i] and i not in (e1.example_index, e2.example_index)
+             and int(top1[i]) not in _accepted(accepted_keys, i))
+    other = top1.copy()
+    other[f] = min(_accepted(accepted_keys, f))
+    for item in (e1, e2):  # B predicts a class that is not accepted there either
+        other[item.example_index] = next(
+            c for c in range(1000)
+            if c != item.class_id and c not in _accepted(accepted_keys, item.example_index))
+    b = submit_imagenet(other, tmp_path, "model-b")
+    staff = factories.user_create("curator", staff=True)
+    v2 = review.label_set_version_revise(
+        label_set=v1.label_set, items=[e1, e2], author=staff, note="two decisions",
+        verdicts=[revisions.Verdict(i.example_index, i.class_id, "correct", False)
+                  for i in (e1, e2)])
+    assert review.label_set_version_rescore(version_id=v2.pk) == 2
+    return {"a": a, "b": b, "v1": v1, "v2": v2, "items": (e1, e2), "author": staff}
+
+
+def _correct(submission: Submission, version: LabelSetVersion) -> int:
+    return Score.objects.get(submission=submission, label_set_version=version).correct
+
+
+def test_it_reports_rank_shifts_equal_to_a_direct_computation(swapped: dict) -> None:
+    a, b, v1, v2 = swapped["a"], swapped["b"], swapped["v1"], swapped["v2"]
+    # the direct computation: B one ahead on v1, A one ahead on v2
+    assert _correct(b, v1) == _correct(a, v1) + 1
+    assert _correct(a, v2) == _correct(a, v1) + 2
+    assert _correct(b, v2) == _correct(b, v1)
+    body = api_client().get("/api/benchmarks/imagenet/label-sets/real/versions/2/").json()
+    assert body["compared"] == 2
+    assert body["rank_shifts"] == [
+        {"submission_id": a.pk, "model_name": "model-a", "rank_before": 2, "rank_after": 1,
+         "shift": 1, "accuracy_before": Score.objects.get(submission=a,
+                                                          label_set_version=v1).accuracy,
+         "accuracy_after": Score.objects.get(submission=a, label_set_version=v2).accuracy},
+        {"submission_id": b.pk, "model_name": "model-b", "rank_before": 1, "rank_after": 2,
+         "shift": -1, "accuracy_before": Score.objects.get(submission=b,
+                                                           label_set_version=v1).accuracy,
+         "accuracy_after": Score.objects.get(submission=b, label_set_version=v2).accuracy},
+    ]
+    assert api_client().get("/api/benchmarks/imagenet/label-sets/real/versions/1/").json()[
+        "rank_shifts"] == []
+
+
+def test_it_lists_the_versions_newest_first_with_their_decisions(swapped: dict) -> None:
+    v1, v2, (e1, e2) = swapped["v1"], swapped["v2"], swapped["items"]
+    author: User = swapped["author"]
+    body = api_client().get("/api/benchmarks/imagenet/label-sets/real/versions/").json()
+    assert [(v["number"], v["hash"], v["parent"], v["author"]) for v in body] == [
+        (2, v2.content_hash, 1, author.username), (1, v1.content_hash, None, None)]
+    assert body[0]["note"] == "two decisions"
+    assert [(s["item"], s["example"], s["class_id"], s["verdict"], s["file_name"])
+            for s in body[0]["settled"]] == [
+        (i.pk, i.example_index, i.class_id, "correct",
+         f"ILSVRC2012_val_{i.example_index + 1:08d}.JPEG") for i in (e1, e2)]
+    missing = api_client().get("/api/benchmarks/imagenet/label-sets/nope/versions/")
+    assert (missing.status_code, missing.json()["error"]["code"]) == (404, "not_found")
+
+
+def test_it_shows_the_history_page_with_arrows(swapped: dict) -> None:
+    a, b = swapped["a"], swapped["b"]
+    html = Client().get("/benchmarks/imagenet/label-sets/real/history/").content.decode()
+    assert html.index('id="v2"') < html.index('id="v1"')
+    row_a = html.split(f'<tr data-submission="{a.pk}">', 1)[1].split("</tr>", 1)[0]
+    row_b = html.split(f'<tr data-submission="{b.pk}">', 1)[1].split("</tr>", 1)[0]
+    assert '<td class="num">2</td><td class="num">1</td>' in row_a and "▲1" in row_a
+    assert '<td class="num">1</td><td class="num">2</td>' in row_b and "▼1" in row_b
+    assert "by curator" in html
+    board = Client().get("/benchmarks/imagenet/").content.decode()
+    assert 'href="/benchmarks/imagenet/label-sets/real/history/"' in board

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
 from django.conf import settings
@@ -29,7 +29,7 @@ from leaderboard.models import (
     Verdict,
 )
 from leaderboard.services.catalog import label_set_version_create
-from leaderboard.services.submissions import benchmark_leaderboard_touch, score_upsert
+from leaderboard.services.submissions import benchmark_leaderboard_touch, scores_upsert
 from workers.scoring import datasets, labelsets, revisions
 from workers.scoring.metrics import NovelPairs, score_label_set
 from workers.scoring.predictions import Predictions
@@ -37,6 +37,8 @@ from workers.scoring.predictions import Predictions
 # Label-set families whose unjudged top-1 predictions go to review (SPEC 3 and 4).
 REVIEWABLE_FAMILIES = ("real", "multilabel")
 REVIEWERS_GROUP = "reviewers"
+# Submissions whose new scores are written in one statement while re-scoring.
+RESCORE_CHUNK = 200
 
 
 @dataclass
@@ -204,13 +206,20 @@ def label_set_version_rescore(*, version_id: int) -> int:
     # that is not already an item; a version from elsewhere (an import) may have new ones.
     record_items = label_set.family in REVIEWABLE_FAMILIES and "settled" not in version.summary
     done = 0
-    for row in rows.iterator(chunk_size=200):
+    chunk: dict[int, dict[str, Any]] = {}
+    for row in rows.iterator(chunk_size=RESCORE_CHUNK):
         record, novel = score_label_set(compiled, _compact_predictions(row), class_names=names)
-        with transaction.atomic():
-            score_upsert(submission=row.submission, version=version, record=record)
-            if novel is not None and record_items:
+        chunk[row.submission_id] = record
+        if novel is not None and record_items:
+            with transaction.atomic():
                 review_items_record(submission=row.submission, label_set=label_set, novel=novel)
-        done += 1
+        if len(chunk) == RESCORE_CHUNK:
+            scores_upsert(version=version, records=chunk)
+            done += len(chunk)
+            chunk = {}
+    if chunk:
+        scores_upsert(version=version, records=chunk)
+        done += len(chunk)
     benchmark_leaderboard_touch(benchmark_id=label_set.benchmark_id)
     return done
 

@@ -290,19 +290,33 @@ def submission_score(*, submission_id: int, task_id: str) -> bool:
     return True
 
 
+SCORE_FIELDS = (
+    "label_set", "accuracy", "correct", "total", "ci_low", "ci_high", "record", "updated",
+)
+
+
+def _score_row(submission_id: int, version: LabelSetVersion, record: dict[str, Any]) -> Score:
+    return Score(
+        submission_id=submission_id, label_set_version=version,
+        label_set_id=version.label_set_id, accuracy=record.get("accuracy"),
+        correct=record.get("correct") or 0, total=record.get("total") or 0,
+        ci_low=record.get("ci_low"), ci_high=record.get("ci_high"), record=record,
+    )
+
+
 def score_upsert(*, submission: Submission, version: LabelSetVersion,
                  record: dict[str, Any]) -> Score:
     """One Score row per (submission, version): re-scoring replaces it, never duplicates."""
-    score, _ = Score.objects.update_or_create(
-        submission=submission, label_set_version=version,
-        defaults={
-            "label_set_id": version.label_set_id,
-            "accuracy": record.get("accuracy"), "correct": record.get("correct") or 0,
-            "total": record.get("total") or 0, "ci_low": record.get("ci_low"),
-            "ci_high": record.get("ci_high"), "record": record,
-        },
+    return scores_upsert(version=version, records={submission.pk: record})[0]
+
+
+def scores_upsert(*, version: LabelSetVersion, records: dict[int, dict[str, Any]]) -> list[Score]:
+    """Many submissions' Score rows on one version in one statement (insert or replace)."""
+    return Score.objects.bulk_create(
+        [_score_row(submission_id, version, record) for submission_id, record in records.items()],
+        update_conflicts=True, unique_fields=("submission", "label_set_version"),
+        update_fields=SCORE_FIELDS,
     )
-    return score
 
 
 def benchmark_leaderboard_touch(*, benchmark_id: int) -> None:

@@ -103,3 +103,11 @@ def shift_class(value: int | None) -> str:
 def nav_benchmarks() -> list[tuple[str, str]]:
     """(slug, name) of every benchmark, for the navigation bar."""
     return list(selectors.benchmark_list().values_list("slug", "name"))
+
+
+@register.filter
+def is_reviewer(user: Any) -> bool:
+    """Whether the nav shows the review queue (maintainers: staff or the reviewers group)."""
+    from leaderboard.services.review import user_is_reviewer
+
+    return user_is_reviewer(user)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from django.test import Client
+from pytest_django.fixtures import Settings
 
 from leaderboard.models import LabelSet, ReviewItem
 from tests import factories
@@ -80,3 +81,20 @@ def test_it_lists_open_item_counts_to_maintainers(item: ReviewItem, who: str) ->
     html = response.content.decode()
     assert '<tr data-benchmark="toy">' in html
     assert '<td class="num open-count">1</td>' in html
+
+
+@pytest.mark.django_db
+def test_it_shows_the_review_link_only_to_maintainers(loaded: Settings, client: Client) -> None:
+    from django.contrib.auth.models import Group
+
+    from leaderboard.services.review import REVIEWERS_GROUP
+
+    reviewer = factories.user_create("rita")
+    reviewer.groups.add(Group.objects.get_or_create(name=REVIEWERS_GROUP)[0])
+    for user, shown in ((None, False), (factories.user_create("nora"), False), (reviewer, True),
+                        (factories.user_create("sam", staff=True), True)):
+        client.logout()
+        if user is not None:
+            client.force_login(user)
+        page = client.get("/").content.decode()
+        assert ('href="/review/"' in page) is shown

@@ -26,4 +26,6 @@ urlpatterns = [
          name="label_set_history"),
     path("review/", views.review_home, name="review_home"),
     path("review/<str:slug>/next/", views.review_next, name="review_next"),
+    path("review/<str:slug>/ground-truth/next/", views.ground_truth_next,
+         name="ground_truth_next"),
 ]

@@ -3,7 +3,7 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from leaderboard.api import auth, benchmarks, review, submissions
+from leaderboard.api import auth, benchmarks, ground_truth, review, submissions
 
 # Benchmark slugs may contain dots (`cifar10.1-v6` is an image set; benchmarks follow the
 # same rule), so `<str:slug>`, not `<slug:slug>`.
@@ -18,6 +18,10 @@ urlpatterns = [
          review.LabelSetVersionListView.as_view(), name="api-label-set-versions"),
     path("benchmarks/<str:slug>/label-sets/<str:label_set>/versions/<int:number>/",
          review.LabelSetVersionDetailView.as_view(), name="api-label-set-version"),
+    path("review/<str:slug>/ground-truth/", ground_truth.GroundTruthQueueView.as_view(),
+         name="api-ground-truth-queue"),
+    path("review/ground-truth/<int:candidate_id>/votes/",
+         ground_truth.GroundTruthVoteCreateView.as_view(), name="api-ground-truth-votes"),
     path("review/<str:slug>/queue/", review.ReviewQueueView.as_view(), name="api-review-queue"),
     path("review/items/<int:item_id>/", review.ReviewItemDetailView.as_view(),
          name="api-review-item"),

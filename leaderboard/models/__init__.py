@@ -13,6 +13,11 @@ from leaderboard.models.catalog import (
     content_hash_validator,
     slug_validator,
 )
+from leaderboard.models.ground_truth import (
+    GroundTruthAnswer,
+    GroundTruthCandidate,
+    GroundTruthVote,
+)
 from leaderboard.models.review import (
     MistakeCategory,
     ReviewItem,
@@ -25,6 +30,9 @@ from leaderboard.models.submissions import Score, Submission, SubmissionFile
 
 __all__ = [
     "Benchmark",
+    "GroundTruthAnswer",
+    "GroundTruthCandidate",
+    "GroundTruthVote",
     "ImageSet",
     "ImmutableVersionError",
     "LabelSet",

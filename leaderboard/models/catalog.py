@@ -36,6 +36,10 @@ class Benchmark(models.Model):
     review_panel_size = models.PositiveSmallIntegerField(
         default=3, validators=[MinValueValidator(1)]
     )
+    # Reviewers who answer on one ground-truth candidate (Northcutt et al. used 5 workers).
+    ground_truth_panel_size = models.PositiveSmallIntegerField(
+        default=5, validators=[MinValueValidator(1)]
+    )
 
     class Meta:
         ordering = ("slug",)

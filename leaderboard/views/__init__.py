@@ -2,6 +2,7 @@
 reads."""
 
 from leaderboard.views.accounts import profile, signup, token_create, token_revoke
+from leaderboard.views.ground_truth import ground_truth_next
 from leaderboard.views.home import home
 from leaderboard.views.leaderboards import leaderboard
 from leaderboard.views.review import label_set_history, review_home, review_next
@@ -14,6 +15,7 @@ from leaderboard.views.submissions import (
 )
 
 __all__ = [
+    "ground_truth_next",
     "home",
     "label_set_history",
     "leaderboard",

@@ -63,8 +63,14 @@ def _benchmark(slug: str) -> Benchmark:
 
 @reviewer_required
 def review_home(request: HttpRequest) -> HttpResponse:
-    return render(request, "leaderboard/review_home.html",
-                  {"benchmarks": selectors_review.review_open_counts()})
+    from leaderboard.selectors_ground_truth import ground_truth_open_counts
+
+    candidates = ground_truth_open_counts()
+    return render(request, "leaderboard/review_home.html", {
+        "benchmarks": selectors_review.review_open_counts(),
+        "ground_truth": [(b, candidates[b.pk]) for b in Benchmark.objects.order_by("slug")
+                         if b.pk in candidates],
+    })
 
 
 @reviewer_required

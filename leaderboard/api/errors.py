@@ -12,7 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from leaderboard.services import SubmissionError
-from leaderboard.services.review import ReviewError
+from leaderboard.services.errors import ServiceError
 from leaderboard.uploads import upload_too_large
 
 
@@ -51,29 +51,13 @@ def _first_validation_error(detail: Any, prefix: str = "") -> tuple[str, str, st
     return str(code), message, None
 
 
-# The HTTP status of each ReviewError code; a code not listed keeps the error's own status.
-REVIEW_ERROR_STATUS = {
-    "forbidden": status.HTTP_403_FORBIDDEN,
-    "not_found": status.HTTP_404_NOT_FOUND,
-    "already_decided": status.HTTP_409_CONFLICT,
-    "already_voted": status.HTTP_409_CONFLICT,
-}
-
-
-def review_error_response(exc: ReviewError) -> Response:
-    return error_response(exc.code, exc.message, field=exc.field,
-                          http_status=REVIEW_ERROR_STATUS.get(exc.code, exc.http_status))
-
-
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, StopUpload):
         # The size cap stopped the upload in a way the parser did not absorb: same 413.
         exc = file_too_large_error(upload_too_large(context.get("request")) or "the request body")
-    if isinstance(exc, SubmissionError):
+    if isinstance(exc, ServiceError):  # submissions, review, ground truth: their own status
         return error_response(exc.code, exc.message, field=exc.field,
                               http_status=exc.http_status)
-    if isinstance(exc, ReviewError):
-        return review_error_response(exc)
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
     response = drf_exception_handler(exc, context)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, cast
 
 import numpy as np
@@ -29,6 +28,7 @@ from leaderboard.models import (
     Verdict,
 )
 from leaderboard.services.catalog import label_set_version_create
+from leaderboard.services.errors import ServiceError
 from leaderboard.services.submissions import benchmark_leaderboard_touch, scores_upsert
 from workers.scoring import datasets, labelsets, revisions
 from workers.scoring.metrics import NovelPairs, score_label_set
@@ -41,15 +41,8 @@ REVIEWERS_GROUP = "reviewers"
 RESCORE_CHUNK = 200
 
 
-@dataclass
-class ReviewError(Exception):
-    code: str
-    message: str
-    field: str | None = None
-    http_status: int = 400
-
-    def __str__(self) -> str:
-        return self.message
+class ReviewError(ServiceError):
+    """A vote or review decision the server refuses."""
 
 
 def user_is_reviewer(user: User) -> bool:

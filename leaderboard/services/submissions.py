@@ -10,7 +10,6 @@ import hashlib
 import io
 import tempfile
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from datetime import timedelta
 from functools import partial
 from pathlib import Path
@@ -33,6 +32,7 @@ from leaderboard.models import (
     Submission,
     SubmissionFile,
 )
+from leaderboard.services.errors import ServiceError
 from workers.scoring import datasets
 from workers.scoring.metrics import score_submission
 from workers.scoring.predictions import SUPPORTED_EXTENSIONS, Predictions, parse_predictions
@@ -40,17 +40,8 @@ from workers.scoring.predictions import SUPPORTED_EXTENSIONS, Predictions, parse
 Status = Submission.Status
 
 
-@dataclass
-class SubmissionError(Exception):
-    """A request the server refuses; rendered as the API's one error shape."""
-
-    code: str
-    message: str
-    field: str | None = None
-    http_status: int = 400
-
-    def __str__(self) -> str:
-        return self.message
+class SubmissionError(ServiceError):
+    """A submission the server refuses (bad request, quota, size)."""
 
 
 def _check_files(benchmark: Benchmark, files: Mapping[str, Any]) -> None:

@@ -187,3 +187,72 @@ def test_it_queues_a_rescore_for_a_version_made_while_a_submission_was_scoring(
         assert services.submission_score(submission_id=second.pk, task_id="t") is True
     queued = [c.args for c in callbacks if getattr(c, "func", None) is review.rescore_version_queue]
     assert queued == [(made[0].pk,)]
+
+
+def _submit_topk(data_dir: Path, tmp_path: Path, username: str, topk: np.ndarray) -> Submission:
+    submission = services.submission_create(
+        owner=factories.user_create(username), model_name=username,
+        benchmark=selectors.benchmark_get(slug="imagenet"),
+        files={"imagenet-val": factories.upload_npy(topk, tmp_path, f"{username}.npy")})
+    assert score_submission.apply(args=[submission.pk], task_id=f"t{submission.pk}").get() \
+        == "scored"
+    return submission
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("verdict", ["correct", "wrong", "unclear"])
+def test_it_applies_one_real_verdict_incrementally_exactly_as_a_full_rescore(
+    loaded: Settings, data_dir: Path, tmp_path: Path, verdict: str
+) -> None:
+    from workers.scoring import revisions
+
+    first = _submit_imagenet(data_dir, tmp_path, "a")
+    item = ReviewItem.objects.filter(label_set__slug="real").order_by("id").first()
+    assert item is not None
+    example, cls = item.example_index, item.class_id
+    cleanlab = np.load(data_dir / "imagenet/cleanlab_cv_predicted_labels.npy")
+    top1 = datasets.imagenet_cleanlab_to_canonical(data_dir, cleanlab).astype(np.int64)
+    top3 = np.stack([top1, (top1 + 3) % 1000, (top1 + 4) % 1000], axis=1)
+    other, third_class = (cls + 1) % 1000, (cls + 2) % 1000
+    second_has_it, third_has_it = top3.copy(), top3.copy()
+    second_has_it[example] = [other, cls, third_class]  # the pair as 2nd prediction
+    third_has_it[example] = [other, third_class, cls]  # and as 3rd
+    second = _submit_topk(data_dir, tmp_path, "second", second_has_it)
+    third = _submit_topk(data_dir, tmp_path, "third", third_has_it)
+    before = {s.pk: selectors.submission_scores(submission=s)["real"].record
+              for s in (first, second, third)}
+    version = review.label_set_version_revise(
+        label_set=item.label_set, items=[item], author=None,
+        verdicts=[revisions.Verdict(example, cls, verdict)])  # type: ignore[arg-type]
+
+    def records() -> dict[int, dict]:  # type: ignore[type-arg]
+        return dict(Score.objects.filter(label_set_version=version)
+                    .values_list("submission_id", "record"))
+
+    assert review._rescore_incrementally(version) == 3
+    fast = records()
+    assert review._rescore_fully(version) == 3
+    assert fast == records()
+    gained = 1 if verdict == "correct" else 0
+    assert fast[first.pk]["correct"] == before[first.pk]["correct"] + gained
+    assert fast[first.pk]["novel_count"] == before[first.pk]["novel_count"] - 1
+    assert fast[second.pk]["second"]["correct"] == before[second.pk]["second"]["correct"] + gained
+    assert fast[third.pk]["third"]["correct"] == before[third.pk]["third"]["correct"] + gained
+    assert fast[second.pk]["correct"] == before[second.pk]["correct"]
+
+
+@pytest.mark.django_db
+def test_it_rescores_fully_when_a_verdict_flags_the_ground_truth(
+    loaded: Settings, data_dir: Path, tmp_path: Path
+) -> None:
+    from workers.scoring import revisions
+
+    _submit_imagenet(data_dir, tmp_path, "a")
+    item = ReviewItem.objects.filter(label_set__slug="real").order_by("id").first()
+    assert item is not None
+    version = review.label_set_version_revise(
+        label_set=item.label_set, items=[item], author=None,
+        verdicts=[revisions.Verdict(item.example_index, item.class_id, "wrong", True)])
+    # the flagged example leaves the evaluated set: every total changes, no shortcut applies
+    assert review._rescore_incrementally(version) is None
+    assert review.label_set_version_rescore(version_id=version.pk) == 1

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, cast
 
 import numpy as np
@@ -23,6 +24,7 @@ from leaderboard.models import (
     ReviewItem,
     ReviewItemSubmission,
     ReviewVote,
+    Score,
     Submission,
     SubmissionFile,
     Verdict,
@@ -31,8 +33,10 @@ from leaderboard.services.catalog import label_set_version_create
 from leaderboard.services.errors import ServiceError
 from leaderboard.services.submissions import benchmark_leaderboard_touch, scores_upsert
 from workers.scoring import datasets, labelsets, revisions
+from workers.scoring.compact import npz_member_rows
 from workers.scoring.metrics import NovelPairs, score_label_set
 from workers.scoring.predictions import Predictions
+from workers.scoring.stats import accuracy_record
 
 # Label-set families whose unjudged top-1 predictions go to review (SPEC 3 and 4).
 REVIEWABLE_FAMILIES = ("real", "multilabel")
@@ -186,21 +190,36 @@ def _compact_predictions(row: SubmissionFile) -> Predictions:
 
 
 def label_set_version_rescore(*, version_id: int) -> int:
-    """Score every scored submission on this version (idempotent); returns how many."""
-    version = LabelSetVersion.objects.select_related("label_set__benchmark",
-                                                     "label_set__image_set").get(id=version_id)
+    """Score every scored submission on this version (idempotent); returns how many.
+
+    One ReaL verdict that cannot change any total is applied to the parent's scores
+    (exact, and fast: only each submission's top-3 at that example is read); anything else
+    re-scores every submission from its stored predictions."""
+    version = LabelSetVersion.objects.select_related(
+        "label_set__benchmark", "label_set__image_set", "parent").get(id=version_id)
+    done = _rescore_incrementally(version)
+    if done is None:
+        done = _rescore_fully(version)
+    benchmark_leaderboard_touch(benchmark_id=version.label_set.benchmark_id)
+    return done
+
+
+def _scored_files(label_set: LabelSet) -> Any:
+    return (SubmissionFile.objects.filter(
+        submission__benchmark=label_set.benchmark, submission__status=Submission.Status.SCORED,
+        image_set=label_set.image_set).exclude(compact="").select_related("submission"))
+
+
+def _rescore_fully(version: LabelSetVersion) -> int:
     label_set = version.label_set
     compiled = compiled_for_version(version)
     names = datasets.class_names(label_set.benchmark.slug, settings.EVALSERVER_DATA_DIR)
-    rows = (SubmissionFile.objects.filter(
-        submission__benchmark=label_set.benchmark, submission__status=Submission.Status.SCORED,
-        image_set=label_set.image_set).exclude(compact="").select_related("submission"))
     # A version made by review decisions only ever judges more pairs, so it has no novel pair
     # that is not already an item; a version from elsewhere (an import) may have new ones.
     record_items = label_set.family in REVIEWABLE_FAMILIES and "settled" not in version.summary
     done = 0
     chunk: dict[int, dict[str, Any]] = {}
-    for row in rows.iterator(chunk_size=RESCORE_CHUNK):
+    for row in _scored_files(label_set).iterator(chunk_size=RESCORE_CHUNK):
         record, novel = score_label_set(compiled, _compact_predictions(row), class_names=names)
         chunk[row.submission_id] = record
         if novel is not None and record_items:
@@ -213,6 +232,49 @@ def label_set_version_rescore(*, version_id: int) -> int:
     if chunk:
         scores_upsert(version=version, records=chunk)
         done += len(chunk)
-    benchmark_leaderboard_touch(benchmark_id=label_set.benchmark_id)
     return done
 
+
+def _rescore_incrementally(version: LabelSetVersion) -> int | None:
+    """The parent's ReaL scores moved by one verdict on a novel pair of an included example;
+    None when that does not describe this version (then every submission is re-scored)."""
+    settled = version.summary.get("settled") or []
+    label_set, parent = version.label_set, version.parent
+    if label_set.family != "real" or parent is None or len(settled) != 1:
+        return None
+    example, cls = int(settled[0]["example"]), int(settled[0]["class"])
+    new, old = compiled_for_version(version), compiled_for_version(parent)
+    key = np.array([example * new.num_classes + cls])
+    judged_before = np.union1d(old.arrays["accepted_keys"], old.arrays["wrong_keys"])
+    if (not (old.arrays["mask"][example] and new.arrays["mask"][example])
+            or np.isin(key, judged_before).any()
+            or not np.array_equal(old.arrays["mask"], new.arrays["mask"])):
+        return None  # a total could change: only a full re-score is exact
+    accepted_now = bool(np.isin(key, new.arrays["accepted_keys"]).any())
+    parents = dict(Score.objects.filter(label_set_version=parent)
+                   .values_list("submission_id", "record"))
+    rows = list(_scored_files(label_set))
+    if any(row.submission_id not in parents for row in rows):
+        return None  # a submission was not scored on the parent
+    records: dict[int, dict[str, Any]] = {}
+    for row in rows:
+        try:
+            path = Path(default_storage.path(str(row.compact.name)))
+        except NotImplementedError:
+            return None  # remote storage: read whole files instead
+        top = npz_member_rows(path, "topk", np.array([example]))[0]
+        record = {**parents[row.submission_id], "version_hash": version.content_hash}
+        if accepted_now:
+            if top[0] == cls:
+                record.update(accuracy_record(record["correct"] + 1, record["total"]))
+            for position, name in ((1, "second"), (2, "third")):
+                if record.get(name) and top.shape[0] > position and top[position] == cls:
+                    record[name] = accuracy_record(record[name]["correct"] + 1,
+                                                   record[name]["total"])
+        if top[0] == cls:
+            record["novel_count"] -= 1  # the pair is judged now
+        records[row.submission_id] = record
+    for start in range(0, len(records), RESCORE_CHUNK):
+        ids = list(records)[start:start + RESCORE_CHUNK]
+        scores_upsert(version=version, records={i: records[i] for i in ids})
+    return len(records)

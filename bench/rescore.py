@@ -158,7 +158,16 @@ def main() -> int:
                 review.review_vote_cast(item_id=item_id, reviewer=user, verdict="correct")
         t_vote = time.perf_counter() - t1
         version = LabelSetVersion.objects.get(pk=queued[0])
+        if os.environ.get("BENCH_PROFILE"):
+            import cProfile
+            import pstats
+
+            profiler = cProfile.Profile()
+            profiler.enable()
         rescored = review.label_set_version_rescore(version_id=version.pk)
+        if os.environ.get("BENCH_PROFILE"):
+            profiler.disable()
+            pstats.Stats(profiler).sort_stats("cumulative").print_stats(18)
         board = selectors.leaderboard_get(benchmark=selectors.benchmark_get(slug="imagenet"),
                                           sort="real")
         t_decision = time.perf_counter() - t1
@@ -168,11 +177,12 @@ def main() -> int:
         review._rescore_fully(version)  # every submission from its stored predictions
         t_full = time.perf_counter() - t2
         scale = TARGET_N / count
-        for label, seconds, target in (
+        # The votes and the new version cost the same whatever N; only the rest scales.
+        for label, seconds, fixed, target in (
                 ("accept one novel prediction (votes, version, re-score, leaderboard)",
-                 t_decision, TARGET_DECISION_S),
-                ("full re-score of every submission on a version", t_full, TARGET_FULL_S)):
-            at_target = seconds * scale
+                 t_decision, t_vote, TARGET_DECISION_S),
+                ("full re-score of every submission on a version", t_full, 0.0, TARGET_FULL_S)):
+            at_target = fixed + (seconds - fixed) * scale
             verdict = "met" if at_target <= target else "MISSED"
             print(f"  {label}: {seconds:.2f} s for {count}"
                   + (f" -> {at_target:.1f} s for {TARGET_N:,} (extrapolated)" if scale != 1

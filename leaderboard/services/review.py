@@ -31,10 +31,14 @@ from leaderboard.models import (
 )
 from leaderboard.services.catalog import label_set_version_create
 from leaderboard.services.errors import ServiceError
-from leaderboard.services.submissions import benchmark_leaderboard_touch, scores_upsert
+from leaderboard.services.submissions import (
+    benchmark_leaderboard_touch,
+    scores_copy,
+    scores_upsert,
+)
 from workers.scoring import datasets, labelsets, revisions
 from workers.scoring.compact import npz_member_rows
-from workers.scoring.metrics import NovelPairs, score_label_set
+from workers.scoring.metrics import NovelPairs, in_keys, score_label_set
 from workers.scoring.predictions import Predictions
 from workers.scoring.stats import accuracy_record
 
@@ -237,33 +241,42 @@ def _rescore_fully(version: LabelSetVersion) -> int:
 
 def _rescore_incrementally(version: LabelSetVersion) -> int | None:
     """The parent's ReaL scores moved by one verdict on a novel pair of an included example;
-    None when that does not describe this version (then every submission is re-scored)."""
+    None when that does not describe this version (then every submission is re-scored).
+
+    Only submissions with the pair among their top 3 at that example can change; every other
+    score is the parent's, copied inside the database."""
     settled = version.summary.get("settled") or []
     label_set, parent = version.label_set, version.parent
     if label_set.family != "real" or parent is None or len(settled) != 1:
         return None
     example, cls = int(settled[0]["example"]), int(settled[0]["class"])
     new, old = compiled_for_version(version), compiled_for_version(parent)
-    key = np.array([example * new.num_classes + cls])
-    judged_before = np.union1d(old.arrays["accepted_keys"], old.arrays["wrong_keys"])
-    if (not (old.arrays["mask"][example] and new.arrays["mask"][example])
-            or np.isin(key, judged_before).any()
+    one = (np.array([example]), np.array([cls]))
+    judged_before = (in_keys(old.arrays["accepted_keys"], *one, old.num_classes)[0]
+                     or in_keys(old.arrays["wrong_keys"], *one, old.num_classes)[0])
+    if (judged_before or not old.arrays["mask"][example]
             or not np.array_equal(old.arrays["mask"], new.arrays["mask"])):
         return None  # a total could change: only a full re-score is exact
-    accepted_now = bool(np.isin(key, new.arrays["accepted_keys"]).any())
-    parents = dict(Score.objects.filter(label_set_version=parent)
-                   .values_list("submission_id", "record"))
-    rows = list(_scored_files(label_set))
-    if any(row.submission_id not in parents for row in rows):
+    accepted_now = bool(in_keys(new.arrays["accepted_keys"], *one, new.num_classes)[0])
+    rows = list(_scored_files(label_set).values_list("submission_id", "compact"))
+    parent_ids = set(Score.objects.filter(label_set_version=parent)
+                     .values_list("submission_id", flat=True))
+    if any(submission_id not in parent_ids for submission_id, _ in rows):
         return None  # a submission was not scored on the parent
-    records: dict[int, dict[str, Any]] = {}
-    for row in rows:
+    moved: dict[int, np.ndarray] = {}
+    for submission_id, name in rows:
         try:
-            path = Path(default_storage.path(str(row.compact.name)))
+            path = Path(default_storage.path(str(name)))
         except NotImplementedError:
             return None  # remote storage: read whole files instead
-        top = npz_member_rows(path, "topk", np.array([example]))[0]
-        record = {**parents[row.submission_id], "version_hash": version.content_hash}
+        top = npz_member_rows(path, "topk", np.array([example]))[0][:3]
+        if (top == cls).any():
+            moved[submission_id] = top
+    records: dict[int, dict[str, Any]] = {}
+    parents = dict(Score.objects.filter(label_set_version=parent, submission_id__in=list(moved))
+                   .values_list("submission_id", "record"))
+    for submission_id, top in moved.items():
+        record = {**parents[submission_id], "version_hash": version.content_hash}
         if accepted_now:
             if top[0] == cls:
                 record.update(accuracy_record(record["correct"] + 1, record["total"]))
@@ -273,8 +286,7 @@ def _rescore_incrementally(version: LabelSetVersion) -> int | None:
                                                    record[name]["total"])
         if top[0] == cls:
             record["novel_count"] -= 1  # the pair is judged now
-        records[row.submission_id] = record
-    for start in range(0, len(records), RESCORE_CHUNK):
-        ids = list(records)[start:start + RESCORE_CHUNK]
-        scores_upsert(version=version, records={i: records[i] for i in ids})
-    return len(records)
+        records[submission_id] = record
+    scores_copy(parent=parent, version=version, exclude=list(records))
+    scores_upsert(version=version, records=records)
+    return len(rows)

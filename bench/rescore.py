@@ -12,8 +12,10 @@ runners-up; 1% of them also predict one chosen novel ReaL pair, whose review ite
 Timed: (1) a panel of three accepts that pair -> new ReaL version -> every submission
 re-scored on it (the incremental path: one verdict on a novel pair) -> the leaderboard read;
 (2) a full re-score of all N from their stored predictions, as any other version gets.
-Targets (issue 4, 10,000 submissions): (1) under 2 s, (2) under 60 s; with N below 10,000
-the 10,000 figure is extrapolated linearly and marked so.
+Targets (issue 4, 10,000 submissions): (1) under 2 s, (2) under 60 s. With 1,000 <= N <
+10,000 the 10,000 figure is extrapolated (fixed costs apart) and marked so; below 1,000 only
+the measured times are printed. Measured at 10,000 (2-core machine, SQLite): (1) 1.74 s,
+(2) 64.4 s.
 """
 
 from __future__ import annotations
@@ -182,6 +184,10 @@ def main() -> int:
                 ("accept one novel prediction (votes, version, re-score, leaderboard)",
                  t_decision, t_vote, TARGET_DECISION_S),
                 ("full re-score of every submission on a version", t_full, 0.0, TARGET_FULL_S)):
+            if count < 1000:  # too few: fixed costs and caching make a straight line lie
+                print(f"  {label}: {seconds:.2f} s for {count} (run --submissions 10000 for the "
+                      f"figure against the target < {target:g} s)")
+                continue
             at_target = fixed + (seconds - fixed) * scale
             verdict = "met" if at_target <= target else "MISSED"
             print(f"  {label}: {seconds:.2f} s for {count}"

@@ -82,23 +82,24 @@ def test_it_refuses_over_quota_and_stores_nothing(loaded, data_dir: Path) -> Non
     loaded.EVALSERVER_DAILY_QUOTA = 1
     owner = factories.user_create()
     _submit(data_dir, "resnet_basic_110", owner=owner)
-    files_before = sorted(default_storage.listdir("uploads") if default_storage.exists("uploads")
-                          else [])
+    stored_before = _stored_uploads()
+    assert len(stored_before) == 3  # the accepted submission's three files
     with pytest.raises(services.SubmissionError) as caught:
         _submit(data_dir, "wrn_28_10", owner=owner)
     assert caught.value.code == "quota_exceeded"
     assert caught.value.http_status == 429
     assert Submission.objects.filter(owner=owner).count() == 1
     assert SubmissionFile.objects.count() == 3
-    assert sum(len(f) for _, f, _ in _walk("uploads")) == 3
-    assert files_before is not None
+    assert _stored_uploads() == stored_before  # the refused files were never stored
 
 
-def _walk(root: str):  # type: ignore[no-untyped-def]
+def _stored_uploads(root: str = "uploads") -> list[str]:
+    """Every file stored under `root` in media storage, as sorted paths."""
     dirs, files = default_storage.listdir(root)
-    yield root, files, dirs
+    found = [f"{root}/{name}" for name in files]
     for d in dirs:
-        yield from _walk(f"{root}/{d}")
+        found += _stored_uploads(f"{root}/{d}")
+    return sorted(found)
 
 
 def test_it_ranks_and_shifts_like_a_direct_computation(loaded, data_dir: Path) -> None:  # type: ignore[no-untyped-def]

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.scoring.realdata import MODELS, PREDICTIONS_DIR, SUFFIX
 from workers.scoring import catalog, labelsets
 from workers.scoring.labelsets import CompiledLabelSet
 from workers.scoring.leaderboard import (
@@ -21,12 +22,6 @@ from workers.scoring.leaderboard import (
 )
 from workers.scoring.metrics import score_submission
 from workers.scoring.predictions import parse_predictions
-
-DATA_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "data"
-PREDICTIONS_DIR = DATA_DIR / "cifar10" / "model_predictions"
-SUFFIX = "_predictions.json"
-MODELS = sorted(p.name[: -len(SUFFIX)]
-                for p in (PREDICTIONS_DIR / "original_predictions").glob(f"*{SUFFIX}"))
 
 
 @pytest.fixture(scope="session")

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.scoring.realdata import MODELS, PREDICTIONS_DIR, SUFFIX
 from workers.scoring import catalog, datasets, labelsets
 from workers.scoring.labelsets import CompiledLabelSet, make_compiled, pair_keys
 from workers.scoring.metrics import (
@@ -23,11 +24,6 @@ from workers.scoring.metrics import (
 from workers.scoring.predictions import Predictions, parse_predictions
 from workers.scoring.stats import clopper_pearson
 
-DATA_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "data"
-PREDICTIONS_DIR = DATA_DIR / "cifar10" / "model_predictions"
-SUFFIX = "_predictions.json"
-MODELS = sorted(p.name[: -len(SUFFIX)]
-                for p in (PREDICTIONS_DIR / "original_predictions").glob(f"*{SUFFIX}"))
 # image set slug -> (prediction folder, label file) of the CIFAR-10 model predictions
 CIFAR10_IMAGE_SETS = {
     "cifar10-test": ("original", "original_labels.npy"),

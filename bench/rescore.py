@@ -176,8 +176,14 @@ def main() -> int:
         assert rescored == count and len(board.rows) == count
         assert Score.objects.filter(label_set_version=version).count() == count
         t2 = time.perf_counter()
+        if os.environ.get("BENCH_PROFILE") == "full":
+            profiler = cProfile.Profile()
+            profiler.enable()
         review._rescore_fully(version)  # every submission from its stored predictions
         t_full = time.perf_counter() - t2
+        if os.environ.get("BENCH_PROFILE") == "full":
+            profiler.disable()
+            pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
         scale = TARGET_N / count
         # The votes and the new version cost the same whatever N; only the rest scales.
         for label, seconds, fixed, target in (

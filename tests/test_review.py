@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from pathlib import Path
 
@@ -239,6 +240,57 @@ def test_it_applies_one_real_verdict_incrementally_exactly_as_a_full_rescore(
     assert fast[second.pk]["second"]["correct"] == before[second.pk]["second"]["correct"] + gained
     assert fast[third.pk]["third"]["correct"] == before[third.pk]["third"]["correct"] + gained
     assert fast[second.pk]["correct"] == before[second.pk]["correct"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("verdict", ["correct", "wrong"])
+def test_it_applies_one_multilabel_verdict_incrementally_exactly_as_a_full_rescore(
+    run_load_benchmarks, catalog_settings: Settings, data_dir: Path,  # type: ignore[no-untyped-def]
+    tmp_path: Path, verdict: str,
+) -> None:
+    from workers.scoring import revisions
+
+    wnid = [c["wnid"] for c in json.loads((data_dir / "imagenet/class_info.json").read_text())]
+    example, sunglass, sunglasses = 10, 836, 837  # the class-collapse map joins the two
+    multilabel_file = tmp_path / "human_accuracy_v3.0.0.json"
+    multilabel_file.write_text(json.dumps({"initial_annots": {
+        datasets.imagenet_file_name(example): {"correct": [wnid[1]]},
+        datasets.imagenet_file_name(20): {"correct": [wnid[2]]},
+    }, "problematic_images": {}, "imagenet_m": []}))
+    catalog_settings.EVALSERVER_MULTILABEL_FILE = multilabel_file
+    catalog_settings.EVALSERVER_DAILY_QUOTA = 0
+    run_load_benchmarks("--benchmark", "imagenet")
+    base = np.stack([np.full(50_000, 5), np.full(50_000, 6)], axis=1)
+    judged = base.copy()
+    judged[example] = [sunglass, 7]  # the novel pair the reviewers judge
+    collapsed, elsewhere = base.copy(), base.copy()
+    collapsed[example] = [sunglasses, 7]  # accepted through the collapse map only
+    elsewhere[example] = [8, 9]  # never predicts either class there
+    subs = [_submit_topk(data_dir, tmp_path, name, topk) for name, topk in (
+        ("judged", judged), ("collapsed", collapsed), ("elsewhere", elsewhere))]
+    item = ReviewItem.objects.get(label_set__slug="multilabel", example_index=example,
+                                  class_id=sunglass)
+    before = {s.pk: selectors.submission_scores(submission=s)["multilabel"].record for s in subs}
+    version = review.label_set_version_revise(
+        label_set=item.label_set, items=[item], author=None,
+        verdicts=[revisions.Verdict(example, sunglass, verdict)])  # type: ignore[arg-type]
+
+    def records() -> dict[int, dict]:  # type: ignore[type-arg]
+        return dict(Score.objects.filter(label_set_version=version)
+                    .values_list("submission_id", "record"))
+
+    assert review._rescore_incrementally(version) == 3
+    fast = records()
+    assert review._rescore_fully(version) == 3
+    assert fast == records()
+    gained = 1 if verdict == "correct" else 0
+    judged_sub, collapsed_sub, elsewhere_sub = (s.pk for s in subs)
+    assert fast[judged_sub]["correct"] == before[judged_sub]["correct"] + gained
+    assert fast[judged_sub]["novel_count"] == before[judged_sub]["novel_count"] - 1
+    assert fast[collapsed_sub]["correct"] == before[collapsed_sub]["correct"]
+    assert (fast[collapsed_sub]["collapsed"]["correct"]
+            == before[collapsed_sub]["collapsed"]["correct"] + gained)
+    assert fast[elsewhere_sub] == {**before[elsewhere_sub], "version_hash": version.content_hash}
 
 
 @pytest.mark.django_db

@@ -38,9 +38,8 @@ from leaderboard.services.submissions import (
 )
 from workers.scoring import datasets, labelsets, revisions
 from workers.scoring.compact import npz_member_rows
-from workers.scoring.metrics import NovelPairs, in_keys, score_label_set
+from workers.scoring.metrics import NovelPairs, score_label_set
 from workers.scoring.predictions import Predictions
-from workers.scoring.stats import accuracy_record
 
 # Label-set families whose unjudged top-1 predictions go to review (SPEC 3 and 4).
 REVIEWABLE_FAMILIES = ("real", "multilabel")
@@ -196,9 +195,10 @@ def _compact_predictions(row: SubmissionFile) -> Predictions:
 def label_set_version_rescore(*, version_id: int) -> int:
     """Score every scored submission on this version (idempotent); returns how many.
 
-    One ReaL verdict that cannot change any total is applied to the parent's scores
-    (exact, and fast: only each submission's top-3 at that example is read); anything else
-    re-scores every submission from its stored predictions."""
+    A version that differs from its parent only in which (example, class) pairs are judged
+    how, at a few examples, re-scores only the submissions that predict a changed pair (fast:
+    only each stored file's rows at those examples are read); anything else re-scores every
+    submission from its stored predictions."""
     version = LabelSetVersion.objects.select_related(
         "label_set__benchmark", "label_set__image_set", "parent").get(id=version_id)
     done = _rescore_incrementally(version)
@@ -215,15 +215,81 @@ def _scored_files(label_set: LabelSet) -> Any:
 
 
 def _rescore_fully(version: LabelSetVersion) -> int:
+    return _rescore_rows(version, compiled_for_version(version),
+                         _scored_files(version.label_set).iterator(chunk_size=RESCORE_CHUNK))
+
+
+# Beyond this many changed examples, reading each stored file's rows one by one costs more
+# than reading the files whole.
+INCREMENTAL_MAX_EXAMPLES = 64
+
+
+def _changed_pairs(old: labelsets.CompiledLabelSet,
+                   new: labelsets.CompiledLabelSet) -> np.ndarray | None:
+    """The (example * num_classes + class) keys whose membership differs in any key array of
+    the two versions; None when anything else differs (a mask, a per-example array), since
+    then a total may change and every score must be recomputed."""
+    if (old.family != new.family or old.size != new.size
+            or set(old.arrays) != set(new.arrays)):
+        return None
+    changed = []
+    for name, array in new.arrays.items():
+        if name.endswith("_keys"):
+            changed.append(np.setxor1d(array, old.arrays[name]))
+        elif not np.array_equal(array, old.arrays[name]):
+            return None
+    return np.unique(np.concatenate(changed)) if changed else None
+
+
+def _rescore_incrementally(version: LabelSetVersion) -> int | None:
+    """The parent's scores, re-computed only for submissions that predict (anywhere in their
+    stored top-k) a pair whose judgement changed; None when that shortcut is not exact or not
+    cheap (then every submission is re-scored).
+
+    Every metric of a key-based family (ReaL, multi-label, ImageNet-M) sums per-example terms
+    that depend only on the judgement of the submission's own predicted pairs, so a submission
+    none of whose predicted pairs changed keeps its record; it is copied inside the database."""
+    label_set, parent = version.label_set, version.parent
+    if parent is None:
+        return None
+    new, old = compiled_for_version(version), compiled_for_version(parent)
+    changed = _changed_pairs(old, new)
+    if changed is None:
+        return None
+    examples = np.unique(changed // new.num_classes)
+    if examples.size > INCREMENTAL_MAX_EXAMPLES:
+        return None
+    rows = list(_scored_files(label_set))
+    parent_ids = set(Score.objects.filter(label_set_version=parent)
+                     .values_list("submission_id", flat=True))
+    if any(row.submission_id not in parent_ids for row in rows):
+        return None  # a submission was not scored on the parent
+    affected = []
+    for row in rows:
+        try:
+            path = Path(default_storage.path(str(row.compact.name)))
+        except NotImplementedError:
+            return None  # remote storage: read whole files instead
+        top = npz_member_rows(path, "topk", examples).astype(np.int64)
+        keys = examples[:, None] * new.num_classes + top
+        if np.isin(keys, changed).any():
+            affected.append(row)
+    _rescore_rows(version, new, affected)
+    scores_copy(parent=parent, version=version, exclude=[row.submission_id for row in affected])
+    return len(rows)
+
+
+def _rescore_rows(version: LabelSetVersion, compiled: labelsets.CompiledLabelSet,
+                  rows: Any) -> int:
+    """Score each stored file on the version from its compact predictions, in chunked upserts."""
     label_set = version.label_set
-    compiled = compiled_for_version(version)
     names = datasets.class_names(label_set.benchmark.slug, settings.EVALSERVER_DATA_DIR)
     # A version made by review decisions only ever judges more pairs, so it has no novel pair
     # that is not already an item; a version from elsewhere (an import) may have new ones.
     record_items = label_set.family in REVIEWABLE_FAMILIES and "settled" not in version.summary
     done = 0
     chunk: dict[int, dict[str, Any]] = {}
-    for row in _scored_files(label_set).iterator(chunk_size=RESCORE_CHUNK):
+    for row in rows:
         record, novel = score_label_set(compiled, _compact_predictions(row), class_names=names)
         chunk[row.submission_id] = record
         if novel is not None and record_items:
@@ -237,56 +303,3 @@ def _rescore_fully(version: LabelSetVersion) -> int:
         scores_upsert(version=version, records=chunk)
         done += len(chunk)
     return done
-
-
-def _rescore_incrementally(version: LabelSetVersion) -> int | None:
-    """The parent's ReaL scores moved by one verdict on a novel pair of an included example;
-    None when that does not describe this version (then every submission is re-scored).
-
-    Only submissions with the pair among their top 3 at that example can change; every other
-    score is the parent's, copied inside the database."""
-    settled = version.summary.get("settled") or []
-    label_set, parent = version.label_set, version.parent
-    if label_set.family != "real" or parent is None or len(settled) != 1:
-        return None
-    example, cls = int(settled[0]["example"]), int(settled[0]["class"])
-    new, old = compiled_for_version(version), compiled_for_version(parent)
-    one = (np.array([example]), np.array([cls]))
-    judged_before = (in_keys(old.arrays["accepted_keys"], *one, old.num_classes)[0]
-                     or in_keys(old.arrays["wrong_keys"], *one, old.num_classes)[0])
-    if (judged_before or not old.arrays["mask"][example]
-            or not np.array_equal(old.arrays["mask"], new.arrays["mask"])):
-        return None  # a total could change: only a full re-score is exact
-    accepted_now = bool(in_keys(new.arrays["accepted_keys"], *one, new.num_classes)[0])
-    rows = list(_scored_files(label_set).values_list("submission_id", "compact"))
-    parent_ids = set(Score.objects.filter(label_set_version=parent)
-                     .values_list("submission_id", flat=True))
-    if any(submission_id not in parent_ids for submission_id, _ in rows):
-        return None  # a submission was not scored on the parent
-    moved: dict[int, np.ndarray] = {}
-    for submission_id, name in rows:
-        try:
-            path = Path(default_storage.path(str(name)))
-        except NotImplementedError:
-            return None  # remote storage: read whole files instead
-        top = npz_member_rows(path, "topk", np.array([example]))[0][:3]
-        if (top == cls).any():
-            moved[submission_id] = top
-    records: dict[int, dict[str, Any]] = {}
-    parents = dict(Score.objects.filter(label_set_version=parent, submission_id__in=list(moved))
-                   .values_list("submission_id", "record"))
-    for submission_id, top in moved.items():
-        record = {**parents[submission_id], "version_hash": version.content_hash}
-        if accepted_now:
-            if top[0] == cls:
-                record.update(accuracy_record(record["correct"] + 1, record["total"]))
-            for position, name in ((1, "second"), (2, "third")):
-                if record.get(name) and top.shape[0] > position and top[position] == cls:
-                    record[name] = accuracy_record(record[name]["correct"] + 1,
-                                                   record[name]["total"])
-        if top[0] == cls:
-            record["novel_count"] -= 1  # the pair is judged now
-        records[submission_id] = record
-    scores_copy(parent=parent, version=version, exclude=list(records))
-    scores_upsert(version=version, records=records)
-    return len(rows)

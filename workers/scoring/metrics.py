@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+import weakref
 from typing import Any
 
 import numpy as np
@@ -50,9 +51,40 @@ def in_keys(
     query = examples.astype(np.int64) * num_classes + classes.astype(np.int64)
     if sorted_keys.size == 0:
         return np.zeros(query.shape, dtype=bool)
+    if query.size >= _BITMAP_MIN_QUERIES and not sorted_keys.flags.writeable:
+        bitmap = _bitmap(sorted_keys)
+        if bitmap is not None:
+            inside = (query >= 0) & (query < bitmap.size * 8)
+            found = np.zeros(query.shape, dtype=bool)
+            q = query[inside]
+            found[inside] = (bitmap[q >> 3] >> (q & 7).astype(np.uint8)) & 1 == 1
+            return found
     pos = np.searchsorted(sorted_keys, query)
     pos[pos == sorted_keys.size] = 0
     return sorted_keys[pos] == query
+
+
+# A whole-image-set query (50,000 pairs) costs ~1 ms as a binary search but ~0.1 ms as a bit
+# lookup; re-scoring 10,000 submissions makes four such queries each. The bitmaps are built
+# once per key array, only for read-only arrays (compiled label sets), so they cannot go stale.
+_BITMAP_MIN_QUERIES = 4096
+_BITMAP_MAX_BYTES = 64 * 2**20
+_BITMAPS: dict[int, tuple[weakref.ref[np.ndarray], np.ndarray]] = {}
+
+
+def _bitmap(sorted_keys: np.ndarray) -> np.ndarray | None:
+    cached = _BITMAPS.get(id(sorted_keys))
+    if cached is not None and cached[0]() is sorted_keys:
+        return cached[1]
+    top = int(sorted_keys[-1])
+    if int(sorted_keys[0]) < 0 or top // 8 + 1 > _BITMAP_MAX_BYTES:
+        return None
+    present = np.zeros(top + 1, dtype=bool)
+    present[sorted_keys] = True
+    bitmap = np.packbits(present, bitorder="little")
+    key = id(sorted_keys)
+    _BITMAPS[key] = (weakref.ref(sorted_keys, lambda _ref: _BITMAPS.pop(key, None)), bitmap)
+    return bitmap
 
 
 def _hits_record(hits: np.ndarray, mask: np.ndarray | None = None) -> Record:

@@ -70,6 +70,11 @@ EVALSERVER_SCORING_TIME_LIMIT: int = env.get_int("EVALSERVER_SCORING_TIME_LIMIT"
 EVALSERVER_SCORING_MAX_ATTEMPTS: int = env.get_int(
     "EVALSERVER_SCORING_MAX_ATTEMPTS", 3, min_value=1
 )
+# A re-scoring of every submission on a new version (workers.tasks.rescore_version) is killed
+# after this long; the sweep re-queues a request still unfinished this long after it was made.
+EVALSERVER_RESCORE_TIME_LIMIT: int = env.get_int(
+    "EVALSERVER_RESCORE_TIME_LIMIT", 1800, min_value=2
+)
 EVALSERVER_SWEEP_INTERVAL: int = env.get_int("EVALSERVER_SWEEP_INTERVAL", 60, min_value=1)
 # Debugging and the worker-killed test only: milliseconds a scoring task sleeps after its claim.
 EVALSERVER_SCORING_DELAY_MS: int = env.get_int("EVALSERVER_SCORING_DELAY_MS", 0, min_value=0)
@@ -196,6 +201,10 @@ CELERY_TASK_QUEUES = (Queue("cpu"), Queue("gpu"))
 CELERY_BEAT_SCHEDULE = {
     "sweep-stuck-submissions": {
         "task": "workers.tasks.sweep_submissions",
+        "schedule": float(EVALSERVER_SWEEP_INTERVAL),
+    },
+    "sweep-unfinished-rescores": {
+        "task": "workers.tasks.sweep_versions",
         "schedule": float(EVALSERVER_SWEEP_INTERVAL),
     },
 }

@@ -12,11 +12,13 @@ from typing import Any
 
 import numpy as np
 from django.conf import settings
+from django.core.exceptions import ObjectDoesNotExist
 from django.db.models import Count, Q, QuerySet
 
 from leaderboard.labelstore import compiled_for_version
 from leaderboard.models import (
     Benchmark,
+    GroundTruthVote,
     LabelSet,
     LabelSetVersion,
     ReviewItem,
@@ -141,7 +143,7 @@ class RankShift:
 
     @property
     def shift(self) -> int:
-        """Rank under the parent minus rank under this version: positive = moved up."""
+        """Rank under the earlier version minus rank under this one: positive = moved up."""
         return self.rank_before - self.rank_after
 
 
@@ -152,7 +154,18 @@ class VersionHistory:
     settled: list[dict[str, Any]]
     # Filled by label_set_version_detail (and label_set_history(shifts=True)).
     shifts: list[RankShift] = field(default_factory=list)
-    compared: int = 0  # submissions scored on both this version and its parent
+    compared: int = 0  # submissions scored on both this version and `against`
+    against: LabelSetVersion | None = None  # the version compared with (default: the parent)
+
+    @property
+    def rescore_status(self) -> str:
+        """"done" once every submission is scored on it, "pending" while that is under way,
+        "none" for a first version (submissions are scored on it directly)."""
+        try:
+            rescore = self.version.rescore
+        except ObjectDoesNotExist:
+            return "none"
+        return "done" if rescore.finished_at is not None else "pending"
 
 
 def _accuracies(version: LabelSetVersion) -> dict[int, float | None]:
@@ -167,17 +180,20 @@ def _ranks(accuracies: dict[int, float | None], ids: list[int], slug: str) -> di
     return {i: int(r) for i, r in zip(ids, core_leaderboard.ranks(records, slug), strict=True)}
 
 
-def version_rank_shifts(*, version: LabelSetVersion) -> tuple[list[RankShift], int]:
-    """The submissions whose rank on the label set moved from the parent to this version.
+def version_rank_shifts(*, version: LabelSetVersion, against: LabelSetVersion | None = None
+                        ) -> tuple[list[RankShift], int]:
+    """The submissions whose rank on the label set moved from `against` (default: the
+    parent) to this version.
 
     Ranks (competition ranks, 1 = best) are taken over the public scored submissions with a
     score on both versions, so a submission that was not (yet) re-scored moves nobody.
     Returns (the moved submissions, best first on this version; how many were compared)."""
-    if version.parent_id is None:
+    against = against if against is not None else version.parent
+    if against is None:
         return [], 0
-    parent = version.parent
-    assert parent is not None
-    before, after = _accuracies(parent), _accuracies(version)
+    if against.label_set_id != version.label_set_id:
+        raise ValueError("versions of two label sets have no rank shift between them")
+    before, after = _accuracies(against), _accuracies(version)
     ids = sorted(set(before) & set(after))
     slug = version.label_set.slug
     rank_before, rank_after = _ranks(before, ids, slug), _ranks(after, ids, slug)
@@ -197,27 +213,39 @@ def _settled(version: LabelSetVersion) -> list[dict[str, Any]]:
         return []
     label_set = version.label_set
     names = datasets.class_names(label_set.benchmark.slug, settings.EVALSERVER_DATA_DIR)
-    voters: dict[int, list[str]] = {}
+    # Review decisions name their item, ground-truth decisions their candidate.
+    voters: dict[tuple[str, int], list[str]] = {}
     for item_id, username in (ReviewVote.objects.filter(
-            item_id__in=[s.get("item") for s in settled])
+            item_id__in=[s["item"] for s in settled if s.get("item")])
             .order_by("created", "id").values_list("item_id", "reviewer__username")):
-        voters.setdefault(item_id, []).append(username)
+        voters.setdefault(("item", item_id), []).append(username)
+    for candidate_id, username in (GroundTruthVote.objects.filter(
+            candidate_id__in=[s["candidate"] for s in settled if s.get("candidate")])
+            .order_by("created", "id").values_list("candidate_id", "reviewer__username")):
+        voters.setdefault(("candidate", candidate_id), []).append(username)
     for entry in settled:
         example, class_id = int(entry.get("example", -1)), int(entry.get("class", -1))
         entry["file_name"] = datasets.example_name(label_set.image_set.slug, example)
         entry["class_name"] = names[class_id] if 0 <= class_id < len(names) else "?"
-        entry["reviewers"] = voters.get(entry.get("item"), [])  # type: ignore[arg-type]
+        key = ("item", entry["item"]) if entry.get("item") else ("candidate",
+                                                                 entry.get("candidate"))
+        entry["reviewers"] = voters.get(key, [])  # type: ignore[arg-type]
     return settled
 
 
-def _history_entry(version: LabelSetVersion, *, shifts: bool) -> VersionHistory:
-    moved, compared = version_rank_shifts(version=version) if shifts else ([], 0)
+def _history_entry(version: LabelSetVersion, *, shifts: bool,
+                   against: LabelSetVersion | None = None) -> VersionHistory:
+    against = against if against is not None else version.parent
+    moved, compared = (version_rank_shifts(version=version, against=against) if shifts
+                       else ([], 0))
     return VersionHistory(version=version,
                           author=version.author.username if version.author else None,
-                          settled=_settled(version), shifts=moved, compared=compared)
+                          settled=_settled(version), shifts=moved, compared=compared,
+                          against=against)
 
 
-_VERSION_RELATED = ("author", "parent", "label_set__benchmark", "label_set__image_set")
+_VERSION_RELATED = ("author", "parent", "label_set__benchmark", "label_set__image_set",
+                    "rescore")
 
 
 def label_set_get(*, benchmark_slug: str, slug: str) -> LabelSet:
@@ -234,8 +262,11 @@ def label_set_history(*, label_set: LabelSet, shifts: bool = True) -> list[Versi
     return [_history_entry(v, shifts=shifts) for v in versions]
 
 
-def label_set_version_detail(*, label_set: LabelSet, number: int) -> VersionHistory:
-    """One version with its rank shifts; raises LabelSetVersion.DoesNotExist."""
-    version = LabelSetVersion.objects.select_related(*_VERSION_RELATED).get(
-        label_set=label_set, number=number)
-    return _history_entry(version, shifts=True)
+def label_set_version_detail(*, label_set: LabelSet, number: int,
+                             against: int | None = None) -> VersionHistory:
+    """One version with its rank shifts against version `against` of the same label set
+    (default: its parent); raises LabelSetVersion.DoesNotExist for either number."""
+    versions = LabelSetVersion.objects.select_related(*_VERSION_RELATED)
+    version = versions.get(label_set=label_set, number=number)
+    other = None if against is None else versions.get(label_set=label_set, number=against)
+    return _history_entry(version, shifts=True, against=other)

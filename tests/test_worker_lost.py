@@ -173,3 +173,43 @@ def test_it_does_not_count_a_retry_as_an_attempt(loaded: Settings, data_dir: Pat
     assert not services.submission_claim(submission_id=submission.pk, task_id="u", retry=True)
     submission.refresh_from_db()
     assert (submission.status, submission.claimed_by, submission.attempts) == ("running", "t", 1)
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_it_sweeps_a_version_whose_rescore_task_never_reached_the_broker(
+    loaded: Settings, data_dir: Path, scoring_worker: Path
+) -> None:
+    from leaderboard.models import LabelSet, VersionRescore
+    from leaderboard.services import review
+    from leaderboard.services.ground_truth import (
+        ground_truth_candidate_create,
+        ground_truth_version_revise,
+    )
+    from workers.tasks import rescore_version
+
+    submission = _submit(data_dir)
+    assert wait_for_status(submission.pk, ("scored", "failed"), log=scoring_worker) == "scored"
+    corrected = LabelSet.objects.get(benchmark__slug="cifar10", slug="corrected")
+    candidate = ground_truth_candidate_create(label_set=corrected, example_index=0,
+                                              guessed=0, source="manual", evidence={})
+    with mock.patch.object(rescore_version, "delay") as delay:  # the broker is down
+        version, _ = ground_truth_version_revise(
+            label_set=corrected, candidates=[candidate], votes=[{"guessed": 5}], author=None)
+    assert delay.call_count == 1
+    pending = VersionRescore.objects.get(version=version)
+    assert pending.finished_at is None
+    assert review.versions_sweep() == []  # requested just now: its task may still come
+
+    VersionRescore.objects.filter(pk=pending.pk).update(
+        queued_at=timezone.now() - timedelta(hours=2))
+    assert review.versions_sweep() == [version.pk]
+
+    deadline = time.monotonic() + 60
+    while VersionRescore.objects.get(pk=pending.pk).finished_at is None:
+        assert time.monotonic() < deadline, scoring_worker.read_text()
+        time.sleep(0.2)
+    done = VersionRescore.objects.get(pk=pending.pk)
+    assert done.submissions == 1
+    assert Score.objects.filter(submission=submission, label_set_version=version).count() == 1
+    assert review.versions_sweep() == []  # nothing left to sweep

@@ -77,10 +77,20 @@ def sweep_submissions() -> list[int]:
     return submissions.submissions_sweep()
 
 
+@shared_task
+def sweep_versions() -> list[int]:
+    """Periodic (Celery beat): re-queue re-scorings of versions that never finished."""
+    from leaderboard.services import review
+
+    return review.versions_sweep()
+
+
 @shared_task(
     autoretry_for=(OperationalError, InterfaceError, OSError),
     retry_backoff=True,
     max_retries=5,
+    soft_time_limit=settings.EVALSERVER_RESCORE_TIME_LIMIT - 1,
+    time_limit=settings.EVALSERVER_RESCORE_TIME_LIMIT,
 )
 def rescore_version(version_id: int) -> int:
     """Score every scored submission on a new label-set version (idempotent: upserts)."""

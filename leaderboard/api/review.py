@@ -20,6 +20,7 @@ from leaderboard.api.common import error_responses, signed_in_user
 from leaderboard.api.review_serializers import (
     LabelSetVersionDetailOutput,
     LabelSetVersionOutput,
+    LabelSetVersionQueryInput,
     ReviewItemDetailOutput,
     ReviewItemSummaryOutput,
     ReviewQueueQueryInput,
@@ -146,13 +147,19 @@ class LabelSetVersionDetailView(APIView):
 
     @extend_schema(
         operation_id="label_set_versions_retrieve",
-        summary="One label-set version with the rank shifts it caused against its parent",
-        responses={200: LabelSetVersionDetailOutput, **error_responses(404)},
+        summary="One label-set version with the rank shifts against its parent, or against "
+                "any other version of the label set (`against`)",
+        parameters=[LabelSetVersionQueryInput],
+        responses={200: LabelSetVersionDetailOutput, **error_responses(400, 404)},
     )
     def get(self, request: Request, slug: str, label_set: str, number: int) -> Response:
+        query = LabelSetVersionQueryInput(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        against = query.validated_data["against"]
         try:
             entry = selectors_review.label_set_version_detail(
-                label_set=_label_set(slug, label_set), number=number)
+                label_set=_label_set(slug, label_set), number=number, against=against)
         except LabelSetVersion.DoesNotExist:
-            raise NotFound(f"{slug}/{label_set} has no version {number}") from None
+            missing = number if against is None else f"{number} or {against}"
+            raise NotFound(f"{slug}/{label_set} has no version {missing}") from None
         return Response(LabelSetVersionDetailOutput(entry).data)

@@ -16,6 +16,12 @@ class ReviewQueueQueryInput(serializers.Serializer):
                                       help_text="only this label set's items (slug)")
 
 
+class LabelSetVersionQueryInput(serializers.Serializer):
+    against = serializers.IntegerField(
+        required=False, allow_null=True, default=None, min_value=1,
+        help_text="the version number to compare with (default: the parent)")
+
+
 class ClassLabelOutput(serializers.Serializer):
     class_id = serializers.IntegerField()
     name = serializers.CharField()
@@ -111,12 +117,15 @@ class LabelSetVersionOutput(serializers.Serializer):
     created = serializers.DateTimeField(source="version.created")
     note = serializers.CharField(source="version.note")
     settled = SettledOutput(many=True, help_text="the review decisions this version made")
+    rescore_status = serializers.ChoiceField(
+        choices=["none", "pending", "done"],
+        help_text="whether every submission has been re-scored on this version yet")
 
 
 class RankShiftOutput(serializers.Serializer):
     submission_id = serializers.IntegerField()
     model_name = serializers.CharField()
-    rank_before = serializers.IntegerField(help_text="rank under the parent version")
+    rank_before = serializers.IntegerField(help_text="rank under the `against` version")
     rank_after = serializers.IntegerField(help_text="rank under this version")
     shift = serializers.IntegerField(help_text="rank_before - rank_after (positive = moved up)")
     accuracy_before = serializers.FloatField(allow_null=True)
@@ -124,6 +133,9 @@ class RankShiftOutput(serializers.Serializer):
 
 
 class LabelSetVersionDetailOutput(LabelSetVersionOutput):
+    against = serializers.IntegerField(
+        source="against.number", allow_null=True, default=None,
+        help_text="the version the rank shifts are measured from (the parent unless asked)")
     compared = serializers.IntegerField(
         help_text="public scored submissions with a score on both versions")
     rank_shifts = RankShiftOutput(many=True, source="shifts",

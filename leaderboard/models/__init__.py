@@ -25,6 +25,7 @@ from leaderboard.models.review import (
     ReviewVote,
     Severity,
     Verdict,
+    VersionRescore,
 )
 from leaderboard.models.submissions import Score, Submission, SubmissionFile
 
@@ -47,6 +48,7 @@ __all__ = [
     "Submission",
     "SubmissionFile",
     "Verdict",
+    "VersionRescore",
     "content_hash_validator",
     "slug_validator",
 ]

@@ -106,3 +106,22 @@ class ReviewVote(models.Model):
 
     def __str__(self) -> str:
         return f"{self.reviewer} on {self.item_id}: {self.verdict}"
+
+
+class VersionRescore(models.Model):
+    """Whether every scored submission has been re-scored on a version (versions themselves are
+    immutable, so this state lives beside them). The sweep re-queues requests whose task never
+    ran (a broker down at commit) or died."""
+
+    version = models.OneToOneField(LabelSetVersion, on_delete=models.CASCADE,
+                                   related_name="rescore")
+    queued_at = models.DateTimeField()
+    finished_at = models.DateTimeField(null=True, blank=True)
+    submissions = models.PositiveIntegerField(default=0, help_text="re-scored by the last run")
+
+    class Meta:
+        indexes = [models.Index(fields=("finished_at", "queued_at"))]
+
+    def __str__(self) -> str:
+        state = f"done {self.finished_at:%Y-%m-%d %H:%M}" if self.finished_at else "pending"
+        return f"re-score of {self.version}: {state}"

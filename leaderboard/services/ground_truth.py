@@ -27,7 +27,7 @@ from leaderboard.models import (
     LabelSetVersion,
 )
 from leaderboard.services.catalog import label_set_version_create
-from leaderboard.services.review import ReviewError, rescore_version_queue, user_is_reviewer
+from leaderboard.services.review import ReviewError, user_is_reviewer, version_rescore_request
 from workers.scoring import labelsets, revisions
 
 GROUND_TRUTH_FAMILIES = ("corrected",)
@@ -153,5 +153,5 @@ def ground_truth_version_revise(*, label_set: LabelSet,
             label_set=label_set, content_hash=compiled.content_hash, parent=parent,
             author=author, note=note or f"{len(settled)} ground-truth review decision(s)",
             summary={**compiled.summary, "settled": settled})
-        transaction.on_commit(lambda: rescore_version_queue(version.pk))
+        version_rescore_request(version_id=version.pk)
     return version, categories

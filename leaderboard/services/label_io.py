@@ -7,7 +7,6 @@ The management commands `import_multilabel` and `export_labels` are thin wrapper
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +45,7 @@ def multilabel_import(*, path: Path, author: User | None = None,
     """Compile `multilabel` and `imagenet-m` of ImageNet from the file; each becomes a new
     version unless its latest version already has that content. New versions are re-scored
     after the commit (workers.tasks.rescore_version)."""
-    from workers.tasks import rescore_version
+    from leaderboard.services.review import version_rescore_request
 
     path = Path(path)
     if not path.is_file():
@@ -80,7 +79,7 @@ def multilabel_import(*, path: Path, author: User | None = None,
                 label_set=label_set, content_hash=labels.content_hash,
                 summary=dict(labels.summary), parent=latest, author=author,
                 note=note or f"Imported from {path.name}.")
-            transaction.on_commit(partial(rescore_version.delay, version.pk))
+            version_rescore_request(version_id=version.pk)
             results.append(ImportResult(slug, version.number, version.content_hash, True))
     return results
 

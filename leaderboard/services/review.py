@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from datetime import timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any, cast
 
@@ -28,6 +30,7 @@ from leaderboard.models import (
     Submission,
     SubmissionFile,
     Verdict,
+    VersionRescore,
 )
 from leaderboard.services.catalog import label_set_version_create
 from leaderboard.services.errors import ServiceError
@@ -173,7 +176,7 @@ def label_set_version_revise(*, label_set: LabelSet, verdicts: Sequence[revision
             label_set=label_set, content_hash=compiled.content_hash, parent=parent,
             author=author, note=note or f"{len(settled)} review decision(s)",
             summary={**compiled.summary, "settled": settled})
-        transaction.on_commit(lambda: rescore_version_queue(version.pk))
+        version_rescore_request(version_id=version.pk)
     return version
 
 
@@ -182,6 +185,30 @@ def rescore_version_queue(version_id: int) -> None:
     from workers.tasks import rescore_version
 
     rescore_version.delay(version_id)
+
+
+def version_rescore_request(*, version_id: int) -> None:
+    """Every scored submission must be (re-)scored on this version: recorded in the caller's
+    transaction, queued after it commits, and re-queued by the sweep if that task is lost."""
+    VersionRescore.objects.update_or_create(
+        version_id=version_id, defaults={"queued_at": timezone.now(), "finished_at": None})
+    transaction.on_commit(partial(rescore_version_queue, version_id))
+
+
+def versions_sweep() -> list[int]:
+    """Re-queue re-scorings requested long ago and not finished (their task was never sent,
+    or died); returns the version ids queued again."""
+    now = timezone.now()
+    stale = now - timedelta(seconds=settings.EVALSERVER_RESCORE_TIME_LIMIT + 30)
+    requeued = []
+    for version_id in VersionRescore.objects.filter(
+            finished_at=None, queued_at__lt=stale).values_list("version_id", flat=True):
+        if VersionRescore.objects.filter(version_id=version_id, finished_at=None,
+                                         queued_at__lt=stale).update(queued_at=now) == 1:
+            requeued.append(version_id)
+    for version_id in requeued:
+        rescore_version_queue(version_id)
+    return requeued
 
 
 def _compact_predictions(row: SubmissionFile) -> Predictions:
@@ -199,12 +226,21 @@ def label_set_version_rescore(*, version_id: int) -> int:
     how, at a few examples, re-scores only the submissions that predict a changed pair (fast:
     only each stored file's rows at those examples are read); anything else re-scores every
     submission from its stored predictions."""
+    started = timezone.now()
     version = LabelSetVersion.objects.select_related(
         "label_set__benchmark", "label_set__image_set", "parent").get(id=version_id)
     done = _rescore_incrementally(version)
     if done is None:
         done = _rescore_fully(version)
     benchmark_leaderboard_touch(benchmark_id=version.label_set.benchmark_id)
+    # Finished, unless it was requested again meanwhile (a submission scored on an older
+    # version while this ran): then the run that request queued finishes it.
+    finished = VersionRescore.objects.filter(
+        version_id=version_id, queued_at__lte=started).update(
+        finished_at=timezone.now(), submissions=done)
+    if not finished:
+        VersionRescore.objects.get_or_create(version_id=version_id, defaults={
+            "queued_at": started, "finished_at": timezone.now(), "submissions": done})
     return done
 
 

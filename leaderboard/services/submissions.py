@@ -11,7 +11,6 @@ import io
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -277,7 +276,7 @@ def submission_score(*, submission_id: int, task_id: str) -> bool:
         # yet): queue that re-scoring again so no submission misses a version.
         for newer in latest_versions(benchmark):
             if versions.get(newer.label_set.slug, newer).pk != newer.pk:
-                transaction.on_commit(partial(review.rescore_version_queue, newer.pk))
+                review.version_rescore_request(version_id=newer.pk)
     return True
 
 

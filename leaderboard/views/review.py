@@ -18,7 +18,14 @@ from django.utils.http import urlencode
 
 from leaderboard import selectors, selectors_review
 from leaderboard.images import example_image_uri
-from leaderboard.models import Benchmark, LabelSet, MistakeCategory, Severity, Verdict
+from leaderboard.models import (
+    Benchmark,
+    LabelSet,
+    LabelSetVersion,
+    MistakeCategory,
+    Severity,
+    Verdict,
+)
 from leaderboard.services import review
 
 View = Callable[..., HttpResponse]
@@ -122,12 +129,32 @@ def review_next(request: HttpRequest, slug: str) -> HttpResponse:
     })
 
 
+def _version_number(value: str | None) -> int | None:
+    return int(value) if value and value.isdigit() else None
+
+
 def label_set_history(request: HttpRequest, slug: str, label_set: str) -> HttpResponse:
     try:
         row = selectors_review.label_set_get(benchmark_slug=slug, slug=label_set)
     except LabelSet.DoesNotExist:
         raise Http404("no such label set") from None
+    history = selectors_review.label_set_history(label_set=row)
+    # ?compare=N&against=M: the rank shifts between any two versions, above the history.
+    compare, against = (_version_number(request.GET.get("compare")),
+                        _version_number(request.GET.get("against")))
+    comparison, compare_error = None, ""
+    if compare is not None and against is not None:
+        try:
+            comparison = selectors_review.label_set_version_detail(
+                label_set=row, number=compare, against=against)
+        except LabelSetVersion.DoesNotExist:
+            compare_error = f"This label set has no version {compare} or {against}."
+    elif request.GET.get("compare") or request.GET.get("against"):
+        compare_error = "Choose two version numbers to compare."
+    numbers = [entry.version.number for entry in history]
     return render(request, "leaderboard/label_set_history.html", {
-        "label_set": row, "benchmark": row.benchmark,
-        "history": selectors_review.label_set_history(label_set=row),
+        "label_set": row, "benchmark": row.benchmark, "history": history,
+        "numbers": numbers, "comparison": comparison, "compare_error": compare_error,
+        "compare": compare if compare is not None else (numbers[0] if numbers else None),
+        "against": against if against is not None else (numbers[-1] if numbers else None),
     })

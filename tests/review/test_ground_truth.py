@@ -170,6 +170,8 @@ def test_it_corrects_the_label_in_version_2_and_rescores_exactly(
     correctable = new.arrays["correctable"]
     assert after.record["correctable"]["cacc1"]["correct"] == int(
         (top1 == new.arrays["corrected_labels"])[correctable].sum())
+    history = api_client().get("/api/benchmarks/mnist/label-sets/corrected/versions/").json()
+    assert history[0]["settled"][0]["reviewers"] == ["gt0", "gt1", "gt2", "gt3", "gt4"]
     closed = api_client(factories.user_create("late", staff=True)).post(
         f"/api/review/ground-truth/{candidate.pk}/votes/", {"answer": "given"}, format="json")
     assert (closed.status_code, closed.json()["error"]["code"]) == (409, "already_decided")

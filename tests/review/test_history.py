@@ -89,6 +89,7 @@ def test_it_lists_the_versions_newest_first_with_their_decisions(swapped: dict) 
     assert [(v["number"], v["hash"], v["parent"], v["author"]) for v in body] == [
         (2, v2.content_hash, 1, author.username), (1, v1.content_hash, None, None)]
     assert body[0]["note"] == "two decisions"
+    assert [v["rescore_status"] for v in body] == ["done", "none"]
     assert [(s["item"], s["example"], s["class_id"], s["verdict"], s["file_name"])
             for s in body[0]["settled"]] == [
         (i.pk, i.example_index, i.class_id, "correct",
@@ -108,3 +109,44 @@ def test_it_shows_the_history_page_with_arrows(swapped: dict) -> None:
     assert "by curator" in html
     board = Client().get("/benchmarks/imagenet/").content.decode()
     assert 'href="/benchmarks/imagenet/label-sets/real/history/"' in board
+
+
+def test_it_compares_any_two_versions(swapped: dict) -> None:
+    a, b, v1, v2, (e1, e2) = (swapped["a"], swapped["b"], swapped["v1"], swapped["v2"],
+                              swapped["items"])
+    # v3 accepts a third novel prediction (B makes it too): both gain, nobody's rank moves
+    e3 = (ReviewItem.objects.filter(label_set=v1.label_set, sources__submission=a)
+          .exclude(example_index__in=[e1.example_index, e2.example_index])
+          .order_by("example_index").first())
+    assert e3 is not None
+    v3 = review.label_set_version_revise(
+        label_set=v1.label_set, items=[e3], author=None,
+        verdicts=[revisions.Verdict(e3.example_index, e3.class_id, "correct", False)])
+    assert review.label_set_version_rescore(version_id=v3.pk) == 2
+    assert (_correct(a, v3), _correct(b, v3)) == (_correct(a, v2) + 1, _correct(b, v2) + 1)
+
+    url = "/api/benchmarks/imagenet/label-sets/real/versions/3/"
+    parent = api_client().get(url).json()
+    assert (parent["against"], parent["compared"], parent["rank_shifts"]) == (2, 2, [])
+    far = api_client().get(url, {"against": 1}).json()
+    assert (far["against"], far["compared"]) == (1, 2)
+    assert [(s["submission_id"], s["rank_before"], s["rank_after"], s["shift"])
+            for s in far["rank_shifts"]] == [(a.pk, 2, 1, 1), (b.pk, 1, 2, -1)]
+    back = api_client().get("/api/benchmarks/imagenet/label-sets/real/versions/1/",
+                            {"against": 3}).json()
+    assert [(s["submission_id"], s["shift"]) for s in back["rank_shifts"]] == [
+        (b.pk, 1), (a.pk, -1)]
+    missing = api_client().get(url, {"against": 9})
+    assert (missing.status_code, missing.json()["error"]["code"]) == (404, "not_found")
+    bad = api_client().get(url, {"against": "two"})
+    assert (bad.status_code, bad.json()["error"]["field"]) == (400, "against")
+
+    html = Client().get("/benchmarks/imagenet/label-sets/real/history/",
+                        {"compare": 3, "against": 1}).content.decode()
+    section = html.split('id="comparison"', 1)[1].split("</section>", 1)[0]
+    assert "Version 3 against version 1" in section
+    row_a = section.split(f'<tr data-submission="{a.pk}">', 1)[1].split("</tr>", 1)[0]
+    assert '<td class="num">2</td><td class="num">1</td>' in row_a and "▲1" in row_a
+    nothing = Client().get("/benchmarks/imagenet/label-sets/real/history/",
+                           {"compare": 3, "against": 7}).content.decode()
+    assert "This label set has no version 3 or 7." in nothing

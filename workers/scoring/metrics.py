@@ -9,9 +9,9 @@ Leaderboard-wide figures (ranks, the linear fit, curve crossings) live in `leade
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-import weakref
 from typing import Any
 
 import numpy as np

@@ -76,15 +76,16 @@ def test_it_round_trips_a_multilabel_file_through_import_and_export(
     assert exported == expected
     assert list(exported["initial_annots"]) == sorted(expected["initial_annots"])
 
-    # a changed file is version 2 of both (ImageNet-M keeps every judged pair, not only its
-    # 68 images'); an older multilabel version still exports with the newer ImageNet-M
+    # a changed file is version 2 of multilabel; ImageNet-M keeps only its listed images'
+    # judgements, and image 42 is not listed, so it stays at version 1. An older multilabel
+    # version still exports.
     changed = copy.deepcopy(raw)
     changed["initial_annots"]["ILSVRC2012_val_00000042.JPEG"]["unclear"] = [
         datasets.imagenet_wnids(data_dir)[8]]
     source.write_text(json.dumps(changed))
     _run("import_multilabel", str(source))
     v1, v2 = _versions("multilabel")
-    assert (v2.parent_id, len(_versions("imagenet-m"))) == (v1.pk, 2)
+    assert (v2.parent_id, len(_versions("imagenet-m"))) == (v1.pk, 1)
     assert json.loads(_run("export_labels", "imagenet", "multilabel", "--version", "1")) \
         == expected
     latest = json.loads(_run("export_labels", "imagenet", "multilabel"))

@@ -300,11 +300,33 @@ def test_it_includes_exactly_the_listed_imagenet_m_images(
     assert included == expected["imagenet_m"]
     assert included == {1, 3, 49_999}
     assert imagenet_m.meta == {"included": 3}
-    assert decode(imagenet_m.arrays["accepted_keys"]) == expected["accepted"]
-    assert decode(imagenet_m.arrays["wrong_keys"]) == expected["wrong"]
+    # only the listed images' judgements: a change elsewhere leaves the version alone
+    listed = expected["imagenet_m"]
+    assert decode(imagenet_m.arrays["accepted_keys"]) == {
+        (i, c) for i, c in expected["accepted"] if i in listed}
+    assert decode(imagenet_m.arrays["wrong_keys"]) == {
+        (i, c) for i, c in expected["wrong"] if i in listed}
+    assert decode(imagenet_m.arrays["wrong_keys"]) == {(49_999, 998)}
     assert sorted(imagenet_m.arrays) == ["accepted_keys", "correct_keys", "mask",
                                          "unclear_keys", "wrong_keys"]
     assert (imagenet_m.family, imagenet_m.kind) == ("imagenet_m", "multi")
+
+
+def test_it_keeps_the_imagenet_m_version_when_the_file_changes_elsewhere(
+    data_dir: Path, raw: dict[str, Any], tmp_path: Path, wn: Any,
+    imagenet_m: CompiledLabelSet, multilabel: CompiledLabelSet,
+) -> None:
+    changed = json.loads(json.dumps(raw))
+    changed["initial_annots"][name(0)]["wrong"].append(wn(7))  # image 0 is not listed
+    path = tmp_path / "human_accuracy_v3.0.0.json"
+    path.write_text(json.dumps(changed))
+
+    def again(slug: str) -> CompiledLabelSet:
+        return compile_label_set(label_set_spec("imagenet", slug), data_dir=data_dir,
+                                 multilabel_file=path)
+
+    assert again("imagenet-m").content_hash == imagenet_m.content_hash
+    assert again("multilabel").content_hash != multilabel.content_hash
 
 
 # ---------------------------------------------------------------- errors

@@ -91,9 +91,14 @@ def multilabel_set(correct: Pairs = CORRECT, unclear: Pairs = UNCLEAR, wrong: Pa
 
 
 def imagenet_m_set() -> CompiledLabelSet:
+    """As the builder makes it: only the listed examples' (1 and 2) judgements."""
+    def listed(pairs: Pairs) -> Pairs:
+        return {(i, c) for i, c in pairs if i in (1, 2)}
+
     arrays = {"mask": np.array([False, True, True, False, False, False]),
-              "accepted_keys": keys(CORRECT | UNCLEAR), "correct_keys": keys(CORRECT),
-              "unclear_keys": keys(UNCLEAR), "wrong_keys": keys(WRONG)}
+              "accepted_keys": keys(listed(CORRECT | UNCLEAR)),
+              "correct_keys": keys(listed(CORRECT)), "unclear_keys": keys(listed(UNCLEAR)),
+              "wrong_keys": keys(listed(WRONG))}
     return make_compiled(fields("imagenet_m", 6, 1000), arrays, {"included": 2})
 
 
@@ -208,8 +213,8 @@ def test_it_revises_imagenet_m_and_ignores_problematic_flags() -> None:
                                       Verdict(2, 22, "unclear"), Verdict(2, 20, "wrong"),
                                       Verdict(1, 12, "correct")])
     assert lists(revised) == {
-        "correct": {(0, 250), (4, 40), (1, 12)}, "unclear": {(2, 22)},
-        "wrong": {(0, 1), (1, 10), (2, 20)}, "accepted": {(0, 250), (4, 40), (1, 12), (2, 22)}}
+        "correct": {(1, 12)}, "unclear": {(2, 22)},
+        "wrong": {(1, 10), (2, 20)}, "accepted": {(1, 12), (2, 22)}}
     assert revised.arrays["mask"].tolist() == [False, True, True, False, False, False]
     assert sorted(revised.arrays) == ["accepted_keys", "correct_keys", "mask", "unclear_keys",
                                       "wrong_keys"]
@@ -526,17 +531,21 @@ def test_it_builds_correct_unclear_and_annotated_arrays(
 ) -> None:
     for slug, labelset in built.items():
         a = labelset.arrays
-        assert decode(a["correct_keys"]) == {(0, 65), (1, 250), (4, 100), (49_999, 0),
-                                             (49_999, 1)}, slug
-        assert decode(a["unclear_keys"]) == {(2, 836), (49_999, 999)}
-        assert decode(a["wrong_keys"]) == {(0, 1), (0, 2), (2, 5), (49_999, 998)}
+        # ImageNet-M keeps only its listed images' (1 and 49,999) judgements
+        listed = (lambda i: i in (1, 49_999)) if slug == "imagenet-m" else (lambda i: True)
+        assert decode(a["correct_keys"]) == {p for p in {
+            (0, 65), (1, 250), (4, 100), (49_999, 0), (49_999, 1)} if listed(p[0])}, slug
+        assert decode(a["unclear_keys"]) == {p for p in {(2, 836), (49_999, 999)}
+                                             if listed(p[0])}
+        assert decode(a["wrong_keys"]) == {p for p in {(0, 1), (0, 2), (2, 5), (49_999, 998)}
+                                           if listed(p[0])}
         assert a["accepted_keys"].tolist() == \
             np.union1d(a["correct_keys"], a["unclear_keys"]).tolist()
     annotated = built["multilabel"].arrays["annotated"]
     assert annotated.dtype == np.bool_
     assert np.flatnonzero(annotated).tolist() == [0, 1, 2, 3, 4, 49_999]
     assert "annotated" not in built["imagenet-m"].arrays
-    assert labelsets.BUILDER_VERSION == 2
+    assert labelsets.BUILDER_VERSION == 3
 
 
 SCENARIOS = {

@@ -26,7 +26,8 @@ from .multilabel import build_multilabel_arrays
 
 # Bump when a builder's output changes, so stale caches are not reused.
 # 2: multi-label sets keep correct_keys and unclear_keys (and multilabel `annotated`).
-BUILDER_VERSION = 2
+# 3: ImageNet-M keeps only its listed images' judgements.
+BUILDER_VERSION = 3
 
 # Arrays each family must have (the metrics and revisions.py rely on these names).
 FAMILY_ARRAYS: dict[str, tuple[str, ...]] = {

@@ -106,7 +106,10 @@ def build_multilabel_arrays(
         mask = np.zeros(IMAGENET_SIZE, dtype=bool)
         mask[[imagenet_index(n) for n in names]] = True
         meta: dict[str, Any] = {"included": int(mask.sum())}
-        return {"mask": mask, **judged}, meta
+        # Only the listed images' judgements: a change to the file elsewhere must not make a
+        # new ImageNet-M version (its content hash would change with nothing scored moving).
+        listed = {name: keys[mask[keys // IMAGENET_NUM_CLASSES]] for name, keys in judged.items()}
+        return {"mask": mask, **listed}, meta
     mask = annotated & ~problematic
     organism_examples = organism_mask()[original.astype(np.int64)]
     arrays = {

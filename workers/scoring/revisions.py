@@ -176,8 +176,13 @@ def _revise_multilabel(
                   accepted_keys=accepted)
     meta = dict(parent.meta)
     if parent.family == "imagenet_m":
-        # The 68 ImageNet-M images are a fixed list: its mask ignores `problematic`.
-        meta["included"] = int(a["mask"].sum())
+        # The 68 ImageNet-M images are a fixed list: its mask ignores `problematic`, and, as
+        # the builder, it keeps only those images' judgements.
+        mask = a["mask"]
+        for name in ("correct_keys", "unclear_keys", "wrong_keys", "accepted_keys"):
+            keys = arrays[name]
+            arrays[name] = keys[mask[keys // parent.num_classes]]
+        meta["included"] = int(mask.sum())
         return arrays, meta
     arrays["collapsed_keys"] = collapse_keys(accepted)
     # As the builder: included = annotated minus problematic. A judged example is annotated

@@ -27,10 +27,11 @@ from leaderboard.models.review import (
     Verdict,
     VersionRescore,
 )
-from leaderboard.models.submissions import Score, Submission, SubmissionFile
+from leaderboard.models.submissions import CheckpointFile, Score, Submission, SubmissionFile
 
 __all__ = [
     "Benchmark",
+    "CheckpointFile",
     "GroundTruthAnswer",
     "GroundTruthCandidate",
     "GroundTruthVote",

@@ -18,6 +18,12 @@ class Submission(models.Model):
         SCORED = "scored", "Scored"
         FAILED = "failed", "Failed"
 
+    class Kind(models.TextChoices):
+        PREDICTIONS = "predictions", "Predictions"
+        # A model file: a gpu-queue worker runs it on the image sets the server has images for
+        # and stores its scores as prediction files, then scores those like any upload.
+        CHECKPOINT = "checkpoint", "Checkpoint"
+
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="submissions"
     )
@@ -27,6 +33,7 @@ class Submission(models.Model):
     paper_url = models.URLField(blank=True)
     code_url = models.URLField(blank=True)
     public = models.BooleanField(default=True)
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.PREDICTIONS)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     failure_code = models.CharField(max_length=64, blank=True)
     failure_reason = models.TextField(blank=True)
@@ -69,6 +76,29 @@ class SubmissionFile(models.Model):
 
     def __str__(self) -> str:
         return f"#{self.submission_id} {self.original_name}"
+
+
+class CheckpointFile(models.Model):
+    """The uploaded model of a checkpoint submission (ONNX or a safetensors state dict),
+    validated before it was stored; never unpickled, only ever run in a sandboxed child."""
+
+    class Format(models.TextChoices):
+        ONNX = "onnx", "ONNX"
+        SAFETENSORS = "safetensors", "safetensors state dict"
+
+    submission = models.OneToOneField(Submission, on_delete=models.CASCADE,
+                                      related_name="checkpoint")
+    file = models.FileField(upload_to="checkpoints/%Y/%m/%d/", max_length=300)
+    format = models.CharField(max_length=16, choices=Format.choices)
+    original_name = models.CharField(max_length=255)
+    size = models.PositiveBigIntegerField()
+    sha256 = models.CharField(max_length=64)
+    # Filled by the worker that ran it: where, how fast (the scores become SubmissionFiles).
+    device = models.CharField(max_length=32, blank=True)
+    images_per_second = models.FloatField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"#{self.submission_id} {self.original_name} ({self.format})"
 
 
 class Score(models.Model):

@@ -53,3 +53,8 @@ class CheckpointError(ValueError):
         super().__init__(f"{code}: {message}")
         self.code = code
         self.message = message
+
+    def __reduce__(self) -> tuple[type[CheckpointError], tuple[str, str]]:
+        # the default rebuilds from self.args (one string) and would fail: Celery, copy and
+        # multiprocessing all go through this
+        return (CheckpointError, (self.code, self.message))

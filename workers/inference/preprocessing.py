@@ -95,7 +95,7 @@ class Preprocessing:
         """
         if self.resize_shorter is None or self.center_crop is None:
             raise ValueError(f"{self.benchmark} images are not resized")
-        image = image.convert(self.color)
+        image = image.convert("L" if self.color == "grayscale" else "RGB")
         width, height = image.size
         short, long = sorted((width, height))
         new_short, new_long = self.resize_shorter, int(self.resize_shorter * long / short)

@@ -1,0 +1,142 @@
+"""Speed of running a checkpoint submission on the 10,000 real MNIST test images.
+
+    python bench/checkpoint.py            # full figures (3 repetitions, batch sweep, ResNet-20)
+    python bench/checkpoint.py --quick    # one repetition of the main figures (what CI runs)
+
+The timed path is the production one, run_checkpoint: the parent writes the preprocessed
+images to a private .npy, starts the sandboxed child (`python -m workers.inference.child`),
+which validates the file again, loads it, memory-maps the images, runs batched inference
+and writes the scores, which the parent checks. Two figures per run: end to end (everything,
+child start-up included) and inference only (the child's batched forward passes); "child
+load" is the child's time to import the runtime, re-validate and load the model. The model
+is the server's MNIST CNN (seeded weights: speed does not depend on training), as ONNX
+(onnxruntime) and as safetensors (torch); the batch size is the worker's choice. Images are
+preprocessed once beforehand, as a worker does.
+On CUDA when a GPU is available (onnxruntime-gpu or a CUDA torch build).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import onnxruntime as ort  # noqa: E402
+import torch  # noqa: E402
+from safetensors.torch import save_file  # noqa: E402
+
+from workers.inference import architectures, load_images  # noqa: E402
+from workers.inference.sandbox import RunReport, default_threads, run_checkpoint_report  # noqa: E402
+from workers.scoring import datasets  # noqa: E402
+
+
+def export(benchmark: str, shape: tuple[int, ...], out: Path) -> dict[str, Path]:
+    """The server's network for `benchmark`, seeded, as .onnx and .safetensors files."""
+    torch.manual_seed(0)
+    model = architectures.build(benchmark)
+    paths = {"onnx": out / f"{benchmark}.onnx", "safetensors": out / f"{benchmark}.safetensors"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        torch.onnx.export(
+            model, (torch.zeros(1, *shape),), str(paths["onnx"]), dynamo=False,
+            input_names=["image"], output_names=["logits"],
+            dynamic_axes={"image": {0: "batch"}, "logits": {0: "batch"}},
+        )  # fmt: skip
+    save_file(model.state_dict(), paths["safetensors"])
+    return paths
+
+
+def best_run(path: Path, benchmark: str, images: np.ndarray, device: str, repeats: int,
+             batch_size: int | None = None) -> RunReport:
+    runs = [
+        run_checkpoint_report(path, benchmark=benchmark, images=images, device=device,
+                              batch_size=batch_size)
+        for _ in range(repeats)
+    ]  # fmt: skip
+    return min(runs, key=lambda r: r.wall_seconds)
+
+
+def show(label: str, report: RunReport, n: int) -> None:
+    wall, infer = report.wall_seconds, report.inference_seconds
+    print(
+        f"  {label:24s} {n / wall:8,.0f} img/s end to end ({wall:5.2f} s)"
+        f"  {n / infer:8,.0f} img/s inference only ({infer:5.2f} s)"
+        f"  child load {report.load_seconds:4.2f} s  batch {report.batch_size},"
+        f" {report.threads} thread(s), on {report.device} [{report.provider}]"
+    )
+
+
+def in_process(paths: dict[str, Path], images: np.ndarray, batch: int) -> tuple[float, float]:
+    """Seconds for the same inference in this process, no child: (onnxruntime, torch)."""
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = default_threads()
+    session = ort.InferenceSession(str(paths["onnx"]), options, providers=["CPUExecutionProvider"])
+    start = time.perf_counter()
+    for s in range(0, len(images), batch):
+        session.run(None, {"image": images[s : s + batch]})
+    onnx_s = time.perf_counter() - start
+    torch.manual_seed(0)
+    model = architectures.build("mnist").to(memory_format=torch.channels_last)  # type: ignore[call-overload]
+    start = time.perf_counter()
+    with torch.inference_mode():
+        for s in range(0, len(images), batch):
+            x = torch.from_numpy(images[s : s + batch])
+            model(x.contiguous(memory_format=torch.channels_last))
+    return onnx_s, time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="one repetition, for CI")
+    parser.add_argument("--data-dir", type=Path, default=datasets.default_data_dir())
+    args = parser.parse_args()
+    repeats = 1 if args.quick else 3
+    devices = ["cpu"]
+    if torch.cuda.is_available() or "CUDAExecutionProvider" in ort.get_available_providers():
+        devices.append("cuda")
+
+    start = time.perf_counter()
+    images = load_images("mnist", data_dir=args.data_dir)
+    n = len(images)
+    print(
+        f"MNIST test set, {n:,} real images, preprocessed once in "
+        f"{time.perf_counter() - start:.2f} s; {os.cpu_count()} CPU core(s), "
+        f"load average {os.getloadavg()[0]:.1f}; best of {repeats}"
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = export("mnist", (1, 28, 28), Path(tmp))
+        for device in devices:
+            print(f"{device.upper()}, through run_checkpoint (sandboxed child process):")
+            for fmt in ("onnx", "safetensors"):
+                show(f"MNIST CNN, {fmt}", best_run(paths[fmt], "mnist", images, device, repeats), n)
+        if args.quick:
+            return
+        print("CPU, ONNX batch-size sweep (inference only):")
+        for batch in (16, 64, 256, 512, 2048):
+            report = best_run(paths["onnx"], "mnist", images, "cpu", repeats, batch_size=batch)
+            print(f"  batch {batch:5d}  {n / report.inference_seconds:9,.0f} img/s")
+        onnx_s, torch_s = in_process(paths, images, 64)
+        print(
+            f"CPU, the same inference in this process without a child (batch 64): onnxruntime "
+            f"{n / onnx_s:,.0f} img/s, torch {n / torch_s:,.0f} img/s"
+        )
+        resnet = export("cifar10", (3, 32, 32), Path(tmp))
+        synthetic = np.random.default_rng(0).standard_normal((n, 3, 32, 32), dtype=np.float32)
+        print(f"ResNet-20 on {n:,} synthetic CIFAR-10-shaped images (no CIFAR images here):")
+        for device in devices:
+            for fmt in ("onnx", "safetensors"):
+                report = best_run(resnet[fmt], "cifar10", synthetic, device, 1)
+                show(f"{device} ResNet-20, {fmt}", report, n)
+
+
+if __name__ == "__main__":
+    main()

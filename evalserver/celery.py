@@ -14,3 +14,4 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 # tasks.py of every installed Django app, and of the `workers` package (not a Django app).
 app.autodiscover_tasks()
 app.autodiscover_tasks(["workers"])
+app.autodiscover_tasks(["workers"], related_name="gpu_tasks")

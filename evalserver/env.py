@@ -96,6 +96,15 @@ class EnvReader:
             return default
         return number
 
+    def get_choice(self, name: str, default: str, *, choices: tuple[str, ...]) -> str:
+        value = self.raw(name)
+        if value is None:
+            return default
+        if value.strip().lower() not in choices:
+            self._bad(name, value, "one of " + ", ".join(choices))
+            return default
+        return value.strip().lower()
+
     def get_list(self, name: str, default: list[str]) -> list[str]:
         value = self.raw(name)
         if value is None:

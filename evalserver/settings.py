@@ -70,12 +70,36 @@ EVALSERVER_SCORING_TIME_LIMIT: int = env.get_int("EVALSERVER_SCORING_TIME_LIMIT"
 EVALSERVER_SCORING_MAX_ATTEMPTS: int = env.get_int(
     "EVALSERVER_SCORING_MAX_ATTEMPTS", 3, min_value=1
 )
+# -- Checkpoint submissions (run by a gpu-queue worker; the CPU is used when there is no GPU) --
+# Where the images of image sets other than MNIST's are (MNIST's come from the data directory):
+# the CIFAR-10 python "test_batch" file, the CIFAR-10.1 v6 images (.npy, uint8 [2000,32,32,3])
+# and a folder of the 50,000 ImageNet validation JPEGs. Unset: no checkpoint runs on that set.
+EVALSERVER_CIFAR10_TEST_BATCH: Path | None = env.get_optional_path("EVALSERVER_CIFAR10_TEST_BATCH")
+EVALSERVER_CIFAR10_1_V6_IMAGES: Path | None = env.get_optional_path(
+    "EVALSERVER_CIFAR10_1_V6_IMAGES")
+EVALSERVER_IMAGENET_VAL_DIR: Path | None = env.get_optional_path("EVALSERVER_IMAGENET_VAL_DIR")
+EVALSERVER_CHECKPOINT_MAX_BYTES: int = env.get_int(
+    "EVALSERVER_CHECKPOINT_MAX_BYTES", 256 * 1024 * 1024, min_value=1)
+# "auto" uses CUDA when the worker has it; "cpu" or "cuda" force one.
+EVALSERVER_INFERENCE_DEVICE: str = env.get_choice(
+    "EVALSERVER_INFERENCE_DEVICE", "auto", choices=("auto", "cpu", "cuda"))
+# Limits on the child process that runs an uploaded model (memory: address space, CPU only).
+EVALSERVER_INFERENCE_MEMORY_BYTES: int = env.get_int(
+    "EVALSERVER_INFERENCE_MEMORY_BYTES", 4 * 1024**3, min_value=64 * 1024**2)
+EVALSERVER_INFERENCE_WALL_SECONDS: int = env.get_int(
+    "EVALSERVER_INFERENCE_WALL_SECONDS", 600, min_value=1)
+# The whole checkpoint task (every image set, then scoring) is killed after this long.
+EVALSERVER_INFERENCE_TIME_LIMIT: int = env.get_int(
+    "EVALSERVER_INFERENCE_TIME_LIMIT", 1800, min_value=2)
 # A re-scoring of every submission on a new version (workers.tasks.rescore_version) is killed
 # after this long; the sweep re-queues a request still unfinished this long after it was made.
 EVALSERVER_RESCORE_TIME_LIMIT: int = env.get_int(
     "EVALSERVER_RESCORE_TIME_LIMIT", 1800, min_value=2
 )
 EVALSERVER_SWEEP_INTERVAL: int = env.get_int("EVALSERVER_SWEEP_INTERVAL", 60, min_value=1)
+# A label audit (workers.tasks.run_confident_learning_audit, workers.gpu_tasks.run_aul_audit)
+# fails with a reason one second before this many seconds, and is killed at it.
+EVALSERVER_AUDIT_TIME_LIMIT: int = env.get_int("EVALSERVER_AUDIT_TIME_LIMIT", 1800, min_value=2)
 # Debugging and the worker-killed test only: milliseconds a scoring task sleeps after its claim.
 EVALSERVER_SCORING_DELAY_MS: int = env.get_int("EVALSERVER_SCORING_DELAY_MS", 0, min_value=0)
 
@@ -210,8 +234,7 @@ CELERY_BEAT_SCHEDULE = {
 }
 CELERY_TASK_ROUTES = {
     "workers.tasks.*": {"queue": "cpu"},
-    "workers.inference.*": {"queue": "gpu"},
-    "workers.audits.*": {"queue": "gpu"},
+    "workers.gpu_tasks.*": {"queue": "gpu"},
 }
 
 env.check()

@@ -289,7 +289,8 @@ def parser() -> argparse.ArgumentParser:
     submit.add_argument("--timeout", type=float, default=600.0,
                         help="seconds to wait for scoring (default %(default)s)")
     submit.add_argument("files", nargs="+", metavar="IMAGE_SET=FILE",
-                        help="predictions per image set, e.g. cifar10-test=preds.npy")
+                        help="predictions per image set, e.g. cifar10-test=preds.npy; or "
+                             "a model instead: checkpoint=model.onnx")
     submit.set_defaults(run=cmd_submit)
     status = commands.add_parser("status", help="a submission's status and scores")
     status.add_argument("id", type=int)

@@ -73,6 +73,13 @@ class SubmissionForm(forms.Form):
                 error_messages={"empty": "the file is empty"},
             )
 
+        self.fields["checkpoint"] = forms.FileField(
+            required=False, label="Model file (instead of predictions)",
+            help_text=".onnx, or .safetensors for the benchmark's own architecture",
+            widget=forms.ClearableFileInput(attrs={"accept": ".onnx,.safetensors"}),
+            error_messages={"empty": "the file is empty"},
+        )
+
     def groups(self, quota: dict[str, int | None] | None = None) -> list[ImageSetGroup]:
         """The file inputs grouped by benchmark, in benchmark order."""
         by_benchmark: dict[int, ImageSetGroup] = {}

@@ -30,6 +30,7 @@ fi
 
 REDIS_PID=""
 WORKER_PID=""
+GPU_WORKER_PID=""
 GUNICORN_PID=""
 
 # stop PID NAME GRACE_SECONDS: SIGTERM, wait, then SIGKILL its process group.
@@ -54,6 +55,7 @@ cleanup() {
     stop "$GUNICORN_PID" gunicorn 30
     # Warm shutdown: a running task finishes; one cut short is re-run (acks late).
     stop "$WORKER_PID" "the Celery worker" 60
+    stop "$GPU_WORKER_PID" "the gpu-queue Celery worker" 60
     stop "$REDIS_PID" redis-server 10
     exit "$status"
 }
@@ -136,6 +138,13 @@ for _ in $(seq 600); do
     sleep 0.1
 done
 
+# The gpu queue (checkpoint runs, loss-curve audits) gets its own worker, one task at a time,
+# so a long model run never holds up scoring; without a GPU it runs on the CPU.
+echo "== Starting a Celery worker for the gpu queue (log: $LOG_DIR/celery-gpu-worker.log)"
+setsid .venv/bin/celery -A evalserver worker -Q gpu --concurrency 1 --loglevel INFO \
+    --hostname "gpu@%h" >"$LOG_DIR/celery-gpu-worker.log" 2>&1 &
+GPU_WORKER_PID=$!
+
 # -- demo submissions ---------------------------------------------------------------------------
 echo "== Queueing the demo submissions (scored in the background by the worker)"
 if ! .venv/bin/python manage.py seed_demo; then
@@ -152,13 +161,14 @@ GUNICORN_PID=$!
 echo
 echo "Serving on http://127.0.0.1:${PORT}/  (admin: http://127.0.0.1:${PORT}/admin/;"
 echo "create an account with: .venv/bin/python manage.py createsuperuser)."
-echo "Logs: gunicorn here; worker $LOG_DIR/celery-worker.log${REDIS_PID:+; Redis $LOG_DIR/redis.log}."
+echo "Logs: gunicorn here; workers $LOG_DIR/celery-worker.log, $LOG_DIR/celery-gpu-worker.log${REDIS_PID:+; Redis $LOG_DIR/redis.log}."
 echo "Ctrl-C stops everything."
 # Returns when gunicorn or the worker exits (or on Ctrl-C): then everything is stopped.
 set +e
-wait -n "$GUNICORN_PID" "$WORKER_PID"
+wait -n "$GUNICORN_PID" "$WORKER_PID" "$GPU_WORKER_PID"
 status=$?
 set -e
 kill -0 "$GUNICORN_PID" 2>/dev/null || echo "gunicorn stopped (status $status)" >&2
 kill -0 "$WORKER_PID" 2>/dev/null || echo "the Celery worker stopped; see $LOG_DIR/celery-worker.log" >&2
+kill -0 "$GPU_WORKER_PID" 2>/dev/null || echo "the gpu-queue worker stopped; see $LOG_DIR/celery-gpu-worker.log" >&2
 exit 1

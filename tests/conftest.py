@@ -138,12 +138,14 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 def _running_worker(redis_url: str, log_path: Path, env: dict[str, str],
                     name: str) -> Iterator[WorkerProcess]:
     """A real `celery -A evalserver worker -Q cpu` process against `redis_url`, with this
-    process's Celery app pointed at the same Redis until it stops."""
+    process's Celery app pointed at the same Redis until it stops. The queues can be changed
+    with EVALSERVER_TEST_WORKER_QUEUES (e.g. "cpu,gpu", set with monkeypatch.setenv)."""
     from evalserver.celery import app
 
+    queues = os.environ.get("EVALSERVER_TEST_WORKER_QUEUES", "cpu")
     with log_path.open("wb") as log:
         process = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "evalserver", "worker", "-Q", "cpu",
+            [sys.executable, "-m", "celery", "-A", "evalserver", "worker", "-Q", queues,
              "--concurrency", "1", "--loglevel", "INFO", "--without-gossip",
              "--without-mingle", "--hostname", f"{name}-{uuid.uuid4().hex[:8]}@%h"],
             cwd=PROJECT_ROOT, env={**os.environ, "REDIS_URL": redis_url, **env},

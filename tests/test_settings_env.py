@@ -106,3 +106,11 @@ def test_it_reads_each_setting_from_the_environment(tmp_path: Path) -> None:
     # relative paths are taken from the project root
     assert values["MULTILABEL"] == str(PROJECT_ROOT / "var" / "human_accuracy_v3.0.0.json")
     assert values["MAX_UPLOAD"] == 1_000_000
+
+
+def test_it_fails_loudly_on_an_unknown_inference_device() -> None:
+    result = run_settings(SECRET_KEY="x" * 50, EVALSERVER_INFERENCE_DEVICE="tpu")
+
+    assert result.returncode != 0
+    assert ("EVALSERVER_INFERENCE_DEVICE='tpu' is not valid: expected one of auto, cpu, cuda"
+            in result.stderr)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
+from typing import Any
 
 from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
@@ -15,6 +17,7 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError
 
 from leaderboard.services import submissions
+from workers.inference.errors import CheckpointError
 from workers.scoring.predictions import PredictionError
 
 log = logging.getLogger(__name__)
@@ -45,9 +48,20 @@ def score_submission(self, submission_id: int) -> str:
         return "skipped"  # scored, failed, or running under another task
     if settings.EVALSERVER_SCORING_DELAY_MS:
         time.sleep(settings.EVALSERVER_SCORING_DELAY_MS / 1000)
+    return run_claimed(
+        submission_id=submission_id, task_id=task_id,
+        work=lambda: submissions.submission_score(submission_id=submission_id, task_id=task_id),
+        soft_limit=settings.EVALSERVER_SCORING_SOFT_TIME_LIMIT)
+
+
+def run_claimed(*, submission_id: int, task_id: str, work: Callable[[], bool],
+                soft_limit: int) -> str:
+    """Do a claimed submission's `work`; every way it can fail ends the submission failed
+    with a reason (a bad file or model: the user's; anything else: ours), except transient
+    database or storage trouble, which is raised for Celery to retry."""
     try:
-        done = submissions.submission_score(submission_id=submission_id, task_id=task_id)
-    except PredictionError as exc:
+        done = work()
+    except (PredictionError, CheckpointError) as exc:
         where = getattr(exc, "image_set", "")
         submissions.submission_fail(submission_id=submission_id, code=exc.code,
                                     reason=f"{where}: {exc.message}" if where else exc.message,
@@ -56,13 +70,12 @@ def score_submission(self, submission_id: int) -> str:
     except SoftTimeLimitExceeded:
         submissions.submission_fail(
             submission_id=submission_id, code="time_limit",
-            reason=f"scoring took longer than {settings.EVALSERVER_SCORING_SOFT_TIME_LIMIT} s",
-            task_id=task_id)
+            reason=f"scoring took longer than {soft_limit} s", task_id=task_id)
         return "failed"
     except (OperationalError, InterfaceError, OSError):
         raise  # retried by autoretry_for
     except Exception as exc:  # a bug, not the user's fault: say so, keep the details in logs
-        log.exception("scoring submission %s failed", submission_id)
+        log.exception("submission %s failed", submission_id)
         submissions.submission_fail(submission_id=submission_id, code="internal_error",
                                     reason=f"the server could not score this submission "
                                            f"({type(exc).__name__}); the maintainers are told",
@@ -74,7 +87,9 @@ def score_submission(self, submission_id: int) -> str:
 @shared_task
 def sweep_submissions() -> list[int]:
     """Periodic (Celery beat): re-queue submissions stuck in running or lost while queued."""
-    return submissions.submissions_sweep()
+    from leaderboard.services.sweeps import submissions_sweep
+
+    return submissions_sweep()
 
 
 @shared_task
@@ -97,3 +112,41 @@ def rescore_version(version_id: int) -> int:
     from leaderboard.services import review
 
     return review.label_set_version_rescore(version_id=version_id)
+
+
+def audit_task_run(task: Any, audit_id: int) -> str:
+    """The body of both audit tasks (this module's confident learning, `gpu_tasks`' AUL):
+    the service runs the audit and stores its own failures; a time limit or a bug fails it
+    here with a plain reason (details in the log)."""
+    from leaderboard.services import audits
+
+    task_id = task.request.id or f"local-audit-{audit_id}"
+    try:
+        return audits.audit_run(audit_id=audit_id, task_id=task_id)
+    except SoftTimeLimitExceeded:
+        audits.audit_fail(audit_id=audit_id, task_id=task_id,
+                          reason=f"the audit took longer than "
+                                 f"{settings.EVALSERVER_AUDIT_TIME_LIMIT - 1} s")
+        return "failed"
+    except (OperationalError, InterfaceError):
+        raise  # retried by autoretry_for
+    except Exception as exc:
+        log.exception("label audit %s failed", audit_id)
+        audits.audit_fail(audit_id=audit_id, task_id=task_id,
+                          reason=f"the server could not run this audit ({type(exc).__name__}: "
+                                 f"{exc}); the details are in the worker's log")
+        return "failed"
+
+
+@shared_task(
+    bind=True,
+    autoretry_for=(OperationalError, InterfaceError),
+    retry_backoff=True,
+    max_retries=3,
+    soft_time_limit=settings.EVALSERVER_AUDIT_TIME_LIMIT - 1,
+    time_limit=settings.EVALSERVER_AUDIT_TIME_LIMIT,
+)
+def run_confident_learning_audit(self, audit_id: int) -> str:
+    """Confident learning over the audit's submissions (cpu queue): "done", "failed" or
+    "skipped" (already claimed or finished)."""
+    return audit_task_run(self, audit_id)

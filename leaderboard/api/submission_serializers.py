@@ -60,7 +60,12 @@ def _image_set_file_fields() -> dict[str, serializers.Field]:
 # The multipart body as the schema documents it: the form fields plus one file per image set.
 SUBMISSION_CREATE_REQUEST = inline_serializer(
     name="SubmissionCreateRequest",
-    fields={**copy.deepcopy(SubmissionCreateInput._declared_fields), **_image_set_file_fields()},
+    fields={**copy.deepcopy(SubmissionCreateInput._declared_fields), **_image_set_file_fields(),
+            "checkpoint": PredictionsFileField(
+                required=False,
+                help_text="instead of predictions: a model the server runs on the image sets "
+                          "it has images for (.onnx, or .safetensors for the benchmark's own "
+                          "architecture; see GET /api/benchmarks/ `checkpoint`)")},
 )
 
 
@@ -114,8 +119,18 @@ def latest_scores(submission: Submission) -> dict[str, Score]:
     return latest
 
 
+class CheckpointOutput(serializers.Serializer):
+    format = serializers.CharField(help_text="onnx | safetensors")
+    original_name = serializers.CharField()
+    size = serializers.IntegerField()
+    sha256 = serializers.CharField()
+    device = serializers.CharField(help_text="where it ran (cpu | cuda); empty until it has")
+    images_per_second = serializers.FloatField(allow_null=True)
+
+
 class SubmissionDetailOutput(serializers.Serializer):
     id = serializers.IntegerField()
+    kind = serializers.CharField(help_text="predictions | checkpoint")
     benchmark = serializers.CharField(source="benchmark.slug")
     model_name = serializers.CharField()
     description = serializers.CharField()
@@ -129,8 +144,16 @@ class SubmissionDetailOutput(serializers.Serializer):
     scored = serializers.DateTimeField(allow_null=True, help_text="when scoring finished "
                                        "(or failed)")
     owner = serializers.CharField(source="owner.username")
-    files = SubmissionFileOutput(many=True)
+    files = SubmissionFileOutput(many=True, help_text="for a checkpoint: its predictions, "
+                                 "written by the worker that ran it")
+    checkpoint = serializers.SerializerMethodField()
     scores = serializers.SerializerMethodField()
+
+    @extend_schema_field(CheckpointOutput(allow_null=True))
+    def get_checkpoint(self, submission: Submission) -> dict[str, Any] | None:
+        row = getattr(submission, "checkpoint", None) \
+            if submission.kind == Submission.Kind.CHECKPOINT else None
+        return None if row is None else dict(CheckpointOutput(row).data)
 
     @extend_schema_field(serializers.DictField(child=ScoreOutput(), help_text="by label set slug"))
     def get_scores(self, submission: Submission) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from leaderboard.api.submission_serializers import (
     SubmissionVisibilityInput,
 )
 from leaderboard.models import Submission
+from leaderboard.services.checkpoints import CHECKPOINT_FIELD
 from leaderboard.uploads import upload_too_large
 
 
@@ -47,7 +48,8 @@ class SubmissionListCreateView(GenericAPIView[Submission]):
 
     @extend_schema(
         operation_id="submissions_create",
-        summary="Submit predictions: one file per image set, each field named by its slug",
+        summary="Submit predictions (one file per image set, each field named by its slug) or "
+                "a model (one `checkpoint` file: ONNX, or a safetensors state dict)",
         request={"multipart/form-data": SUBMISSION_CREATE_REQUEST},
         responses={201: SubmissionCreatedOutput, **error_responses(400, 401, 413, 429)},
     )
@@ -64,8 +66,9 @@ class SubmissionListCreateView(GenericAPIView[Submission]):
         form = SubmissionCreateInput(data=data)
         form.is_valid(raise_exception=True)
         files = {name: request.FILES[name] for name in request.FILES}
+        checkpoint = files.pop(CHECKPOINT_FIELD, None)
         submission = services.submission_create(owner=signed_in_user(request), files=files,
-                                                **form.validated_data)
+                                                checkpoint=checkpoint, **form.validated_data)
         url = request.build_absolute_uri(reverse("api-submission-detail", args=[submission.pk]))
         body = SubmissionCreatedOutput({"id": submission.pk, "status": submission.status,
                                         "url": url}).data

@@ -3,12 +3,14 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from leaderboard.api import auth, benchmarks, ground_truth, review, submissions
+from leaderboard.api import audits, auth, benchmarks, ground_truth, review, submissions
 
 # Benchmark slugs may contain dots (`cifar10.1-v6` is an image set; benchmarks follow the
 # same rule), so `<str:slug>`, not `<slug:slug>`.
 urlpatterns = [
     path("auth/token/", auth.TokenView.as_view(), name="api-auth-token"),
+    path("audits/", audits.AuditListCreateView.as_view(), name="api-audit-list"),
+    path("audits/<int:audit_id>/", audits.AuditDetailView.as_view(), name="api-audit-detail"),
     path("benchmarks/", benchmarks.BenchmarkListView.as_view(), name="api-benchmark-list"),
     path("benchmarks/<str:slug>/", benchmarks.BenchmarkDetailView.as_view(),
          name="api-benchmark-detail"),

@@ -3,6 +3,7 @@
 Writes go through `leaderboard.services`, reads through `leaderboard.selectors`.
 """
 
+from leaderboard.models.audits import Audit
 from leaderboard.models.catalog import (
     Benchmark,
     ImageSet,
@@ -30,6 +31,7 @@ from leaderboard.models.review import (
 from leaderboard.models.submissions import CheckpointFile, Score, Submission, SubmissionFile
 
 __all__ = [
+    "Audit",
     "Benchmark",
     "CheckpointFile",
     "GroundTruthAnswer",

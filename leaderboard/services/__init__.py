@@ -38,7 +38,6 @@ from leaderboard.services.submissions import (  # noqa: E402
     submission_quota_left,
     submission_score,
     submission_visibility_set,
-    submissions_sweep,
 )
 
 __all__ += [
@@ -51,7 +50,6 @@ __all__ += [
     "submission_quota_left",
     "submission_score",
     "submission_visibility_set",
-    "submissions_sweep",
 ]
 
 from leaderboard.services.demo import (  # noqa: E402
@@ -73,3 +71,7 @@ __all__ += [
     "demo_submissions_wait",
     "demo_user_get_or_create",
 ]
+
+from leaderboard.services.sweeps import submissions_sweep  # noqa: E402
+
+__all__ += ["submissions_sweep"]

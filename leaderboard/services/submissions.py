@@ -112,14 +112,25 @@ def submission_create(
     paper_url: str = "",
     code_url: str = "",
     enforce_quota: bool = True,
+    checkpoint: Any = None,
 ) -> Submission:
-    """Store the files and the row durably, then queue scoring once the transaction commits."""
+    """Store the files (or the `checkpoint`, a model file, instead) and the row durably, then
+    queue scoring (or the model's run) once the transaction commits."""
+    from leaderboard.services import checkpoints  # it builds on this module
     from workers.tasks import score_submission as score_task  # tasks import services
 
     model_name = model_name.strip()
     if not model_name:
         raise SubmissionError("missing_model_name", "name the model", field="model_name")
-    _check_files(benchmark, files)
+    if checkpoint is not None:
+        if files:
+            raise SubmissionError(
+                "checkpoint_and_predictions",
+                "send either a checkpoint or predictions files, not both",
+                field=checkpoints.CHECKPOINT_FIELD)
+        info = checkpoints.checkpoint_validate(benchmark=benchmark, upload=checkpoint)
+    else:
+        _check_files(benchmark, files)
     stored: list[str] = []
     try:
         with transaction.atomic():
@@ -138,7 +149,15 @@ def submission_create(
             submission = Submission.objects.create(
                 owner=owner, benchmark=benchmark, model_name=model_name,
                 description=description, public=public, paper_url=paper_url, code_url=code_url,
+                kind=Submission.Kind.PREDICTIONS if checkpoint is None
+                else Submission.Kind.CHECKPOINT,
             )
+            if checkpoint is not None:
+                stored.append(checkpoints.checkpoint_store(
+                    submission=submission, upload=checkpoint, info=info))
+                transaction.on_commit(
+                    lambda: checkpoints.checkpoint_run_queue(submission.pk))
+                return submission
             image_sets = {s.slug: s for s in benchmark.image_sets.all()}
             for slug, upload in files.items():
                 row = SubmissionFile(
@@ -191,7 +210,7 @@ def submission_fail(*, submission_id: int, code: str, reason: str,
                        scored=timezone.now()) == 1
 
 
-def _local_copy(field: Any) -> tuple[Path, Callable[[], None]]:
+def stored_file_local_copy(field: Any) -> tuple[Path, Callable[[], None]]:
     """A local path for a stored file (a temporary copy when storage is remote, e.g. S3)."""
     try:
         return Path(field.path), lambda: None
@@ -242,7 +261,7 @@ def submission_score(*, submission_id: int, task_id: str) -> bool:
     benchmark = submission.benchmark
     predictions: dict[str, Predictions] = {}
     for row in submission.files.select_related("image_set"):
-        path, cleanup = _local_copy(row.file)
+        path, cleanup = stored_file_local_copy(row.file)
         try:
             preds = parse_predictions(
                 path, num_examples=row.image_set.size, num_classes=benchmark.num_classes,
@@ -349,37 +368,3 @@ def benchmark_leaderboard_touch(*, benchmark_id: int) -> None:
 def submission_visibility_set(*, submission: Submission, public: bool) -> None:
     Submission.objects.filter(pk=submission.pk).update(public=public)
     benchmark_leaderboard_touch(benchmark_id=submission.benchmark_id)
-
-
-def submissions_sweep() -> list[int]:
-    """Re-queue submissions stuck in running past the time limit, and queued ones whose task
-    may have been lost; fail those out of attempts. Returns the ids queued again."""
-    from workers.tasks import score_submission as score_task
-
-    now = timezone.now()
-    stale = now - timedelta(seconds=settings.EVALSERVER_SCORING_TIME_LIMIT + 30)
-    out_of_attempts = Submission.objects.filter(
-        status=Status.RUNNING, started__lt=stale,
-        attempts__gte=settings.EVALSERVER_SCORING_MAX_ATTEMPTS)
-    for submission_id in out_of_attempts.values_list("id", flat=True):
-        submission_fail(
-            submission_id=submission_id, code="worker_lost",
-            reason=f"scoring stopped {settings.EVALSERVER_SCORING_MAX_ATTEMPTS} times "
-                   "without finishing (worker crash or time limit)")
-    requeued = []
-    for submission_id in Submission.objects.filter(
-            status=Status.RUNNING, started__lt=stale).values_list("id", flat=True):
-        if Submission.objects.filter(id=submission_id, status=Status.RUNNING,
-                                     started__lt=stale).update(
-                status=Status.QUEUED, claimed_by="", queued_at=now) == 1:
-            requeued.append(submission_id)
-    # Queued long ago and never started: its message may have been lost (Redis restarted
-    # without persistence). A duplicate message is harmless: only one task can claim.
-    for submission_id in Submission.objects.filter(
-            status=Status.QUEUED, queued_at__lt=stale).values_list("id", flat=True):
-        if Submission.objects.filter(id=submission_id, status=Status.QUEUED,
-                                     queued_at__lt=stale).update(queued_at=now) == 1:
-            requeued.append(submission_id)
-    for submission_id in requeued:
-        score_task.delay(submission_id)
-    return requeued

@@ -2,6 +2,13 @@
 reads."""
 
 from leaderboard.views.accounts import profile, signup, token_create, token_revoke
+from leaderboard.views.audits import (
+    audit_detail,
+    audit_histogram_csv,
+    audit_histogram_svg,
+    audit_list,
+    audit_status,
+)
 from leaderboard.views.ground_truth import ground_truth_next
 from leaderboard.views.home import home
 from leaderboard.views.leaderboards import leaderboard
@@ -15,6 +22,11 @@ from leaderboard.views.submissions import (
 )
 
 __all__ = [
+    "audit_detail",
+    "audit_histogram_csv",
+    "audit_histogram_svg",
+    "audit_list",
+    "audit_status",
     "ground_truth_next",
     "home",
     "label_set_history",

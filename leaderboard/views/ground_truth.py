@@ -27,7 +27,8 @@ class GroundTruthVoteForm(forms.Form):
 
 @reviewer_required
 def ground_truth_next(request: HttpRequest, slug: str) -> HttpResponse:
-    """GET: the next open candidate the reviewer has not answered. POST: answer, then next."""
+    """GET: the next open candidate the reviewer has not answered (or `?candidate=<id>`).
+    POST: answer, then next."""
     benchmark = _benchmark(slug)
     user = request.user
     assert isinstance(user, User)
@@ -50,7 +51,10 @@ def ground_truth_next(request: HttpRequest, slug: str) -> HttpResponse:
         messages.error(request, "Choose an answer: given, guessed, both or neither.")
         return redirect(here)
     queue = selectors_ground_truth.ground_truth_queue(benchmark=benchmark, reviewer=user)
-    first = queue.first()
+    # ?candidate=<id> (from an audit's report) shows that one first while it is still open
+    # and unanswered by this reviewer; otherwise the oldest
+    asked = request.GET.get("candidate", "")
+    first = (queue.filter(pk=int(asked)).first() if asked.isdigit() else None) or queue.first()
     view = selectors_ground_truth.ground_truth_candidate_view(first) if first else None
     return render(request, "leaderboard/review_ground_truth.html", {
         "benchmark": benchmark,

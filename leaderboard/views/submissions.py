@@ -3,6 +3,8 @@ public/private switch and the list of one's own submissions."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -18,6 +20,7 @@ from django.views.decorators.http import require_GET, require_POST
 from leaderboard import selectors, services
 from leaderboard.forms import SubmissionForm
 from leaderboard.models import Benchmark, ImageSet, Submission
+from leaderboard.services import checkpoints
 from leaderboard.uploads import upload_too_large
 from leaderboard.views.display import score_view
 
@@ -88,10 +91,23 @@ def _create(form: SubmissionForm, owner: User) -> Submission | int:
             owner=owner, benchmark=data["benchmark"], model_name=data["model_name"],
             files=files, description=data["description"], public=data["public"],
             paper_url=data["paper_url"], code_url=data["code_url"],
+            checkpoint=data.get("checkpoint") or None,
         )
     except services.SubmissionError as exc:
         form.add_error(exc.field if exc.field in form.fields else None, exc.message)
         return exc.http_status
+
+
+def checkpoint_help(benchmarks: list[Benchmark]) -> list[dict[str, Any]]:
+    """Per benchmark: the image sets a model is run on, its input, the safetensors layout."""
+    from workers.inference.preprocessing import PREPROCESSING
+    from workers.inference.state_dicts import ARCHITECTURES  # torch-free
+
+    return [{"benchmark": b,
+             "image_sets": checkpoints.checkpoint_image_sets(benchmark=b),
+             "preprocessing": PREPROCESSING[b.slug].describe() if b.slug in PREPROCESSING
+             else "",
+             "architecture": ARCHITECTURES.get(b.slug)} for b in benchmarks]
 
 
 def _render_submit(request: HttpRequest, form: SubmissionForm, benchmarks: list[Benchmark],
@@ -104,6 +120,7 @@ def _render_submit(request: HttpRequest, form: SubmissionForm, benchmarks: list[
         "max_upload_bytes": settings.EVALSERVER_MAX_UPLOAD_BYTES,
         "max_upload": megabytes(settings.EVALSERVER_MAX_UPLOAD_BYTES),
         "daily_quota": settings.EVALSERVER_DAILY_QUOTA,
+        "checkpoint_help": checkpoint_help(benchmarks),
     }, status=status)
 
 

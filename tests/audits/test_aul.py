@@ -20,8 +20,10 @@ from workers.audits import (
     histogram,
     precision_recall,
     run_aul_audit,
+    train_probe,
     train_probe_losses,
 )
+from workers.audits.probe import ProbeCNN, as_image_tensor, deterministic_torch
 
 # Small enough for CI (about 1 s on one core), long enough to separate the flipped labels.
 NOISY_CONFIG = AulConfig(epochs=5, batch_size=64, seed=0)
@@ -50,6 +52,44 @@ def test_it_recovers_most_flipped_labels(noisy_mnist: NoisySet, noisy_result: Au
     assert np.median(noisy_result.aul[flipped]) > 3 * np.median(noisy_result.aul[~flipped])
 
 
+def test_it_suggests_the_true_label_for_most_flagged_flips(
+    noisy_mnist: NoisySet, noisy_result: AulResult, mnist_labels: np.ndarray
+) -> None:
+    true = mnist_labels[:1000]
+    flagged = noisy_result.flagged
+    flipped = np.zeros(1000, dtype=bool)
+    flipped[noisy_mnist.flipped] = True
+    hits = flagged[flipped[flagged]]  # the 95 flagged flips
+    # the suggestion is never the given label, and is the true one for 86 of the 95 (seed 0)
+    assert not (noisy_result.suggested_labels == noisy_mnist.labels).any()
+    assert int((noisy_result.suggested_labels[hits] == true[hits]).sum()) == 86
+    # the last epoch's argmax: 822 of 1,000 agree with the given labels, 907 with the truth
+    assert int((noisy_result.predicted_labels == noisy_mnist.labels).sum()) == 822
+    assert int((noisy_result.predicted_labels == true).sum()) == 907
+    assert noisy_result.suggested_labels.dtype == np.int64
+    assert noisy_result.predicted_labels.shape == (1000,)
+    top = noisy_result.evidence()[0]
+    assert top == {**top, "index": 768, "given_label": 0, "suggested_label": 1,
+                   "predicted_label": 1}
+
+
+def test_it_suggests_the_argmax_without_the_given_label(noisy_mnist: NoisySet) -> None:
+    """The predicted and suggested classes are the argmaxes of the last epoch's training-pass
+    logits (replayed here with the same seed and a model rebuilt from scratch)."""
+    images, labels = noisy_mnist.images[:64], noisy_mnist.labels[:64]
+    run = train_probe(images, labels, epochs=1, batch_size=64, lr=0.01, seed=3, num_classes=10)
+    with deterministic_torch(3, 1, torch.device("cpu")):
+        model = ProbeCNN(1, 28, 28, 10)
+        torch.randperm(64, generator=torch.Generator().manual_seed(3))
+        logits = model(as_image_tensor(images)).detach().numpy()
+    assert np.array_equal(run.predicted, logits.argmax(axis=1))
+    masked = logits.copy()
+    masked[np.arange(64), labels] = -np.inf
+    assert np.array_equal(run.suggested, masked.argmax(axis=1))
+    assert np.array_equal(run.losses, train_probe_losses(images, labels, epochs=1, batch_size=64,
+                                                         lr=0.01, seed=3, num_classes=10))
+
+
 def test_it_gives_identical_aul_for_the_same_seed(
     noisy_mnist: NoisySet, noisy_result: AulResult
 ) -> None:
@@ -57,6 +97,8 @@ def test_it_gives_identical_aul_for_the_same_seed(
     assert np.array_equal(again.losses, noisy_result.losses)
     assert np.array_equal(again.aul, noisy_result.aul)
     assert np.array_equal(again.flagged, noisy_result.flagged)
+    assert np.array_equal(again.suggested_labels, noisy_result.suggested_labels)
+    assert np.array_equal(again.predicted_labels, noisy_result.predicted_labels)
 
 
 def test_it_depends_on_the_seed(noisy_mnist: NoisySet) -> None:
@@ -202,3 +244,6 @@ def test_it_produces_plain_json(noisy_result: AulResult) -> None:
     assert [c["name"] for c in data["mixture"]["components"]] == ["low", "high"]
     top = data["evidence"][0]
     assert top["index"] == int(noisy_result.flagged[0]) and top["rank"] == 1
+    assert [e["suggested_label"] for e in data["evidence"]] == \
+        noisy_result.suggested_labels[noisy_result.flagged].tolist()
+    assert "suggested_labels" not in data  # no per-example arrays beyond the flags

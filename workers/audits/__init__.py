@@ -25,7 +25,7 @@ from .confident import (
     run_confident_learning,
     softmax,
 )
-from .probe import ProbeCNN, train_probe_losses
+from .probe import ProbeCNN, ProbeRun, train_probe, train_probe_losses
 from .validation import (
     ValidatedErrors,
     load_validated_errors,
@@ -42,6 +42,7 @@ __all__ = [
     "Histogram",
     "MixtureFit",
     "ProbeCNN",
+    "ProbeRun",
     "ValidatedErrors",
     "aul_scores",
     "average_probabilities",
@@ -52,6 +53,7 @@ __all__ = [
     "run_aul_audit",
     "run_confident_learning",
     "softmax",
+    "train_probe",
     "train_probe_losses",
     "validated_errors",
 ]

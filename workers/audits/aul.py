@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from sklearn.mixture import GaussianMixture
 
-from .probe import ProgressCallback, train_probe_losses
+from .probe import ProgressCallback, train_probe
 
 
 @dataclass(frozen=True)
@@ -169,12 +169,17 @@ def histogram(aul: np.ndarray, bins: int = 50, fit: MixtureFit | None = None) ->
 @dataclass(frozen=True)
 class AulResult:
     """Everything an AUL audit produced. `losses` (float32 [epochs, N]) and `aul` (float64 [N])
-    cover every example; `mixture` holds the fit, the flags and the noise-rate estimate."""
+    cover every example; `mixture` holds the fit, the flags and the noise-rate estimate.
+    `predicted_labels` (int64 [N]) is the probe's argmax in the last epoch's training pass,
+    `suggested_labels` (int64 [N]) its most likely class other than the given label: the
+    alternative a reviewer is offered for a flagged example (never the given label)."""
 
     config: AulConfig
     labels: np.ndarray
     losses: np.ndarray = field(repr=False)
     aul: np.ndarray = field(repr=False)
+    predicted_labels: np.ndarray = field(repr=False)
+    suggested_labels: np.ndarray = field(repr=False)
     mixture: MixtureFit
     histogram: Histogram
     train_seconds: float
@@ -205,6 +210,8 @@ class AulResult:
                     "index": index,
                     "rank": rank,
                     "given_label": int(self.labels[index]),
+                    "suggested_label": int(self.suggested_labels[index]),
+                    "predicted_label": int(self.predicted_labels[index]),
                     "aul": float(self.aul[index]),
                     "noisy_probability": float(self.mixture.posterior[index]),
                     "first_epoch_loss": float(self.losses[0, index]),
@@ -248,7 +255,7 @@ def run_aul_audit(
     """
     config = config or AulConfig()
     start = time.perf_counter()
-    losses = train_probe_losses(
+    run = train_probe(
         images,
         labels,
         epochs=config.epochs,
@@ -263,14 +270,16 @@ def run_aul_audit(
         num_threads=config.num_threads,
     )
     trained = time.perf_counter()
-    aul = aul_scores(losses)
+    aul = aul_scores(run.losses)
     mixture = fit_mixture(aul, config.seed, n_init=config.gmm_n_init)
     hist = histogram(aul, config.bins, mixture)
     return AulResult(
         config=config,
         labels=np.asarray(labels).astype(np.int64),
-        losses=losses,
+        losses=run.losses,
         aul=aul,
+        predicted_labels=run.predicted,
+        suggested_labels=run.suggested,
         mixture=mixture,
         histogram=hist,
         train_seconds=trained - start,

@@ -27,6 +27,8 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -106,7 +108,21 @@ def deterministic_torch(seed: int, num_threads: int, device: torch.device) -> It
             torch.set_num_threads(previous_threads)
 
 
-def train_probe_losses(
+@dataclass(frozen=True)
+class ProbeRun:
+    """What one probe training recorded. `losses` float32 [epochs, N]: each example's
+    training-pass cross-entropy per epoch. From the last epoch's training-pass logits (the
+    same forward pass that gave the loss): `predicted` int64 [N], the argmax, and `suggested`
+    int64 [N], the argmax with the given label masked out, i.e. the most likely class other
+    than the given one (what a reviewer is offered as the alternative). Ties go to the
+    lower class id (torch.argmax returns the first maximum)."""
+
+    losses: np.ndarray
+    predicted: np.ndarray
+    suggested: np.ndarray
+
+
+def train_probe(
     images: np.ndarray,
     labels: np.ndarray,
     *,
@@ -120,14 +136,15 @@ def train_probe_losses(
     channels: int = 16,
     momentum: float = 0.9,
     num_threads: int = 1,
-) -> np.ndarray:
-    """Train a `ProbeCNN` on (images, labels) with SGD and return float32 [epochs, N]: row e
-    holds each example's training-pass cross-entropy in epoch e (see the module docstring).
+) -> ProbeRun:
+    """Train a `ProbeCNN` on (images, labels) with SGD; return the losses of every epoch and
+    the last epoch's predicted and suggested classes (see `ProbeRun`).
 
     Every example is seen exactly once per epoch (a seeded permutation; the last, smaller
     batch is kept), so every entry is filled. `num_classes` defaults to max(label) + 1.
     `num_threads` defaults to 1: on a 2-core machine one thread was ~8x faster than two for
-    this small network, and a fixed count keeps the result reproducible.
+    this small network, and a fixed count keeps the result reproducible. Reading the argmaxes
+    off the logits changes nothing in the training: the losses are the same bits as without.
     """
     x = as_image_tensor(images)
     y_np = np.asarray(labels)
@@ -144,6 +161,8 @@ def train_probe_losses(
     n = x.shape[0]
     target = torch.device(device)
     losses = torch.empty((epochs, n), dtype=torch.float32)
+    predicted = torch.empty(n, dtype=torch.int64)
+    suggested = torch.empty(n, dtype=torch.int64)
 
     with deterministic_torch(seed, num_threads, target):
         model = ProbeCNN(x.shape[1], x.shape[2], x.shape[3], k, channels).to(target)
@@ -153,14 +172,30 @@ def train_probe_losses(
         model.train()
         for epoch in range(epochs):
             permutation = torch.randperm(n, generator=order)
+            last = epoch == epochs - 1
             for start in range(0, n, batch_size):
                 index = permutation[start : start + batch_size]
                 batch_index = index.to(target)
-                loss = F.cross_entropy(model(x[batch_index]), y[batch_index], reduction="none")
+                logits = model(x[batch_index])
+                given = y[batch_index]
+                loss = F.cross_entropy(logits, given, reduction="none")
                 losses[epoch, index] = loss.detach().to("cpu", torch.float32)
+                if last:
+                    scores = logits.detach()
+                    predicted[index] = scores.argmax(dim=1).to("cpu")
+                    # elementwise (no scatter): deterministic on every device
+                    is_given = F.one_hot(given, k).bool()
+                    masked = torch.where(is_given, float("-inf"), scores)
+                    suggested[index] = masked.argmax(dim=1).to("cpu")
                 optimizer.zero_grad(set_to_none=True)
                 loss.mean().backward()
                 optimizer.step()
             if progress is not None:
                 progress(epoch + 1, epochs)
-    return losses.numpy()
+    return ProbeRun(losses.numpy(), predicted.numpy(), suggested.numpy())
+
+
+def train_probe_losses(images: np.ndarray, labels: np.ndarray, **kwargs: Any) -> np.ndarray:
+    """`train_probe(...).losses`: float32 [epochs, N], row e each example's training-pass
+    cross-entropy in epoch e (see the module docstring); same keyword arguments."""
+    return train_probe(images, labels, **kwargs).losses

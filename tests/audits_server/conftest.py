@@ -1,0 +1,65 @@
+"""Fixtures of the label-audit server tests: maintainers, real MNIST submissions (the
+cross-validated probabilities of cleanlab/label-errors, or class ids), audits run in-process."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from django.contrib.auth.models import User
+
+from leaderboard import selectors, services
+from leaderboard.models import Audit, Submission
+from leaderboard.services import audits
+from tests import factories
+from workers.gpu_tasks import run_aul_audit
+from workers.tasks import run_confident_learning_audit, score_submission
+
+
+def maintainer(username: str = "maint") -> User:
+    """A staff user (the same one when asked again)."""
+    return (User.objects.filter(username=username).first()
+            or factories.user_create(username, staff=True))
+
+
+def mnist_probs(data_dir: Path) -> np.ndarray:
+    return np.load(data_dir / "mnist/cleanlab_cv_probabilities.npy")
+
+
+def mnist_labels(data_dir: Path) -> np.ndarray:
+    return np.load(data_dir / "mnist/original_labels.npy").astype(np.int64)
+
+
+def submit_mnist(values: np.ndarray, tmp_path: Path, name: str = "cleanlab-cv",
+                 *, scored: bool = True) -> Submission:
+    """Submit MNIST predictions as a new user; scored in this process unless told not to."""
+    submission = services.submission_create(
+        owner=factories.user_create(f"owner-{name}"), model_name=name,
+        benchmark=selectors.benchmark_get(slug="mnist"),
+        files={"mnist-test": factories.upload_npy(values, tmp_path, f"{name}.npy")})
+    if scored:
+        assert score_submission.apply(args=[submission.pk], task_id=f"audit-{submission.pk}") \
+            .get() == "scored"
+    return submission
+
+
+def run_in_process(audit: Audit) -> str:
+    """The audit's real Celery task body in this process (no broker)."""
+    task = run_aul_audit if audit.kind == Audit.Kind.AUL else run_confident_learning_audit
+    result: str = task.apply(args=[audit.pk], task_id=f"audit-task-{audit.pk}").get()
+    return result
+
+
+def start(author: User, benchmark: str = "mnist", **kwargs: Any) -> Audit:
+    return audits.audit_create(author=author, benchmark=selectors.benchmark_get(slug=benchmark),
+                               **kwargs)
+
+
+def validated(data_dir: Path) -> tuple[set[int], set[int]]:
+    """(validated errors, checked examples) of MNIST, straight from the vote file: an error is
+    an example fewer than 3 of whose 5 workers kept the given label."""
+    records = json.loads((data_dir / "mnist/cleanlab_mturk.json").read_text())
+    errors = {r["id"] for r in records if r["mturk"].get("given", 0) < 3}
+    return errors, {r["id"] for r in records}

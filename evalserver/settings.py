@@ -227,6 +227,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "workers.tasks.sweep_submissions",
         "schedule": float(EVALSERVER_SWEEP_INTERVAL),
     },
+    "sweep-lost-audits": {
+        "task": "workers.tasks.sweep_audits",
+        "schedule": float(EVALSERVER_SWEEP_INTERVAL),
+    },
     "sweep-unfinished-rescores": {
         "task": "workers.tasks.sweep_versions",
         "schedule": float(EVALSERVER_SWEEP_INTERVAL),

@@ -6,6 +6,7 @@ from django.contrib import admin
 from django.http import HttpRequest
 
 from leaderboard.models import (
+    Audit,
     Benchmark,
     ImageSet,
     LabelSet,
@@ -118,9 +119,25 @@ class SubmissionAdmin(admin.ModelAdmin):
     list_filter = ("benchmark", "status", "public")
     search_fields = ("model_name", "owner__username")
     list_select_related = ("benchmark", "owner")
-    readonly_fields = ("owner", "benchmark", "status", "failure_code", "failure_reason",
+    readonly_fields = ("owner", "benchmark", "kind", "status", "failure_code", "failure_reason",
                        "created", "queued_at", "started", "scored", "claimed_by", "attempts")
     inlines = (SubmissionFileInline, ScoreInline)
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # submissions come through the form, the API or the client
+
+
+@admin.register(Audit)
+class AuditAdmin(admin.ModelAdmin):
+    """Read-only: audits are started from /audits/ (or the API) and moved by their task."""
+
+    list_display = ("id", "kind", "benchmark", "status", "created_by", "created",
+                    "candidates_created")
+    list_filter = ("kind", "benchmark", "status")
+    list_select_related = ("benchmark", "created_by")
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False

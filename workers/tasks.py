@@ -93,6 +93,14 @@ def sweep_submissions() -> list[int]:
 
 
 @shared_task
+def sweep_audits() -> list[int]:
+    """Periodic (Celery beat): re-queue label audits whose task was lost or died."""
+    from leaderboard.services.sweeps import audits_sweep
+
+    return audits_sweep()
+
+
+@shared_task
 def sweep_versions() -> list[int]:
     """Periodic (Celery beat): re-queue re-scorings of versions that never finished."""
     from leaderboard.services import review

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 from leaderboard.models.catalog import Benchmark, ImageSet, LabelSet
 from leaderboard.models.submissions import Submission
@@ -38,6 +39,8 @@ class Audit(models.Model):
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
                                    related_name="audits")
     created = models.DateTimeField(auto_now_add=True, db_index=True)
+    # When its task was last queued (the sweep re-queues audits whose message was lost).
+    queued_at = models.DateTimeField(default=timezone.now)
     started = models.DateTimeField(null=True, blank=True)
     finished = models.DateTimeField(null=True, blank=True)
     # The Celery task id holding the claim while running (as Submission.claimed_by).

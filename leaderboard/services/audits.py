@@ -83,8 +83,6 @@ def audit_create(*, author: User, benchmark: Benchmark, kind: str,
                  submission_ids: Sequence[int] = (),
                  config: dict[str, Any] | None = None) -> Audit:
     """Check and store an audit, then queue its task once the transaction commits."""
-    from workers import gpu_tasks, tasks  # the tasks import the services
-
     if not user_is_reviewer(author):
         raise AuditError("forbidden", "only maintainers may start label audits",
                          http_status=403)
@@ -109,10 +107,17 @@ def audit_create(*, author: User, benchmark: Benchmark, kind: str,
                                      label_set=corrected, kind=kind, config=clean,
                                      created_by=author)
         audit.submissions.set(submissions)
-        task = (tasks.run_confident_learning_audit if kind == Audit.Kind.CONFIDENT_LEARNING
-                else gpu_tasks.run_aul_audit)
-        transaction.on_commit(lambda: task.delay(audit.pk))
+        transaction.on_commit(lambda: audit_task_queue(audit))
     return audit
+
+
+def audit_task_queue(audit: Audit) -> None:
+    """Send the audit's task to its queue: cpu for confident learning, gpu for AUL."""
+    from workers import gpu_tasks, tasks  # the tasks import the services
+
+    task = (tasks.run_confident_learning_audit if audit.kind == Audit.Kind.CONFIDENT_LEARNING
+            else gpu_tasks.run_aul_audit)
+    task.delay(audit.pk)
 
 
 # ---------------------------------------------------------------- the worker's side

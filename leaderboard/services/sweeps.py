@@ -1,4 +1,5 @@
-"""The sweep (Celery beat): submissions whose task was lost or died are queued again."""
+"""The sweeps (Celery beat): submissions and audits whose task was lost or died are queued
+again (re-scorings of versions: `review.versions_sweep`)."""
 
 from __future__ import annotations
 
@@ -57,3 +58,27 @@ def submissions_sweep() -> list[int]:
         else:
             score_task.delay(submission_id)
     return requeued
+
+
+def audits_sweep() -> list[int]:
+    """Re-queue audits still running past the audit time limit (their worker died) and queued
+    ones whose message may have been lost; returns their ids. Only the claim holder writes, so
+    a duplicate message is harmless."""
+    from leaderboard.models import Audit
+    from leaderboard.services.audits import audit_task_queue
+
+    now = timezone.now()
+    stale = now - timedelta(seconds=settings.EVALSERVER_AUDIT_TIME_LIMIT + 30)
+    requeued = []
+    for audit in Audit.objects.filter(status=Audit.Status.RUNNING, started__lt=stale):
+        if Audit.objects.filter(id=audit.pk, status=Audit.Status.RUNNING,
+                                started__lt=stale).update(
+                status=Audit.Status.QUEUED, claimed_by="", queued_at=now) == 1:
+            requeued.append(audit)
+    for audit in Audit.objects.filter(status=Audit.Status.QUEUED, queued_at__lt=stale):
+        if Audit.objects.filter(id=audit.pk, status=Audit.Status.QUEUED,
+                                queued_at__lt=stale).update(queued_at=now) == 1:
+            requeued.append(audit)
+    for audit in requeued:
+        audit_task_queue(audit)
+    return [audit.pk for audit in requeued]

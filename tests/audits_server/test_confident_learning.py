@@ -173,3 +173,29 @@ def test_it_reports_a_finished_audit_in_the_api_and_on_its_page(
     assert review.context["view"].candidate.pk == rows[3].candidate.pk
     listing = client.get("/audits/")
     assert f'href="/audits/{audit.pk}/"' in listing.content.decode()
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_it_sweeps_an_audit_whose_message_was_lost(
+    loaded: Settings, data_dir: Path, tmp_path: Path, scoring_worker: Path
+) -> None:
+    from datetime import timedelta
+    from unittest import mock
+
+    from django.utils import timezone
+
+    from leaderboard.services.sweeps import audits_sweep
+    from workers.tasks import run_confident_learning_audit
+
+    submission = submit_mnist(mnist_probs(data_dir), tmp_path)
+    with mock.patch.object(run_confident_learning_audit, "delay") as delay:  # broker down
+        audit = start(maintainer(), kind="confident_learning", submission_ids=[submission.pk])
+    assert delay.call_count == 1
+    assert audits_sweep() == []  # queued just now: its message may still come
+    Audit.objects.filter(pk=audit.pk).update(queued_at=timezone.now() - timedelta(hours=2))
+
+    assert audits_sweep() == [audit.pk]
+    assert _wait(audit, scoring_worker).status == "done", audit.failure_reason
+    assert audit.result["num_flagged"] == 15
+    assert audits_sweep() == []

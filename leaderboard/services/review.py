@@ -41,7 +41,7 @@ from leaderboard.services.submissions import (
 )
 from workers.scoring import datasets, labelsets, revisions
 from workers.scoring.compact import npz_member_rows
-from workers.scoring.metrics import NovelPairs, score_label_set
+from workers.scoring.metrics import NovelPairs, headline_hits, score_label_set
 from workers.scoring.predictions import Predictions
 
 # Label-set families whose unjudged top-1 predictions go to review (SPEC 3 and 4).
@@ -295,23 +295,24 @@ def _rescore_incrementally(version: LabelSetVersion) -> int | None:
     examples = np.unique(changed // new.num_classes)
     if examples.size > INCREMENTAL_MAX_EXAMPLES:
         return None
-    rows = list(_scored_files(label_set))
+    files = _scored_files(label_set)
+    rows = list(files.values_list("submission_id", "compact"))
     parent_ids = set(Score.objects.filter(label_set_version=parent)
                      .values_list("submission_id", flat=True))
-    if any(row.submission_id not in parent_ids for row in rows):
+    if any(submission_id not in parent_ids for submission_id, _ in rows):
         return None  # a submission was not scored on the parent
-    affected = []
-    for row in rows:
+    moved = []
+    for submission_id, name in rows:
         try:
-            path = Path(default_storage.path(str(row.compact.name)))
+            path = Path(default_storage.path(str(name)))
         except NotImplementedError:
             return None  # remote storage: read whole files instead
         top = npz_member_rows(path, "topk", examples).astype(np.int64)
-        keys = examples[:, None] * new.num_classes + top
-        if np.isin(keys, changed).any():
-            affected.append(row)
+        if np.isin(examples[:, None] * new.num_classes + top, changed).any():
+            moved.append(submission_id)
+    affected = list(files.filter(submission_id__in=moved))
     _rescore_rows(version, new, affected)
-    scores_copy(parent=parent, version=version, exclude=[row.submission_id for row in affected])
+    scores_copy(parent=parent, version=version, exclude=moved)
     return len(rows)
 
 
@@ -325,17 +326,20 @@ def _rescore_rows(version: LabelSetVersion, compiled: labelsets.CompiledLabelSet
     record_items = label_set.family in REVIEWABLE_FAMILIES and "settled" not in version.summary
     done = 0
     chunk: dict[int, dict[str, Any]] = {}
+    hits: dict[int, np.ndarray] = {}
     for row in rows:
-        record, novel = score_label_set(compiled, _compact_predictions(row), class_names=names)
+        preds = _compact_predictions(row)
+        record, novel = score_label_set(compiled, preds, class_names=names)
         chunk[row.submission_id] = record
+        hits[row.submission_id] = headline_hits(compiled, preds)
         if novel is not None and record_items:
             with transaction.atomic():
                 review_items_record(submission=row.submission, label_set=label_set, novel=novel)
         if len(chunk) == RESCORE_CHUNK:
-            scores_upsert(version=version, records=chunk)
+            scores_upsert(version=version, records=chunk, hits=hits)
             done += len(chunk)
-            chunk = {}
+            chunk, hits = {}, {}
     if chunk:
-        scores_upsert(version=version, records=chunk)
+        scores_upsert(version=version, records=chunk, hits=hits)
         done += len(chunk)
     return done

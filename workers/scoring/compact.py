@@ -16,10 +16,20 @@ import numpy as np
 _LOCAL_HEADER = struct.Struct("<4s2B4HL2L2H")  # the zip local file header, 30 bytes
 
 
-def npz_member_rows(path: Path, member: str, rows: np.ndarray) -> np.ndarray:
-    """`np.load(path)[member][rows]` for an uncompressed .npz, reading only those rows."""
+def _member_offset(path: Path, member: str) -> int:
+    """Where the stored bytes of `member`.npy start inside the zip file."""
+    name = f"{member}.npy".encode()
+    with open(path, "rb") as handle:
+        # Fast path: the member is the archive's first entry (the worker writes `topk` first),
+        # so its local header is at offset 0 and the central directory need not be read.
+        fields = _LOCAL_HEADER.unpack(handle.read(_LOCAL_HEADER.size))
+        name_length, extra_length = fields[-2], fields[-1]
+        compression = fields[4]
+        if fields[0] == b"PK\x03\x04" and compression == zipfile.ZIP_STORED \
+                and handle.read(name_length) == name:
+            return _LOCAL_HEADER.size + name_length + extra_length
     with zipfile.ZipFile(path) as archive:
-        info = archive.getinfo(f"{member}.npy")
+        info = archive.getinfo(name.decode())
         if info.compress_type != zipfile.ZIP_STORED:
             raise ValueError(f"{path}: {member} is compressed; rows cannot be read in place")
     with open(path, "rb") as handle:
@@ -27,8 +37,14 @@ def npz_member_rows(path: Path, member: str, rows: np.ndarray) -> np.ndarray:
         fields = _LOCAL_HEADER.unpack(handle.read(_LOCAL_HEADER.size))
         if fields[0] != b"PK\x03\x04":
             raise ValueError(f"{path}: not a zip local header at {info.header_offset}")
-        name_length, extra_length = fields[-2], fields[-1]
-        handle.seek(name_length + extra_length, 1)
+        return info.header_offset + _LOCAL_HEADER.size + fields[-2] + fields[-1]
+
+
+def npz_member_rows(path: Path, member: str, rows: np.ndarray) -> np.ndarray:
+    """`np.load(path)[member][rows]` for an uncompressed .npz, reading only those rows."""
+    offset = _member_offset(path, member)
+    with open(path, "rb") as handle:
+        handle.seek(offset)
         version = np.lib.format.read_magic(handle)
         read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
                        else np.lib.format.read_array_header_2_0)

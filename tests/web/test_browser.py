@@ -113,6 +113,8 @@ def test_it_signs_up_submits_and_shows_the_scored_model_on_the_leaderboard(
     page.select_option("select[name=benchmark]", "cifar10")
     expect(page.locator(".file-group[data-benchmark=cifar10]")).to_be_visible()
     expect(page.locator(".file-group[data-benchmark=mnist]")).to_be_hidden()
+    expect(page.locator(".checkpoint-help[data-benchmark=cifar10]")).to_be_visible()
+    expect(page.locator(".checkpoint-help[data-benchmark=mnist]")).to_be_hidden()
     page.fill("#id_model_name", MODEL)
 
     # a wrong file: the script shows the server's words on the field, and keeps the form

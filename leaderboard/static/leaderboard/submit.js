@@ -1,4 +1,4 @@
-/* Submit page: show only the chosen benchmark's file inputs, and upload with a progress bar.
+/* Submit page: show only the chosen benchmark's file inputs and model notes, and upload with a progress bar.
    Without JavaScript every input is shown, labelled by benchmark, and the form posts normally. */
 (function () {
   "use strict";
@@ -6,6 +6,8 @@
   if (!form) { return; }
   var select = form.querySelector("select[name=benchmark]");
   var groups = Array.prototype.slice.call(form.querySelectorAll(".file-group"));
+  // each benchmark's model-input notes (they hold no inputs): only the chosen one's shows
+  var notes = Array.prototype.slice.call(form.querySelectorAll(".checkpoint-help"));
   var errorBox = document.getElementById("form-errors");
   var progress = document.getElementById("upload-progress");
   var bar = document.getElementById("upload-progress-bar");
@@ -28,6 +30,9 @@
       Array.prototype.forEach.call(group.querySelectorAll("input"), function (input) {
         input.disabled = !on;
       });
+    });
+    notes.forEach(function (note) {
+      note.hidden = note.getAttribute("data-benchmark") !== chosen;
     });
     hint.hidden = Boolean(chosen);
   }

@@ -6,7 +6,8 @@
 Everything is throwaway and local: a SQLite database and media folder in a temporary
 directory (migrated, cifar10 loaded from the data directory), N scored public submissions
 inserted with bulk_create (synthetic but valid Score rows on the latest version of every
-label set: accuracy, correct, total and the Clopper-Pearson interval), gunicorn (2 sync
+label set: accuracy, correct, total, the Clopper-Pearson interval and the packed per-example
+hits that the tie groups read), gunicorn (2 sync
 workers) on a free 127.0.0.1 port, warmed up, then load from a second process: `wrk`
 (--latency) when it is installed, else a multi-threaded keep-alive http.client loop bounded
 in requests and time. Each URL that answers 404 (not built yet) is reported as not available.
@@ -86,6 +87,7 @@ def insert_submissions(count: int, seed: int = 0) -> None:
     from leaderboard.models import Benchmark, Score, Submission
     from leaderboard.services.submissions import latest_versions
     from workers.scoring.stats import accuracy_record
+    from workers.scoring.ties import pack_hits
 
     rng = np.random.default_rng(seed)
     benchmark = Benchmark.objects.get(slug=BENCHMARK)
@@ -106,7 +108,13 @@ def insert_submissions(count: int, seed: int = 0) -> None:
         shift = rng.normal(-0.03 if version.label_set.family == "new_test_set" else 0.0, 0.02,
                            size=count)
         correct = np.rint(np.clip(skill + shift, 0.05, 0.995) * total).astype(int)
+        difficulty = rng.random(total)  # shared by the models, so their hits correlate
         for submission, right in zip(submissions, correct.tolist(), strict=True):
+            # the `right` examples this model finds easiest: its per-example hits, stored
+            # packed as scoring stores them (the leaderboard's McNemar ties read them)
+            noisy = difficulty + rng.normal(0.0, 0.3, size=total)
+            hits = np.zeros(total, dtype=bool)
+            hits[np.argpartition(noisy, right - 1)[:right]] = True
             record: dict[str, Any] = {
                 "label_set": version.label_set.slug, "image_set": version.label_set.image_set.slug,
                 "family": version.label_set.family, "version_hash": version.content_hash,
@@ -115,7 +123,8 @@ def insert_submissions(count: int, seed: int = 0) -> None:
             scores.append(Score(
                 submission=submission, label_set_version=version, label_set_id=version.label_set_id,
                 accuracy=record["accuracy"], correct=right, total=total,
-                ci_low=record["ci_low"], ci_high=record["ci_high"], record=record))
+                ci_low=record["ci_low"], ci_high=record["ci_high"], record=record,
+                hits=pack_hits(hits)))
     Score.objects.bulk_create(scores, batch_size=1000)
     services.benchmark_leaderboard_touch(benchmark_id=benchmark.pk)
 

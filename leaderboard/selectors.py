@@ -9,6 +9,7 @@ from django.core.cache import cache
 from django.db.models import Prefetch, Q, QuerySet
 
 from leaderboard.models import Benchmark, ImageSet, LabelSet, LabelSetVersion, Score, Submission
+from leaderboard.selectors_ties import leaderboard_ties_add
 from workers.scoring import leaderboard as core_leaderboard
 
 
@@ -77,8 +78,10 @@ def submission_visible_get(*, submission_id: int, user: Any) -> Submission:
 
 
 def submission_list_for_owner(*, owner: Any) -> QuerySet[Submission]:
+    # Score.hits (up to 6 KB a score) is only read by the leaderboard's tie groups.
+    scores = Score.objects.defer("hits").select_related("label_set", "label_set_version")
     return (Submission.objects.filter(owner=owner).select_related("benchmark")
-            .prefetch_related("scores__label_set", "scores__label_set_version")
+            .prefetch_related(Prefetch("scores", queryset=scores))
             .order_by("-created", "-id"))
 
 
@@ -144,8 +147,10 @@ def leaderboard_get(*, benchmark: Benchmark, sort: str = "original",
     """Public scored submissions with scores, ranks and rank shifts (cached per generation).
 
     rank_shift = rank under `original` minus rank under each label set (positive = moved up).
+    Each row also has `tie_group`, `tied_with_previous` and `mcnemar_p` on the sort label set
+    (selectors_ties: a paired exact McNemar test between adjacent rows).
     """
-    key = f"leaderboard:{benchmark.pk}:{benchmark.leaderboard_generation}:{sort}:{version}"
+    key = f"leaderboard:t1:{benchmark.pk}:{benchmark.leaderboard_generation}:{sort}:{version}"
     cached = cache.get(key)
     if cached is not None:
         return cast(Leaderboard, cached)
@@ -180,6 +185,8 @@ def leaderboard_get(*, benchmark: Benchmark, sort: str = "original",
                      "rank_shift": shift})
     big = len(rows) + 1
     rows.sort(key=lambda r: (cast(dict[str, int], r["ranks"]).get(sort, big), r["submission_id"]))
+    leaderboard_ties_add(benchmark=benchmark, sort=sort, rows=rows,
+                         version=next(v for ls, v in columns if ls.slug == sort))
     board = Leaderboard(benchmark.slug, sort, [
         LeaderboardColumn(ls.slug, ls.name, v.number, v.content_hash) for ls, v in columns], rows)
     cache.set(key, board, timeout=3600)

@@ -116,6 +116,11 @@ class Score(models.Model):
     ci_low = models.FloatField(null=True)
     ci_high = models.FloatField(null=True)
     record = models.JSONField(default=dict)
+    # Which evaluated examples the headline accuracy counts correct: np.packbits over the label
+    # set's evaluated examples in order (metrics.headline_hits; popcount == correct). The
+    # leaderboard's paired McNemar ties read it (workers/scoring/ties.py); null for scores
+    # written before it existed.
+    hits = models.BinaryField(null=True, editable=False)
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
 

@@ -35,6 +35,7 @@ from leaderboard.services.errors import ServiceError
 from workers.scoring import datasets
 from workers.scoring.metrics import score_submission
 from workers.scoring.predictions import SUPPORTED_EXTENSIONS, Predictions, parse_predictions
+from workers.scoring.ties import pack_hits
 
 Status = Submission.Status
 
@@ -284,7 +285,8 @@ def submission_score(*, submission_id: int, task_id: str) -> bool:
                 id=submission_id, status=Status.RUNNING, claimed_by=task_id).exists():
             return False
         for slug, record in result.records.items():
-            score_upsert(submission=submission, version=versions[slug], record=record)
+            score_upsert(submission=submission, version=versions[slug], record=record,
+                         hits=result.hits.get(slug))
         for slug, pairs in result.novel.items():  # unjudged top-1 pairs go to review
             review.review_items_record(submission=submission,
                                        label_set=versions[slug].label_set, novel=pairs)
@@ -300,29 +302,38 @@ def submission_score(*, submission_id: int, task_id: str) -> bool:
 
 
 SCORE_FIELDS = (
-    "label_set", "accuracy", "correct", "total", "ci_low", "ci_high", "record", "updated",
+    "label_set", "accuracy", "correct", "total", "ci_low", "ci_high", "record", "hits", "updated",
 )
 
 
-def _score_row(submission_id: int, version: LabelSetVersion, record: dict[str, Any]) -> Score:
+def _score_row(submission_id: int, version: LabelSetVersion, record: dict[str, Any],
+               hits: np.ndarray | None) -> Score:
     return Score(
         submission_id=submission_id, label_set_version=version,
         label_set_id=version.label_set_id, accuracy=record.get("accuracy"),
         correct=record.get("correct") or 0, total=record.get("total") or 0,
         ci_low=record.get("ci_low"), ci_high=record.get("ci_high"), record=record,
+        hits=None if hits is None else pack_hits(hits),
     )
 
 
 def score_upsert(*, submission: Submission, version: LabelSetVersion,
-                 record: dict[str, Any]) -> Score:
+                 record: dict[str, Any], hits: np.ndarray | None = None) -> Score:
     """One Score row per (submission, version): re-scoring replaces it, never duplicates."""
-    return scores_upsert(version=version, records={submission.pk: record})[0]
+    return scores_upsert(version=version, records={submission.pk: record},
+                         hits=None if hits is None else {submission.pk: hits})[0]
 
 
-def scores_upsert(*, version: LabelSetVersion, records: dict[int, dict[str, Any]]) -> list[Score]:
-    """Many submissions' Score rows on one version in one statement (insert or replace)."""
+def scores_upsert(*, version: LabelSetVersion, records: dict[int, dict[str, Any]],
+                  hits: Mapping[int, np.ndarray] | None = None) -> list[Score]:
+    """Many submissions' Score rows on one version in one statement (insert or replace).
+
+    `hits`: per submission, metrics.headline_hits (stored packed, for the leaderboard's
+    paired tests); a score written without it stores none."""
+    hits = hits or {}
     return Score.objects.bulk_create(
-        [_score_row(submission_id, version, record) for submission_id, record in records.items()],
+        [_score_row(submission_id, version, record, hits.get(submission_id))
+         for submission_id, record in records.items()],
         update_conflicts=True, unique_fields=("submission", "label_set_version"),
         update_fields=SCORE_FIELDS,
     )
@@ -331,7 +342,8 @@ def scores_upsert(*, version: LabelSetVersion, records: dict[int, dict[str, Any]
 def scores_copy(*, parent: LabelSetVersion, version: LabelSetVersion,
                 exclude: Sequence[int]) -> None:
     """Every Score on `parent` becomes the same Score on `version` (the record's version_hash
-    updated), except for the `exclude`d submissions; one INSERT ... SELECT in the database,
+    updated; the hits too, which only an excluded submission's can change), except for the
+    `exclude`d submissions; one INSERT ... SELECT in the database,
     because a decision that moves a few scores must not rewrite ten thousand from Python."""
     table = connection.ops.quote_name(Score._meta.db_table)
     if connection.vendor == "postgresql":
@@ -346,14 +358,14 @@ def scores_copy(*, parent: LabelSetVersion, version: LabelSetVersion,
     now = timezone.now()
     sql = f"""
         INSERT INTO {table} (submission_id, label_set_version_id, label_set_id, accuracy,
-                             correct, total, ci_low, ci_high, record, created, updated)
+                             correct, total, ci_low, ci_high, record, hits, created, updated)
         SELECT submission_id, %s, label_set_id, accuracy, correct, total, ci_low, ci_high,
-               {record}, %s, %s
+               {record}, hits, %s, %s
         FROM {table} WHERE label_set_version_id = %s {skip}
         ON CONFLICT (submission_id, label_set_version_id) DO UPDATE SET
             accuracy = excluded.accuracy, correct = excluded.correct, total = excluded.total,
             ci_low = excluded.ci_low, ci_high = excluded.ci_high, record = excluded.record,
-            updated = excluded.updated
+            hits = excluded.hits, updated = excluded.updated
     """  # noqa: S608 - only quoted identifiers and placeholders are interpolated
     with connection.cursor() as cursor:
         cursor.execute(sql, [version.pk, version.content_hash, now, now, parent.pk, *exclude])

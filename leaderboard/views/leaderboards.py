@@ -21,10 +21,11 @@ from django.utils.safestring import mark_safe
 from leaderboard import selectors
 from leaderboard.caching import cached_render
 from leaderboard.models import Benchmark
+from leaderboard.views.ties import tie_marks
 
 PAGE_SIZE = 100
 # Bump when leaderboard/_board.html (or what it is given) changes (see leaderboard/caching.py).
-BOARD_HTML_FORMAT = "html2"
+BOARD_HTML_FORMAT = "html3"  # 3: tie-group marks
 # Page links around the current page; the first and last are always linked.
 PAGE_LINKS_AROUND = 2
 
@@ -75,8 +76,9 @@ def _board_html(benchmark: Benchmark, board: selectors.Leaderboard, version: str
         "active": column.slug == board.sort,
     } for column in board.columns]
     page_rows = board.rows[(number - 1) * size:number * size]
-    rows = [{**row, "rank": row["ranks"].get(board.sort), "cells": _cells(board, row)}
-            for row in page_rows]
+    marks = tie_marks(board.rows)
+    rows = [{**row, "rank": row["ranks"].get(board.sort), "cells": _cells(board, row),
+             "tie": marks.get(row["submission_id"])} for row in page_rows]
     page_count = max(1, -(-len(board.rows) // size))
 
     def url(n: int) -> str:

@@ -42,6 +42,7 @@ class NovelPairs:
 class SubmissionScores:
     records: dict[str, Record]  # label set slug -> record
     novel: dict[str, NovelPairs] = field(default_factory=dict)
+    hits: dict[str, np.ndarray] = field(default_factory=dict)  # slug -> `headline_hits`
 
 
 def in_keys(
@@ -227,6 +228,28 @@ def score_cifar10h(ls: CompiledLabelSet, preds: Predictions) -> Record:
     return record
 
 
+def headline_hits(ls: CompiledLabelSet, preds: Predictions) -> np.ndarray:
+    """Whether each evaluated example counts as correct in the headline accuracy (top-1, or
+    plurality for CIFAR-10H): exactly the examples counted in the record's `total`, in the
+    order of `labelsets.evaluated_mask(ls)`, so `hits.sum() == record["correct"]`. The paired
+    tests between submissions (ties.py) compare these vectors."""
+    if preds.num_examples != ls.size:
+        raise ValueError(f"{ls.image_set}: {preds.num_examples} predictions for {ls.size} examples")
+    a = ls.arrays
+    top1 = preds.topk[:, 0]
+    if ls.family in ("original", "new_test_set"):  # all examples, as score_single
+        return np.asarray(top1 == a["labels"])
+    if ls.family == "corrected":  # the pruned set P, as score_corrected
+        return np.asarray((top1 == a["corrected_labels"])[a["pruned"]])
+    if ls.family == "cifar10h":  # all examples, plurality as score_cifar10h
+        probs = a["probs"]
+        return np.asarray(probs[np.arange(ls.size), top1] == probs.max(axis=1))
+    if ls.family in ("real", "multilabel", "imagenet_m"):  # the inclusion mask
+        examples = np.flatnonzero(a["mask"])
+        return in_keys(a["accepted_keys"], examples, top1[examples], ls.num_classes)
+    raise ValueError(f"no metric for label-set family {ls.family!r}")
+
+
 def score_label_set(
     ls: CompiledLabelSet, preds: Predictions, *, class_names: tuple[str, ...] | None = None
 ) -> tuple[Record, NovelPairs | None]:
@@ -272,11 +295,13 @@ def score_submission(
     """
     records: dict[str, Record] = {}
     novel: dict[str, NovelPairs] = {}
+    hits: dict[str, np.ndarray] = {}
     for ls in label_sets:
         if ls.image_set not in predictions:
             continue
         record, pairs = score_label_set(ls, predictions[ls.image_set], class_names=class_names)
         records[ls.slug] = record
+        hits[ls.slug] = headline_hits(ls, predictions[ls.image_set])
         if pairs is not None:
             novel[ls.slug] = pairs
     original = records.get("original", {}).get("accuracy")
@@ -284,4 +309,4 @@ def score_submission(
         if record["family"] == "new_test_set":
             new = record["accuracy"]
             record["gap"] = None if original is None or new is None else original - new
-    return SubmissionScores(records, novel)
+    return SubmissionScores(records, novel, hits)

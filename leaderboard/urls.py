@@ -1,7 +1,7 @@
 """Web pages (HTML). The JSON API lives under /api/ (leaderboard/api/urls.py)."""
 
 from django.contrib.auth import views as auth_views
-from django.urls import path
+from django.urls import path, re_path
 
 from leaderboard import views
 
@@ -21,9 +21,18 @@ urlpatterns = [
          name="submission_status"),
     path("submissions/<int:submission_id>/visibility/", views.submission_visibility,
          name="submission_visibility"),
+    path("submissions/<int:submission_id>/mistakes/", views.submission_mistakes,
+         name="submission_mistakes"),
     path("benchmarks/<str:slug>/", views.leaderboard, name="leaderboard"),
     path("benchmarks/<str:slug>/label-sets/<str:label_set>/history/", views.label_set_history,
          name="label_set_history"),
+    path("benchmarks/<str:slug>/about/", views.benchmark_about, name="benchmark_about"),
+    path("benchmarks/<str:slug>/plots/", views.plots, name="plots"),
+    re_path(r"^benchmarks/(?P<slug>[^/]+)/plots/(?P<kind>new-test-set|label-set|ranks)/"
+            r"(?P<label_set>[^/]+)\.(?P<fmt>svg|csv|json)$", views.plot_download,
+            name="plot_download"),
+    re_path(r"^benchmarks/(?P<slug>[^/]+)/plots/noise-prevalence\.(?P<fmt>svg|csv|json)$",
+            views.noise_prevalence_download, name="noise_prevalence_download"),
     path("audits/", views.audit_list, name="audit_list"),
     path("audits/<int:audit_id>/", views.audit_detail, name="audit_detail"),
     path("audits/<int:audit_id>/status.json", views.audit_status, name="audit_status"),

@@ -4,6 +4,7 @@ from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from leaderboard.api import audits, auth, benchmarks, ground_truth, review, submissions
+from leaderboard.api.benchmark_about import BenchmarkAboutView
 
 # Benchmark slugs may contain dots (`cifar10.1-v6` is an image set; benchmarks follow the
 # same rule), so `<str:slug>`, not `<slug:slug>`.
@@ -16,6 +17,8 @@ urlpatterns = [
          name="api-benchmark-detail"),
     path("benchmarks/<str:slug>/leaderboard/", benchmarks.LeaderboardView.as_view(),
          name="api-leaderboard"),
+    path("benchmarks/<str:slug>/about/", BenchmarkAboutView.as_view(),
+         name="api-benchmark-about"),
     path("benchmarks/<str:slug>/label-sets/<str:label_set>/versions/",
          review.LabelSetVersionListView.as_view(), name="api-label-set-versions"),
     path("benchmarks/<str:slug>/label-sets/<str:label_set>/versions/<int:number>/",

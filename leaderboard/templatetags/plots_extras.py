@@ -1,0 +1,35 @@
+"""Template helpers of the plots pages, and the effective-robustness section of a submission's
+page (`{% effective_robustness submission %}`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import template
+
+from leaderboard import selectors_plots
+from leaderboard.models import Submission
+
+register = template.Library()
+
+
+@register.filter
+def signed_points(value: float | None) -> str:
+    """A difference of accuracies in percentage points: 0.0052 -> "+0.52"; None -> "—"."""
+    return "—" if value is None else f"{value * 100:+.2f}"
+
+
+@register.filter
+def fit_equation(fit: dict[str, Any] | None) -> str:
+    """new = a × original + b, in percent: "1.234 × original − 29.85"."""
+    if not fit:
+        return ""
+    intercept = fit["intercept"] * 100
+    sign = "−" if intercept < 0 else "+"
+    return f"{fit['slope']:.3f} × original {sign} {abs(intercept):.2f}"
+
+
+@register.inclusion_tag("leaderboard/_effective_robustness.html")
+def effective_robustness(submission: Submission) -> dict[str, Any]:
+    return {"submission": submission,
+            "rows": selectors_plots.submission_effective_robustness(submission=submission)}

@@ -78,8 +78,7 @@ def submission_visible_get(*, submission_id: int, user: Any) -> Submission:
 
 
 def submission_list_for_owner(*, owner: Any) -> QuerySet[Submission]:
-    # Score.hits (up to 6 KB a score) is only read by the leaderboard's tie groups.
-    scores = Score.objects.defer("hits").select_related("label_set", "label_set_version")
+    scores = Score.objects.select_related("label_set", "label_set_version")
     return (Submission.objects.filter(owner=owner).select_related("benchmark")
             .prefetch_related(Prefetch("scores", queryset=scores))
             .order_by("-created", "-id"))

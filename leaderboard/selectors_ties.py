@@ -35,7 +35,7 @@ def leaderboard_ties_add(*, benchmark: Benchmark, version: LabelSetVersion, sort
     stored = dict(Score.objects.filter(
         label_set_version=version, submission__public=True,
         submission__status=Submission.Status.SCORED, submission__benchmark=benchmark,
-    ).values_list("submission_id", "hits"))
+    ).values_list("submission_id", "hits__bits"))
     packed = [_usable(None if (h := stored.get(row["submission_id"])) is None else bytes(h),
                       row["scores"].get(sort)) for row in ranked]
     for row in rows:

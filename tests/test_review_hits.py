@@ -13,7 +13,7 @@ from pytest_django.fixtures import Settings
 
 from leaderboard import selectors, services
 from leaderboard.labelstore import compiled_for_version
-from leaderboard.models import LabelSetVersion, ReviewItem, Score, Submission
+from leaderboard.models import HitVector, LabelSetVersion, ReviewItem, Score, Submission
 from leaderboard.services import review
 from tests import factories
 from workers.scoring import datasets, revisions
@@ -37,12 +37,12 @@ def _submit(data_dir: Path, tmp_path: Path, name: str, topk: np.ndarray) -> Subm
 
 def _hits(version: LabelSetVersion) -> dict[int, bytes]:
     return {sub: bytes(h) for sub, h in Score.objects.filter(label_set_version=version)
-            .values_list("submission_id", "hits")}
+            .values_list("submission_id", "hits__bits")}
 
 
 def _assert_consistent(version: LabelSetVersion) -> None:
     for sub, hits, correct, total in Score.objects.filter(label_set_version=version).values_list(
-            "submission_id", "hits", "correct", "total"):
+            "submission_id", "hits__bits", "correct", "total"):
         assert hits is not None, sub
         assert (len(bytes(hits)), hits_count(bytes(hits))) == (-(-total // 8), correct), sub
 
@@ -67,11 +67,17 @@ def test_it_keeps_hits_consistent_with_correct_through_an_incremental_and_a_full
     version = review.label_set_version_revise(
         label_set=item.label_set, items=[item], author=None,
         verdicts=[revisions.Verdict(example, cls, "correct")])
+    vectors = HitVector.objects.count()
     assert review._rescore_incrementally(version) == 2
     _assert_consistent(version)
     fast = _hits(version)
-    # the untouched submission's score (and hits) was copied in the database
+    # the untouched submission's score (and hits) was copied in the database: it points at
+    # the parent's stored vector, so only the re-computed submission's new vector is added
     assert fast[untouched.pk] == before[untouched.pk]
+    digests = dict(Score.objects.filter(submission=untouched).values_list(
+        "label_set_version_id", "hits_id"))
+    assert digests[version.pk] == digests[parent.pk]
+    assert HitVector.objects.count() == vectors + 1
     # the accepted pair was the first submission's top-1 there: one more hit, at that example
     new = compiled_for_version(version)
     included = np.flatnonzero(new.arrays["mask"])
@@ -120,4 +126,4 @@ def test_it_keeps_hits_consistent_after_a_corrected_version_rescored_in_full(
         assert (score.total, score.correct) == (before.total - 1, before.correct - 1)
         expected = headline_hits(new, Predictions(top1[model].reshape(-1, 1).astype(np.int32),
                                                   None, None, None))
-        assert bytes(score.hits) == pack_hits(expected)
+        assert bytes(score.hits.bits) == pack_hits(expected)

@@ -28,7 +28,13 @@ from leaderboard.models.review import (
     Verdict,
     VersionRescore,
 )
-from leaderboard.models.submissions import CheckpointFile, Score, Submission, SubmissionFile
+from leaderboard.models.submissions import (
+    CheckpointFile,
+    HitVector,
+    Score,
+    Submission,
+    SubmissionFile,
+)
 
 __all__ = [
     "Audit",
@@ -37,6 +43,7 @@ __all__ = [
     "GroundTruthAnswer",
     "GroundTruthCandidate",
     "GroundTruthVote",
+    "HitVector",
     "ImageSet",
     "ImmutableVersionError",
     "LabelSet",

@@ -101,6 +101,22 @@ class CheckpointFile(models.Model):
         return f"#{self.submission_id} {self.original_name} ({self.format})"
 
 
+class HitVector(models.Model):
+    """np.packbits over a label set's evaluated examples, in order, of whether the headline
+    accuracy counts each correct (metrics.headline_hits; popcount == the score's correct); the
+    leaderboard's paired McNemar ties read them (workers/scoring/ties.py).
+
+    Stored once per content (SHA-256 of the bits): a new label-set version leaves most
+    submissions' hits unchanged, so its copied scores point at the same rows instead of
+    copying 6 kB each, and storage does not grow with every version."""
+
+    digest = models.CharField(max_length=64, primary_key=True)
+    bits = models.BinaryField()
+
+    def __str__(self) -> str:
+        return self.digest[:12]
+
+
 class Score(models.Model):
     """A submission's figures on one label-set version (unique per pair: re-scoring updates)."""
 
@@ -116,11 +132,10 @@ class Score(models.Model):
     ci_low = models.FloatField(null=True)
     ci_high = models.FloatField(null=True)
     record = models.JSONField(default=dict)
-    # Which evaluated examples the headline accuracy counts correct: np.packbits over the label
-    # set's evaluated examples in order (metrics.headline_hits; popcount == correct). The
-    # leaderboard's paired McNemar ties read it (workers/scoring/ties.py); null for scores
-    # written before it existed.
-    hits = models.BinaryField(null=True, editable=False)
+    # Which evaluated examples the headline accuracy counts correct (see HitVector); null for
+    # scores written before hits were stored.
+    hits = models.ForeignKey("HitVector", null=True, blank=True, editable=False,
+                             on_delete=models.PROTECT, related_name="+", db_column="hits_digest")
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
 

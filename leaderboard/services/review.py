@@ -301,15 +301,19 @@ def _rescore_incrementally(version: LabelSetVersion) -> int | None:
                      .values_list("submission_id", flat=True))
     if any(submission_id not in parent_ids for submission_id, _ in rows):
         return None  # a submission was not scored on the parent
-    moved = []
-    for submission_id, name in rows:
-        try:
-            path = Path(default_storage.path(str(name)))
-        except NotImplementedError:
-            return None  # remote storage: read whole files instead
-        top = npz_member_rows(path, "topk", examples).astype(np.int64)
-        if np.isin(examples[:, None] * new.num_classes + top, changed).any():
-            moved.append(submission_id)
+    try:
+        media = Path(default_storage.path(""))
+    except NotImplementedError:
+        return None  # remote storage: read whole files instead
+    stored = [npz_member_rows(media / str(name), "topk", examples) for _, name in rows]
+    width = max((top.shape[1] for top in stored), default=1)
+    tops = np.full((len(stored), examples.size, width), -1, dtype=np.int64)  # -1: no guess
+    for i, top in enumerate(stored):
+        tops[i, :, :top.shape[1]] = top
+    # [submission, example, k]; a missing guess (-1) is a key no pair has
+    keys = np.where(tops >= 0, examples[None, :, None] * new.num_classes + tops, -1)
+    hit = cast(list[bool], np.isin(keys, changed).reshape(len(stored), -1).any(axis=1).tolist())
+    moved = [submission_id for (submission_id, _), h in zip(rows, hit, strict=True) if h]
     affected = list(files.filter(submission_id__in=moved))
     _rescore_rows(version, new, affected)
     scores_copy(parent=parent, version=version, exclude=moved)

@@ -26,6 +26,7 @@ from django.utils import timezone
 from leaderboard.labelstore import compiled_for_version
 from leaderboard.models import (
     Benchmark,
+    HitVector,
     LabelSetVersion,
     Score,
     Submission,
@@ -307,13 +308,13 @@ SCORE_FIELDS = (
 
 
 def _score_row(submission_id: int, version: LabelSetVersion, record: dict[str, Any],
-               hits: np.ndarray | None) -> Score:
+               hits: str | None) -> Score:
     return Score(
         submission_id=submission_id, label_set_version=version,
         label_set_id=version.label_set_id, accuracy=record.get("accuracy"),
         correct=record.get("correct") or 0, total=record.get("total") or 0,
         ci_low=record.get("ci_low"), ci_high=record.get("ci_high"), record=record,
-        hits=None if hits is None else pack_hits(hits),
+        hits_id=hits,
     )
 
 
@@ -330,9 +331,15 @@ def scores_upsert(*, version: LabelSetVersion, records: dict[int, dict[str, Any]
 
     `hits`: per submission, metrics.headline_hits (stored packed, for the leaderboard's
     paired tests); a score written without it stores none."""
-    hits = hits or {}
+    packed = {submission_id: pack_hits(vector) for submission_id, vector in (hits or {}).items()}
+    digests = {submission_id: hashlib.sha256(bits).hexdigest()
+               for submission_id, bits in packed.items()}
+    # Content-addressed: a vector already stored (same bits, any score) is not written again.
+    HitVector.objects.bulk_create(
+        [HitVector(digest=digests[i], bits=bits) for i, bits in packed.items()],
+        ignore_conflicts=True)
     return Score.objects.bulk_create(
-        [_score_row(submission_id, version, record, hits.get(submission_id))
+        [_score_row(submission_id, version, record, digests.get(submission_id))
          for submission_id, record in records.items()],
         update_conflicts=True, unique_fields=("submission", "label_set_version"),
         update_fields=SCORE_FIELDS,
@@ -358,14 +365,15 @@ def scores_copy(*, parent: LabelSetVersion, version: LabelSetVersion,
     now = timezone.now()
     sql = f"""
         INSERT INTO {table} (submission_id, label_set_version_id, label_set_id, accuracy,
-                             correct, total, ci_low, ci_high, record, hits, created, updated)
+                             correct, total, ci_low, ci_high, record, hits_digest, created,
+                             updated)
         SELECT submission_id, %s, label_set_id, accuracy, correct, total, ci_low, ci_high,
-               {record}, hits, %s, %s
+               {record}, hits_digest, %s, %s
         FROM {table} WHERE label_set_version_id = %s {skip}
         ON CONFLICT (submission_id, label_set_version_id) DO UPDATE SET
             accuracy = excluded.accuracy, correct = excluded.correct, total = excluded.total,
             ci_low = excluded.ci_low, ci_high = excluded.ci_high, record = excluded.record,
-            hits = excluded.hits, updated = excluded.updated
+            hits_digest = excluded.hits_digest, updated = excluded.updated
     """  # noqa: S608 - only quoted identifiers and placeholders are interpolated
     with connection.cursor() as cursor:
         cursor.execute(sql, [version.pk, version.content_hash, now, now, parent.pk, *exclude])

@@ -19,7 +19,7 @@ from pytest_django.fixtures import Settings
 from rest_framework.test import APIClient
 
 from leaderboard import services
-from leaderboard.models import Benchmark, LabelSetVersion, Score, Submission
+from leaderboard.models import Benchmark, HitVector, LabelSetVersion, Score, Submission
 from tests import factories
 from tests.api.support import scored_in_process
 from workers.scoring.ties import hits_count, unpack_hits
@@ -120,13 +120,13 @@ def test_it_stores_hits_whose_popcount_is_the_correct_count_of_every_score(
         "label_set", "submission")
     assert scores.count() == len(MODELS) * 4  # original, corrected, cifar10h, cifar10.1-v6
     for score in scores:
-        packed = bytes(score.hits)
+        packed = bytes(score.hits.bits)
         assert len(packed) == -(-score.total // 8)
         assert hits_count(packed) == score.correct, (score.submission.model_name, score.label_set)
     for model in ("nas", "cudaconvnet"):
         for sort in ("original", "corrected", "cifar10.1-v6"):
             score = scores.get(submission=models[model], label_set__slug=sort)
-            assert unpack_hits(bytes(score.hits), score.total).tolist() == \
+            assert unpack_hits(bytes(score.hits.bits), score.total).tolist() == \
                 direct_hits(data_dir, model, sort).tolist()
 
 
@@ -141,7 +141,7 @@ def test_it_leaves_rows_without_usable_stored_hits_untied(
                                           label_set__slug="cifar10.1-v6")
     Score.objects.filter(submission=models[old], label_set_version=version).update(hits=None)
     Score.objects.filter(submission=models[stale], label_set_version=version).update(
-        hits=bytes(250))
+        hits=HitVector.objects.create(digest="0" * 64, bits=bytes(250)))
     services.benchmark_leaderboard_touch(benchmark_id=Benchmark.objects.get(slug="cifar10").pk)
 
     rows = APIClient().get(BOARD, {"sort": "cifar10.1-v6"}).json()["rows"]

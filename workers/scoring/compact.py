@@ -1,12 +1,13 @@
 """Reading a few rows of an array stored in an uncompressed .npz without loading it all.
 
-A worker re-scoring after one review decision needs each stored submission's top-k at one
-example only; loading every 500 kB compact file for that would dominate the time. `np.savez`
+A worker re-scoring after one review decision needs each stored submission's top-k at a few
+examples only; loading every 500 kB compact file for that would dominate the time. `np.savez`
 stores members uncompressed, so a member's rows sit at a fixed offset inside the zip file.
 """
 
 from __future__ import annotations
 
+import ast
 import struct
 import zipfile
 from pathlib import Path
@@ -14,44 +15,82 @@ from pathlib import Path
 import numpy as np
 
 _LOCAL_HEADER = struct.Struct("<4s2B4HL2L2H")  # the zip local file header, 30 bytes
+_MAGIC = b"\x93NUMPY"
+# The first bytes of a file hold the zip header, the member name and the .npy header.
+_HEAD_BYTES = 512
+# .npy header text -> (shape, dtype): every compact file of an image set has the same one, so
+# it is parsed once per process, not once per file.
+_PARSED: dict[bytes, tuple[tuple[int, ...], np.dtype]] = {}
 
 
-def _member_offset(path: Path, member: str) -> int:
-    """Where the stored bytes of `member`.npy start inside the zip file."""
-    name = f"{member}.npy".encode()
-    with open(path, "rb") as handle:
-        # Fast path: the member is the archive's first entry (the worker writes `topk` first),
-        # so its local header is at offset 0 and the central directory need not be read.
-        fields = _LOCAL_HEADER.unpack(handle.read(_LOCAL_HEADER.size))
-        name_length, extra_length = fields[-2], fields[-1]
-        compression = fields[4]
-        if fields[0] == b"PK\x03\x04" and compression == zipfile.ZIP_STORED \
-                and handle.read(name_length) == name:
-            return _LOCAL_HEADER.size + name_length + extra_length
+def _parse_npy_header(text: bytes, path: Path, member: str) -> tuple[tuple[int, ...], np.dtype]:
+    parsed = _PARSED.get(text)
+    if parsed is None:
+        header = ast.literal_eval(text.decode("latin1"))
+        if not isinstance(header, dict) or header.get("fortran_order") is not False:
+            raise ValueError(f"{path}: {member} is not a C-ordered plain array")
+        dtype = np.dtype(header["descr"])
+        if dtype.hasobject:
+            raise ValueError(f"{path}: {member} is not a C-ordered plain array")
+        parsed = (tuple(int(n) for n in header["shape"]), dtype)
+        if len(_PARSED) < 64:
+            _PARSED[text] = parsed
+    return parsed
+
+
+def _first_member_data(head: bytes, member: str) -> tuple[int, bytes] | None:
+    """(offset of the .npy data, its header text) when `member` is the archive's first entry,
+    stored, and its headers fit in `head`; None otherwise."""
+    if len(head) < _LOCAL_HEADER.size:
+        return None
+    fields = _LOCAL_HEADER.unpack_from(head)
+    name_length, extra_length = fields[-2], fields[-1]
+    start = _LOCAL_HEADER.size + name_length + extra_length
+    if (fields[0] != b"PK\x03\x04" or fields[4] != zipfile.ZIP_STORED
+            or head[_LOCAL_HEADER.size:_LOCAL_HEADER.size + name_length]
+            != f"{member}.npy".encode()):
+        return None
+    return _npy_header(head, start)
+
+
+def _npy_header(head: bytes, start: int) -> tuple[int, bytes] | None:
+    if head[start:start + 6] != _MAGIC or len(head) < start + 12:
+        return None
+    major = head[start + 6]
+    if major == 1:
+        length, text_start = struct.unpack_from("<H", head, start + 8)[0], start + 10
+    else:
+        length, text_start = struct.unpack_from("<I", head, start + 8)[0], start + 12
+    if len(head) < text_start + length:
+        return None
+    return text_start + length, head[text_start:text_start + length]
+
+
+def _slow_member_data(path: Path, member: str) -> tuple[int, bytes]:
     with zipfile.ZipFile(path) as archive:
-        info = archive.getinfo(name.decode())
+        info = archive.getinfo(f"{member}.npy")
         if info.compress_type != zipfile.ZIP_STORED:
             raise ValueError(f"{path}: {member} is compressed; rows cannot be read in place")
     with open(path, "rb") as handle:
         handle.seek(info.header_offset)
-        fields = _LOCAL_HEADER.unpack(handle.read(_LOCAL_HEADER.size))
-        if fields[0] != b"PK\x03\x04":
-            raise ValueError(f"{path}: not a zip local header at {info.header_offset}")
-        return info.header_offset + _LOCAL_HEADER.size + fields[-2] + fields[-1]
+        head = handle.read(_HEAD_BYTES * 8)
+    fields = _LOCAL_HEADER.unpack_from(head)
+    if fields[0] != b"PK\x03\x04":
+        raise ValueError(f"{path}: not a zip local header at {info.header_offset}")
+    found = _npy_header(head, _LOCAL_HEADER.size + fields[-2] + fields[-1])
+    if found is None:
+        raise ValueError(f"{path}: {member} has no readable .npy header")
+    return info.header_offset + found[0], found[1]
 
 
 def npz_member_rows(path: Path, member: str, rows: np.ndarray) -> np.ndarray:
     """`np.load(path)[member][rows]` for an uncompressed .npz, reading only those rows."""
-    offset = _member_offset(path, member)
     with open(path, "rb") as handle:
-        handle.seek(offset)
-        version = np.lib.format.read_magic(handle)
-        read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
-                       else np.lib.format.read_array_header_2_0)
-        shape, fortran, dtype = read_header(handle)
-        if fortran or dtype.hasobject:
-            raise ValueError(f"{path}: {member} is not a C-ordered plain array")
-        data_start = handle.tell()
+        # Fast path: the member is the first entry (the worker writes `topk` first), so one
+        # read from the start of the file holds every header; no zip directory is parsed.
+        found = _first_member_data(handle.read(_HEAD_BYTES), member)
+        data_start, text = found if found is not None else _slow_member_data(path, member)
+        shape, dtype = _parse_npy_header(text, path, member)
         row_bytes = int(np.prod(shape[1:], dtype=np.int64)) * dtype.itemsize
         out = np.empty((len(rows), *shape[1:]), dtype=dtype)
         for i, row in enumerate(np.asarray(rows, dtype=np.int64).tolist()):

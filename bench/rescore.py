@@ -14,8 +14,8 @@ re-scored on it (the incremental path: only judged pairs changed) -> the leaderb
 (2) a full re-score of all N from their stored predictions, as any other version gets.
 Targets (issue 4, 10,000 submissions): (1) under 2 s, (2) under 60 s. With 1,000 <= N <
 10,000 the 10,000 figure is extrapolated (fixed costs apart) and marked so; below 1,000 only
-the measured times are printed. Measured at 10,000 (2-core machine, SQLite, session 2, with tie groups on the
-leaderboard): (1) 1.83 s (re-score 1.30 s, leaderboard 0.46 s), (2) 37.2 s.
+the measured times are printed. Measured at 10,000 (2-core machine, SQLite, session 2, with
+tie groups on the leaderboard): (1) 1.83 s (re-score 1.30 s, leaderboard 0.46 s), (2) 37.2 s.
 """
 
 from __future__ import annotations

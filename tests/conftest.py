@@ -252,3 +252,21 @@ def wait_for_status(submission_id: int, statuses: tuple[str, ...], *, timeout: f
             detail = log.read_text() if log and log.exists() else ""
             pytest.fail(f"submission {submission_id} still {status} after {timeout} s\n{detail}")
         time.sleep(0.2)
+
+
+@pytest.fixture
+def browser(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """Debian's chromium through Playwright (mark the test with tests.browser.NEEDS_CHROMIUM)."""
+    from playwright.sync_api import sync_playwright
+
+    from tests.browser import CHROMIUM, CHROMIUM_ARGS
+
+    # Playwright's sync API keeps an event loop running in this thread; the test's own ORM
+    # calls are synchronous and safe.
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield launched
+        finally:
+            launched.close()

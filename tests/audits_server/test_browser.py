@@ -16,19 +16,14 @@ import pytest
 
 from leaderboard.models import Audit
 from tests.audits_server.conftest import maintainer
-from tests.web.test_browser import CHROMIUM, browser  # noqa: F401 - the fixture
+from tests.browser import NEEDS_CHROMIUM
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(not CHROMIUM.exists(),
-                       reason="needs Debian's chromium at /usr/bin/chromium "
-                              "(apt-get install chromium); no browser is downloaded"),
-]
+pytestmark = [pytest.mark.slow, NEEDS_CHROMIUM]
 
 
 @pytest.mark.django_db(transaction=True)
 def test_it_starts_an_aul_audit_and_shows_its_report(
-    browser: Any, live_server: Any, monkeypatch: pytest.MonkeyPatch,  # noqa: F811
+    browser: Any, live_server: Any, monkeypatch: pytest.MonkeyPatch,
     request: pytest.FixtureRequest, run_load_benchmarks: Callable[..., tuple[str, str]],
     tmp_path: Path,
 ) -> None:

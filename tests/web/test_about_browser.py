@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,32 +18,14 @@ from leaderboard import selectors, services
 from leaderboard.labelstore import compiled_for_version
 from leaderboard.models import LabelSetVersion, Submission
 from tests import factories
-from tests.web.test_browser import CHROMIUM, CHROMIUM_ARGS
+from tests.browser import NEEDS_CHROMIUM
 from workers.scoring import datasets
 from workers.tasks import score_submission
 
 SHOTS = Path(os.environ.get("ABOUT_SHOTS_DIR", "/tmp/about-shots"))
 WIDTHS = (375, 1280)
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(not CHROMIUM.exists(),
-                       reason="needs Debian's chromium at /usr/bin/chromium "
-                              "(apt-get install chromium); no browser is downloaded"),
-]
-
-
-@pytest.fixture
-def browser(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
+pytestmark = [pytest.mark.slow, NEEDS_CHROMIUM]
 
 
 def _submit(benchmark: str, image_set: str, array: np.ndarray, tmp_path: Path,

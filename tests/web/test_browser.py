@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,39 +16,16 @@ import pytest
 
 from leaderboard.templatetags.leaderboard_extras import percent
 from tests import factories
+from tests.browser import NEEDS_CHROMIUM
 from tests.conftest import wait_for_status
 from tests.web.conftest import submit_model
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
 PASSWORD = "a-long-browser-password"
 MODEL = "resnet_basic_110"
 # already on the leaderboard, from another user: vgg16_keras ranks above MODEL on original
 OTHERS = ("vgg16_keras", "resnet_preact_basic_110")
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(not CHROMIUM.exists(),
-                       reason="needs Debian's chromium at /usr/bin/chromium "
-                              "(apt-get install chromium); no browser is downloaded"),
-]
-
-
-@pytest.fixture
-def browser(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    # Playwright's sync API keeps an event loop running in this thread; the test's own ORM
-    # calls are synchronous and safe.
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
+pytestmark = [pytest.mark.slow, NEEDS_CHROMIUM]
 
 
 @pytest.fixture

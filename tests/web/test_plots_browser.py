@@ -14,21 +14,16 @@ from typing import Any
 
 import pytest
 
+from tests.browser import NEEDS_CHROMIUM
 from tests.conftest import wait_for_status
 from tests.scoring.realdata import MODELS
 from tests.web.conftest import submit_model
-from tests.web.test_browser import CHROMIUM, browser  # noqa: F401 - the fixture
 
 SHOTS = Path("/tmp/plots-shots")
 HOVERED = "alexnet_tf_ben"  # the least accurate: a point with no neighbour on top of it
 CHARTS = ("new-test-set", "label-set", "ranks", "noise-prevalence")
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(not CHROMIUM.exists(),
-                       reason="needs Debian's chromium at /usr/bin/chromium "
-                              "(apt-get install chromium); no browser is downloaded"),
-]
+pytestmark = [pytest.mark.slow, NEEDS_CHROMIUM]
 
 
 def _layout(page: Any) -> dict[str, Any]:
@@ -49,7 +44,7 @@ def _layout(page: Any) -> dict[str, Any]:
 
 @pytest.mark.django_db(transaction=True)
 def test_it_shows_the_plots_on_a_phone_and_a_desktop(
-    browser: Any, live_server: Any, scoring_worker: Path,  # noqa: F811
+    browser: Any, live_server: Any, scoring_worker: Path,
     run_load_benchmarks: Callable[..., tuple[str, str]], data_dir: Path,
     settings: Any,
 ) -> None:

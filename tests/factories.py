@@ -45,7 +45,8 @@ def cifar10_model_files(data_dir: Path, model: str) -> dict[str, Path]:
     }
 
 
-def cifar10(data_dir: Path) -> Benchmark:
+def cifar10() -> Benchmark:
+    """The loaded CIFAR-10 benchmark (the `loaded` fixture loads it)."""
     return Benchmark.objects.get(slug="cifar10")
 
 
@@ -55,5 +56,5 @@ def submission_for_model(data_dir: Path, model: str, owner: User | None = None,
     owner = owner or user_create(f"u-{model}")
     files = {slug: upload_from_path(path)
              for slug, path in cifar10_model_files(data_dir, model).items()}
-    return services.submission_create(owner=owner, benchmark=cifar10(data_dir),
+    return services.submission_create(owner=owner, benchmark=cifar10(),
                                       model_name=model, files=files, **kwargs)

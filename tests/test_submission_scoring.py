@@ -67,7 +67,7 @@ def test_it_fails_a_bad_file_with_its_reason(loaded, data_dir: Path) -> None:  #
     preds = [3] * 10_000
     preds[17] = 10
     submission = services.submission_create(
-        owner=owner, benchmark=factories.cifar10(data_dir), model_name="bad",
+        owner=owner, benchmark=factories.cifar10(), model_name="bad",
         files={"cifar10-test": factories.upload_json(preds)})
     assert _run(submission) == "failed"
     submission.refresh_from_db()
@@ -106,7 +106,7 @@ def test_it_ranks_and_shifts_like_a_direct_computation(loaded, data_dir: Path) -
     subs = [_submit(data_dir, m) for m in MODELS]
     for s in subs:
         assert _run(s) == "scored"
-    board = selectors.leaderboard_get(benchmark=factories.cifar10(data_dir), sort="cifar10.1-v6")
+    board = selectors.leaderboard_get(benchmark=factories.cifar10(), sort="cifar10.1-v6")
     labels = {"original": np.load(data_dir / "cifar10/original_labels.npy"),
               "cifar10.1-v6": np.load(data_dir / "cifar10/cifar10.1_v6_labels.npy")}
     acc = {}
@@ -133,7 +133,7 @@ def test_it_hides_private_submissions_from_the_leaderboard(loaded, data_dir: Pat
     public, private = _submit(data_dir, MODELS[0]), _submit(data_dir, MODELS[1], public=False)
     for s in (public, private):
         _run(s)
-    board = selectors.leaderboard_get(benchmark=factories.cifar10(data_dir))
+    board = selectors.leaderboard_get(benchmark=factories.cifar10())
     assert [r["submission_id"] for r in board.rows] == [public.pk]
 
 

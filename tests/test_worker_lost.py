@@ -30,7 +30,7 @@ def _submit(data_dir: Path, model: str = MODEL, username: str = "alice") -> Subm
     files = {slug: factories.upload_from_path(p)
              for slug, p in factories.cifar10_model_files(data_dir, model).items()}
     return services.submission_create(
-        owner=factories.user_create(username), benchmark=factories.cifar10(data_dir),
+        owner=factories.user_create(username), benchmark=factories.cifar10(),
         model_name=model, files=files)
 
 

@@ -82,7 +82,7 @@ def scored_in_process(data_dir: Path, model: str, owner: User, *,
     paths = factories.cifar10_model_files(data_dir, model)
     files = {slug: factories.upload_from_path(paths[slug]) for slug in image_sets}
     submission = services.submission_create(
-        owner=owner, benchmark=factories.cifar10(data_dir), model_name=model, files=files,
+        owner=owner, benchmark=factories.cifar10(), model_name=model, files=files,
         public=public)
     assert score_submission.apply(args=[submission.pk], task_id=f"t-{submission.pk}").get() \
         == "scored"

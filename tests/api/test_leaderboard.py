@@ -89,7 +89,7 @@ def test_it_leaves_out_private_and_unscored_submissions(loaded: Settings,
     scored_in_process(data_dir, MODELS[1], factories.user_create("b"), public=False)
     paths = factories.cifar10_model_files(data_dir, MODELS[2])
     services.submission_create(
-        owner=factories.user_create("c"), benchmark=factories.cifar10(data_dir),
+        owner=factories.user_create("c"), benchmark=factories.cifar10(),
         model_name="queued", files={"cifar10-test": factories.upload_from_path(
             paths["cifar10-test"])})
 

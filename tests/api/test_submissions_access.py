@@ -56,7 +56,7 @@ def test_it_shows_a_public_submission_to_anyone_once_scored(alice: User,
                                                            data_dir: Path) -> None:
     paths = factories.cifar10_model_files(data_dir, MODEL)
     queued = services.submission_create(
-        owner=alice, benchmark=factories.cifar10(data_dir), model_name="queued",
+        owner=alice, benchmark=factories.cifar10(), model_name="queued",
         files={"cifar10-test": factories.upload_from_path(paths["cifar10-test"])})
     scored = scored_in_process(data_dir, MODEL, alice)
 

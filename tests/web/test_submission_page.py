@@ -100,7 +100,7 @@ def test_it_shows_top5_and_the_imagenet_families_extras(
     scores[np.arange(10_000), labels] += 0.5 * (rng.random(10_000) < 0.9)
     owner = factories.user_create("erin")
     submission = services.submission_create(
-        owner=owner, benchmark=factories.cifar10(data_dir), model_name="logits",
+        owner=owner, benchmark=factories.cifar10(), model_name="logits",
         files={"cifar10-test": factories.upload_npy(scores, tmp_path)})
     assert score_in_process(submission) == "scored"
     top1 = scores.argmax(axis=1)
@@ -143,7 +143,7 @@ def test_it_shows_why_a_submission_failed(client: Client, loaded: Settings,
     preds = [3] * 10_000
     preds[17] = 10
     submission = services.submission_create(
-        owner=owner, benchmark=factories.cifar10(data_dir), model_name="bad",
+        owner=owner, benchmark=factories.cifar10(), model_name="bad",
         files={"cifar10-test": factories.upload_json(preds)})
     assert score_in_process(submission) == "failed"
     submission.refresh_from_db()

@@ -35,7 +35,14 @@ from pathlib import Path
 
 import numpy as np
 
-from workers.scoring.prediction_formats import READERS, PredictionError, RawArray, row_name
+from workers.scoring.prediction_formats import (
+    PredictionError,
+    RawArray,
+    read_npy,
+    read_npz,
+    row_name,
+)
+from workers.scoring.prediction_text import read_csv, read_json
 
 __all__ = [
     "MAX_TOPK",
@@ -46,6 +53,12 @@ __all__ = [
 ]
 
 MAX_TOPK = 5
+READERS: dict[str, Callable[..., RawArray]] = {
+    ".npy": read_npy,
+    ".npz": read_npz,
+    ".json": read_json,
+    ".csv": read_csv,
+}
 SUPPORTED_EXTENSIONS: tuple[str, ...] = tuple(READERS)  # (".npy", ".npz", ".json", ".csv")
 DEFAULT_MAX_BYTES = 512 * 2**20
 PROBABILITY_TOLERANCE = 1e-3

@@ -85,9 +85,8 @@ def insert_submissions(count: int, seed: int = 0) -> None:
 
     from leaderboard import services
     from leaderboard.models import Benchmark, Score, Submission
-    from leaderboard.services.submissions import latest_versions
+    from leaderboard.services.submissions import hit_vectors_store, latest_versions
     from workers.scoring.stats import accuracy_record
-    from workers.scoring.ties import pack_hits
 
     rng = np.random.default_rng(seed)
     benchmark = Benchmark.objects.get(slug=BENCHMARK)
@@ -124,7 +123,7 @@ def insert_submissions(count: int, seed: int = 0) -> None:
                 submission=submission, label_set_version=version, label_set_id=version.label_set_id,
                 accuracy=record["accuracy"], correct=right, total=total,
                 ci_low=record["ci_low"], ci_high=record["ci_high"], record=record,
-                hits=pack_hits(hits)))
+                hits_id=hit_vectors_store(hits={0: hits})[0]))
     Score.objects.bulk_create(scores, batch_size=1000)
     services.benchmark_leaderboard_touch(benchmark_id=benchmark.pk)
 

@@ -21,7 +21,6 @@ tie groups on the leaderboard): (1) 1.83 s (re-score 1.30 s, leaderboard 0.46 s)
 from __future__ import annotations
 
 import argparse
-import hashlib
 import os
 import shutil
 import sys
@@ -48,7 +47,6 @@ def setup(count: int, seed: int = 0) -> tuple[int, list[int]]:
     from leaderboard import selectors
     from leaderboard.labelstore import compiled_for_version
     from leaderboard.models import (
-        HitVector,
         ImageSet,
         ReviewItem,
         ReviewItemSubmission,
@@ -57,19 +55,13 @@ def setup(count: int, seed: int = 0) -> tuple[int, list[int]]:
         SubmissionFile,
     )
     from leaderboard.services import review
-    from leaderboard.services.submissions import latest_versions
+    from leaderboard.services.submissions import hit_vectors_store, latest_versions
     from workers.scoring import datasets
     from workers.scoring.metrics import headline_hits, in_keys, score_label_set
     from workers.scoring.predictions import Predictions
-    from workers.scoring.ties import pack_hits
-
-    vectors: dict[str, bytes] = {}
 
     def store_hits(labels, preds):  # type: ignore[no-untyped-def]
-        bits = pack_hits(headline_hits(labels, preds))
-        digest = hashlib.sha256(bits).hexdigest()
-        vectors[digest] = bits
-        return digest
+        return hit_vectors_store(hits={0: headline_hits(labels, preds)})[0]
 
     rng = np.random.default_rng(seed)
     data_dir = Path(settings.EVALSERVER_DATA_DIR)
@@ -119,8 +111,6 @@ def setup(count: int, seed: int = 0) -> tuple[int, list[int]]:
                                 ci_low=record["ci_low"], ci_high=record["ci_high"],
                                 record=record, hits_id=store_hits(labels, preds)))
     SubmissionFile.objects.bulk_create(files, batch_size=500)
-    HitVector.objects.bulk_create([HitVector(digest=d, bits=b) for d, b in vectors.items()],
-                                  batch_size=500, ignore_conflicts=True)
     Score.objects.bulk_create(scores, batch_size=1000)
     assert not in_keys(judged, np.array([example]), np.array([cls]), 1000).any()
     item = ReviewItem.objects.create(label_set=real_label_set(versions), example_index=example,

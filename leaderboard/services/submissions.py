@@ -12,7 +12,7 @@ import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from django.conf import settings
@@ -39,6 +39,7 @@ from workers.scoring.predictions import SUPPORTED_EXTENSIONS, Predictions, parse
 from workers.scoring.ties import pack_hits
 
 Status = Submission.Status
+K = TypeVar("K")
 
 
 class SubmissionError(ServiceError):
@@ -325,19 +326,25 @@ def score_upsert(*, submission: Submission, version: LabelSetVersion,
                          hits=None if hits is None else {submission.pk: hits})[0]
 
 
+def hit_vectors_store(*, hits: Mapping[K, np.ndarray]) -> dict[K, str]:
+    """Store per-example hit vectors (metrics.headline_hits) packed, once per content; returns
+    each one's digest (what Score.hits points at). A vector already stored is not written
+    again: most of a new version's vectors are its parent's."""
+    packed = {key: pack_hits(vector) for key, vector in hits.items()}
+    digests = {key: hashlib.sha256(bits).hexdigest() for key, bits in packed.items()}
+    HitVector.objects.bulk_create(
+        [HitVector(digest=digests[key], bits=bits) for key, bits in packed.items()],
+        ignore_conflicts=True, batch_size=500)
+    return digests
+
+
 def scores_upsert(*, version: LabelSetVersion, records: dict[int, dict[str, Any]],
                   hits: Mapping[int, np.ndarray] | None = None) -> list[Score]:
     """Many submissions' Score rows on one version in one statement (insert or replace).
 
     `hits`: per submission, metrics.headline_hits (stored packed, for the leaderboard's
     paired tests); a score written without it stores none."""
-    packed = {submission_id: pack_hits(vector) for submission_id, vector in (hits or {}).items()}
-    digests = {submission_id: hashlib.sha256(bits).hexdigest()
-               for submission_id, bits in packed.items()}
-    # Content-addressed: a vector already stored (same bits, any score) is not written again.
-    HitVector.objects.bulk_create(
-        [HitVector(digest=digests[i], bits=bits) for i, bits in packed.items()],
-        ignore_conflicts=True)
+    digests = hit_vectors_store(hits=hits or {})
     return Score.objects.bulk_create(
         [_score_row(submission_id, version, record, digests.get(submission_id))
          for submission_id, record in records.items()],

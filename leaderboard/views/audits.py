@@ -132,6 +132,7 @@ def audit_detail(request: HttpRequest, audit_id: int) -> HttpResponse:
         "submissions": audit.submissions.order_by("id"),
         "validation": _validation_rows(summary["validation"]),
         "pending": audit.pending,
+        "pending_hint": _pending_hint(audit),
     })
 
 
@@ -147,11 +148,27 @@ def _validation_rows(validation: dict[str, Any] | None) -> list[dict[str, Any]]:
 @require_GET
 @never_cache
 def audit_status(request: HttpRequest, audit_id: int) -> JsonResponse:
-    """{status, failure_reason, progress}: what the report polls while the audit is pending."""
+    """{status, failure_reason, progress, hint}: what the report polls while the audit is
+    pending (static/leaderboard/status.js)."""
     audit = _audit(audit_id)
     return JsonResponse({"id": audit.pk, "status": audit.status,
                          "failure_reason": audit.failure_reason,
-                         "progress": (audit.result or {}).get("progress")})
+                         "progress": (audit.result or {}).get("progress"),
+                         "hint": _pending_hint(audit)})
+
+
+def _pending_hint(audit: Audit) -> str:
+    """The status line's words while queued or running ("" otherwise), with the AUL probe's
+    epochs as they pass: the page and its status.json say the same."""
+    if audit.status == Audit.Status.QUEUED:
+        return "waiting for a worker."
+    if audit.status != Audit.Status.RUNNING:
+        return ""
+    progress = (audit.result or {}).get("progress")
+    if progress:
+        return (f"a worker is running it: epoch {progress['epochs_done']} of "
+                f"{progress['epochs_total']}.")
+    return "a worker is running it."
 
 
 def _histogram(audit: Audit) -> dict[str, Any]:

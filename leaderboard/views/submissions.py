@@ -179,6 +179,7 @@ def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
         "files": submission.files.select_related("image_set").order_by("image_set__slug"),
         "is_owner": request.user.is_authenticated and submission.owner_id == request.user.pk,
         "pending": submission.status in (Status.QUEUED, Status.RUNNING),
+        "pending_hint": _pending_hint(submission),
         "awaiting_review": [s for s in scores if s.awaiting_review],
     })
 
@@ -186,10 +187,20 @@ def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
 @require_GET
 @never_cache
 def submission_status(request: HttpRequest, submission_id: int) -> JsonResponse:
-    """{status, failure_reason}: what the submission page polls while it is pending."""
+    """{status, failure_reason, hint}: what the submission page polls while it is pending
+    (static/leaderboard/status.js)."""
     submission = _visible(request, submission_id)
     return JsonResponse({"id": submission.pk, "status": submission.status,
-                         "failure_reason": submission.failure_reason})
+                         "failure_reason": submission.failure_reason,
+                         "hint": _pending_hint(submission)})
+
+
+def _pending_hint(submission: Submission) -> str:
+    """The status line's words while queued or running ("" otherwise): the page and its
+    status.json say the same."""
+    hints: dict[str, str] = {Status.QUEUED: "waiting for a worker to score it.",
+                             Status.RUNNING: "a worker is scoring it now."}
+    return hints.get(submission.status, "")
 
 
 @login_required

@@ -203,10 +203,10 @@ def test_it_shows_a_queued_audit_that_polls_its_status(loaded: Settings) -> None
     client.force_login(maintainer())
     html = client.get(f"/audits/{audit.pk}/").content.decode()
     assert f'data-poll-url="/audits/{audit.pk}/status.json"' in html
-    assert 'id="status-hint">waiting for a worker.' in html and "audit_status.js" in html
+    assert 'id="status-hint">waiting for a worker.' in html and "leaderboard/status.js" in html
     status = client.get(f"/audits/{audit.pk}/status.json")
     assert status["Cache-Control"].startswith("max-age=0")
     assert status.json() == {"id": audit.pk, "status": "queued", "failure_reason": "",
-                             "progress": None}
+                             "progress": None, "hint": "waiting for a worker."}
     listing = client.get("/audits/").content.decode()
     assert f'<tr id="audit-{audit.pk}">' in listing and "status-queued" in listing

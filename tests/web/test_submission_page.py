@@ -157,7 +157,7 @@ def test_it_shows_why_a_submission_failed(client: Client, loaded: Settings,
     assert "row 17" in submission.failure_reason
     assert f"<strong>Why:</strong> {escape(submission.failure_reason)}</p>" in page
     assert status.json() == {"id": submission.pk, "status": "failed",
-                             "failure_reason": submission.failure_reason}
+                             "failure_reason": submission.failure_reason, "hint": ""}
     assert "no-cache" in status["Cache-Control"]
 
 
@@ -171,7 +171,9 @@ def test_it_polls_while_queued(client: Client, loaded: Settings, data_dir: Path)
     assert f'data-poll-url="/submissions/{submission.pk}/status.json"' in page
     assert "leaderboard/status.js" in page
     assert "This page updates itself when scoring finishes." in page
-    assert status.json() == {"id": submission.pk, "status": "queued", "failure_reason": ""}
+    assert status.json() == {"id": submission.pk, "status": "queued", "failure_reason": "",
+                             "hint": "waiting for a worker to score it."}
+    assert '<span id="status-hint">waiting for a worker to score it.</span>' in page
 
 
 def test_it_hides_private_and_unscored_submissions_from_others(

@@ -1,5 +1,6 @@
-/* Submission page: while queued or running, ask status.json every few seconds and reload the
-   page once scoring has finished (scored or failed). */
+/* A page with a pending status card (a submission, a label audit): while queued or running,
+   ask the card's status.json every few seconds, show the status and the server's hint (e.g.
+   the audit's epochs), and reload the page once it is no longer pending. */
 (function () {
   "use strict";
   var card = document.getElementById("status");
@@ -8,7 +9,6 @@
   var current = card.getAttribute("data-status");
   var text = document.getElementById("status-text");
   var hint = document.getElementById("status-hint");
-  var hints = {queued: "waiting for a worker to score it.", running: "a worker is scoring it now."};
   var delay = 1000;
 
   function schedule(ms) { window.setTimeout(poll, ms); }
@@ -21,8 +21,8 @@
         return response.json();
       })
       .then(function (body) {
-        if (body.status === "scored" || body.status === "failed") {
-          window.location.reload();
+        if (body.status !== "queued" && body.status !== "running") {
+          window.location.reload();  // finished: the page itself shows the outcome
           return;
         }
         if (body.status !== current) {
@@ -33,8 +33,8 @@
           text.classList.add("status-" + current);
           card.setAttribute("data-status", current);
           text.textContent = current;
-          if (hints[current]) { hint.textContent = hints[current]; }
         }
+        if (hint && body.hint) { hint.textContent = body.hint; }
         delay = Math.min(delay * 1.5, 5000);
         schedule(delay);
       })

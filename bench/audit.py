@@ -5,8 +5,9 @@ recall against the 15 errors human validators confirmed (mnist/cleanlab_mturk.js
     python bench/audit.py            # full figures: 10,000 images, the default AulConfig
     python bench/audit.py --quick    # the first 1,000 images, 5 epochs (what CI runs)
 
-Quick mode uses 5 epochs with batches of 64 (the configuration tests/audits uses) rather than
-2: with only 2 epochs the mixture splits the clean examples and its figures mean nothing.
+Quick mode uses 5 epochs with batches of 64 (the configuration tests/workers/audits uses)
+rather than 2: with only 2 epochs the mixture splits the clean examples and its figures mean
+nothing.
 
 Besides the real labels (about 0.15% wrong), the AUL audit is also run on the same images
 with 10% of the labels flipped (seed 0), where the truth is known for every example: the real

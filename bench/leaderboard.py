@@ -11,7 +11,7 @@ hits that the tie groups read), gunicorn (2 sync
 workers) on a free 127.0.0.1 port, warmed up, then load from a second process: `wrk`
 (--latency) when it is installed, else a multi-threaded keep-alive http.client loop bounded
 in requests and time. Each URL that answers 404 (not built yet) is reported as not available.
-It also times `selectors.leaderboard_get` in this process, uncached and cached.
+It also times `leaderboard_get` in this process, uncached and cached.
 
 Exit status: 0 when every available URL answered 200 throughout; 1 otherwise. Missing a
 target only prints so (timings depend on the machine).
@@ -83,9 +83,13 @@ def insert_submissions(count: int, seed: int = 0) -> None:
     from django.contrib.auth.models import User
     from django.utils import timezone
 
-    from leaderboard import services
-    from leaderboard.models import Benchmark, Score, Submission
-    from leaderboard.services.submissions import hit_vectors_store, latest_versions
+    from leaderboard.catalog.models import Benchmark
+    from leaderboard.submissions.models import Score, Submission
+    from leaderboard.submissions.services import (
+        benchmark_leaderboard_touch,
+        hit_vectors_store,
+        latest_versions,
+    )
     from workers.scoring.stats import accuracy_record
 
     rng = np.random.default_rng(seed)
@@ -125,15 +129,15 @@ def insert_submissions(count: int, seed: int = 0) -> None:
                 ci_low=record["ci_low"], ci_high=record["ci_high"], record=record,
                 hits_id=hit_vectors_store(hits={0: hits})[0]))
     Score.objects.bulk_create(scores, batch_size=1000)
-    services.benchmark_leaderboard_touch(benchmark_id=benchmark.pk)
+    benchmark_leaderboard_touch(benchmark_id=benchmark.pk)
 
 
 def time_selector(repeat: int) -> tuple[float, float, int]:
     """(uncached ms, cached ms, rows): medians of `leaderboard_get` in this process."""
     from django.core.cache import cache
 
-    from leaderboard import selectors
-    from leaderboard.models import Benchmark
+    from leaderboard.catalog.models import Benchmark
+    from leaderboard.presentation.boards import leaderboard_get
 
     benchmark = Benchmark.objects.get(slug=BENCHMARK)
     uncached, cached = [], []
@@ -141,9 +145,9 @@ def time_selector(repeat: int) -> tuple[float, float, int]:
     for _ in range(repeat):
         cache.clear()
         t0 = time.perf_counter()
-        rows = len(selectors.leaderboard_get(benchmark=benchmark).rows)
+        rows = len(leaderboard_get(benchmark=benchmark).rows)
         t1 = time.perf_counter()
-        selectors.leaderboard_get(benchmark=benchmark)
+        leaderboard_get(benchmark=benchmark)
         t2 = time.perf_counter()
         uncached.append(t1 - t0)
         cached.append(t2 - t1)
@@ -320,7 +324,7 @@ def main() -> int:
         print(f"Setup: {count} scored public submissions on {BENCHMARK} (5 label sets) in a "
               f"throwaway SQLite database, {time.perf_counter() - t0:.1f} s")
         uncached, cached, rows = time_selector(5 if args.quick else 11)
-        print(f"selectors.leaderboard_get, in process: {uncached:.1f} ms uncached, "
+        print(f"leaderboard_get, in process: {uncached:.1f} ms uncached, "
               f"{cached:.2f} ms cached ({rows} rows; median)")
 
         port = free_port()

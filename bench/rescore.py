@@ -44,18 +44,13 @@ def setup(count: int, seed: int = 0) -> tuple[int, list[int]]:
     from django.contrib.auth.models import Group, User
     from django.utils import timezone
 
-    from leaderboard import selectors
-    from leaderboard.labelstore import compiled_for_version
-    from leaderboard.models import (
-        ImageSet,
-        ReviewItem,
-        ReviewItemSubmission,
-        Score,
-        Submission,
-        SubmissionFile,
-    )
-    from leaderboard.services import review
-    from leaderboard.services.submissions import hit_vectors_store, latest_versions
+    from leaderboard.catalog.label_set_version_files import compiled_for_version
+    from leaderboard.catalog.models import ImageSet
+    from leaderboard.catalog.selectors import benchmark_get
+    from leaderboard.review import services as review
+    from leaderboard.review.models import ReviewItem, ReviewItemSubmission
+    from leaderboard.submissions.models import Score, Submission, SubmissionFile
+    from leaderboard.submissions.services import hit_vectors_store, latest_versions
     from workers.scoring import datasets
     from workers.scoring.metrics import headline_hits, in_keys, score_label_set
     from workers.scoring.predictions import Predictions
@@ -67,7 +62,7 @@ def setup(count: int, seed: int = 0) -> tuple[int, list[int]]:
     data_dir = Path(settings.EVALSERVER_DATA_DIR)
     base = datasets.imagenet_cleanlab_to_canonical(
         data_dir, np.load(data_dir / "imagenet/cleanlab_cv_predicted_labels.npy")).astype(np.int64)
-    benchmark = selectors.benchmark_get(slug="imagenet")
+    benchmark = benchmark_get(slug="imagenet")
     image_set = ImageSet.objects.get(slug="imagenet-val")
     versions = latest_versions(benchmark)
     compiled = {v.label_set.slug: compiled_for_version(v) for v in versions}
@@ -148,9 +143,11 @@ def main() -> int:
         from django.contrib.auth.models import User
         from django.db import transaction
 
-        from leaderboard import selectors
-        from leaderboard.models import LabelSetVersion, Score
-        from leaderboard.services import review
+        from leaderboard.catalog.models import LabelSetVersion
+        from leaderboard.catalog.selectors import benchmark_get
+        from leaderboard.presentation.boards import leaderboard_get
+        from leaderboard.review import services as review
+        from leaderboard.submissions.models import Score
 
         t0 = time.perf_counter()
         item_id, reviewer_ids = setup(count)
@@ -177,7 +174,7 @@ def main() -> int:
             profiler.disable()
             pstats.Stats(profiler).sort_stats("cumulative").print_stats(18)
         t_board0 = time.perf_counter()
-        board = selectors.leaderboard_get(benchmark=selectors.benchmark_get(slug="imagenet"),
+        board = leaderboard_get(benchmark=benchmark_get(slug="imagenet"),
                                           sort="real")
         t_board = time.perf_counter() - t_board0
         t_decision = time.perf_counter() - t1

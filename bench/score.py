@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 from workers.score import compile_available  # noqa: E402
 from workers.scoring import catalog, datasets  # noqa: E402
-from workers.scoring.metrics import score_submission  # noqa: E402
+from workers.scoring.metrics import score_predictions  # noqa: E402
 from workers.scoring.predictions import parse_predictions  # noqa: E402
 
 BENCH = catalog.benchmark_spec("imagenet")
@@ -81,7 +81,7 @@ def score_once(
         BENCH, data_dir=data_dir, cache_dir=cache_dir, multilabel_file=multilabel_file
     )
     t2 = time.perf_counter()
-    scores = score_submission({"imagenet-val": preds}, compiled)
+    scores = score_predictions({"imagenet-val": preds}, compiled)
     t3 = time.perf_counter()
     return t1 - t0, t2 - t1, t3 - t2, scores.records
 

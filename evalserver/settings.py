@@ -106,7 +106,7 @@ EVALSERVER_SCORING_DELAY_MS: int = env.get_int("EVALSERVER_SCORING_DELAY_MS", 0,
 # Uploads: the size cap is enforced while the request streams in (leaderboard/uploads.py);
 # files over FILE_UPLOAD_MAX_MEMORY_SIZE go to a temporary file, never whole into memory.
 FILE_UPLOAD_HANDLERS = [
-    "leaderboard.uploads.SizeLimitUploadHandler",
+    "leaderboard.common.uploads.SizeLimitUploadHandler",
     "django.core.files.uploadhandler.MemoryFileUploadHandler",
     "django.core.files.uploadhandler.TemporaryFileUploadHandler",
 ]
@@ -174,7 +174,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     # Every 4xx answers {"error": {"code", "message", "field"}} (SPEC "public API").
-    "EXCEPTION_HANDLER": "leaderboard.api.errors.exception_handler",
+    "EXCEPTION_HANDLER": "leaderboard.common.api_errors.exception_handler",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "evalserver API",

@@ -5,16 +5,9 @@ from typing import Any
 from django.contrib import admin
 from django.http import HttpRequest
 
-from leaderboard.models import (
-    Audit,
-    Benchmark,
-    ImageSet,
-    LabelSet,
-    LabelSetVersion,
-    Score,
-    Submission,
-    SubmissionFile,
-)
+from leaderboard.audits.models import Audit
+from leaderboard.catalog.models import Benchmark, ImageSet, LabelSet, LabelSetVersion
+from leaderboard.submissions.models import Score, Submission, SubmissionFile
 
 
 class ImageSetInline(admin.TabularInline):

@@ -1,47 +1,68 @@
-"""Web pages (HTML). The JSON API lives under /api/ (leaderboard/api/urls.py)."""
+"""Web pages (HTML). The JSON API lives under /api/ (leaderboard/api_urls.py)."""
 
 from django.contrib.auth import views as auth_views
 from django.urls import path, re_path
 
-from leaderboard import views
+from leaderboard.accounts.views import profile, signup, token_create, token_revoke
+from leaderboard.audits.views import (
+    audit_detail,
+    audit_histogram_csv,
+    audit_histogram_svg,
+    audit_list,
+    audit_status,
+)
+from leaderboard.presentation.views.about import benchmark_about
+from leaderboard.presentation.views.boards import leaderboard
+from leaderboard.presentation.views.gallery import submission_mistakes
+from leaderboard.presentation.views.home import home
+from leaderboard.presentation.views.plots import noise_prevalence_download, plot_download, plots
+from leaderboard.review.ground_truth_views import ground_truth_next
+from leaderboard.review.views import label_set_history, review_home, review_next
+from leaderboard.submissions.views import (
+    submission_detail,
+    submission_list,
+    submission_status,
+    submission_visibility,
+    submit,
+)
 
 urlpatterns = [
-    path("", views.home, name="home"),
-    path("signup/", views.signup, name="signup"),
+    path("", home, name="home"),
+    path("signup/", signup, name="signup"),
     path("login/", auth_views.LoginView.as_view(template_name="leaderboard/login.html",
                                                 redirect_authenticated_user=True), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
-    path("profile/", views.profile, name="profile"),
-    path("profile/token/create/", views.token_create, name="token_create"),
-    path("profile/token/revoke/", views.token_revoke, name="token_revoke"),
-    path("submit/", views.submit, name="submit"),
-    path("submissions/", views.submission_list, name="submission_list"),
-    path("submissions/<int:submission_id>/", views.submission_detail, name="submission_detail"),
-    path("submissions/<int:submission_id>/status.json", views.submission_status,
+    path("profile/", profile, name="profile"),
+    path("profile/token/create/", token_create, name="token_create"),
+    path("profile/token/revoke/", token_revoke, name="token_revoke"),
+    path("submit/", submit, name="submit"),
+    path("submissions/", submission_list, name="submission_list"),
+    path("submissions/<int:submission_id>/", submission_detail, name="submission_detail"),
+    path("submissions/<int:submission_id>/status.json", submission_status,
          name="submission_status"),
-    path("submissions/<int:submission_id>/visibility/", views.submission_visibility,
+    path("submissions/<int:submission_id>/visibility/", submission_visibility,
          name="submission_visibility"),
-    path("submissions/<int:submission_id>/mistakes/", views.submission_mistakes,
+    path("submissions/<int:submission_id>/mistakes/", submission_mistakes,
          name="submission_mistakes"),
-    path("benchmarks/<str:slug>/", views.leaderboard, name="leaderboard"),
-    path("benchmarks/<str:slug>/label-sets/<str:label_set>/history/", views.label_set_history,
+    path("benchmarks/<str:slug>/", leaderboard, name="leaderboard"),
+    path("benchmarks/<str:slug>/label-sets/<str:label_set>/history/", label_set_history,
          name="label_set_history"),
-    path("benchmarks/<str:slug>/about/", views.benchmark_about, name="benchmark_about"),
-    path("benchmarks/<str:slug>/plots/", views.plots, name="plots"),
+    path("benchmarks/<str:slug>/about/", benchmark_about, name="benchmark_about"),
+    path("benchmarks/<str:slug>/plots/", plots, name="plots"),
     re_path(r"^benchmarks/(?P<slug>[^/]+)/plots/(?P<kind>new-test-set|label-set|ranks)/"
-            r"(?P<label_set>[^/]+)\.(?P<fmt>svg|csv|json)$", views.plot_download,
+            r"(?P<label_set>[^/]+)\.(?P<fmt>svg|csv|json)$", plot_download,
             name="plot_download"),
     re_path(r"^benchmarks/(?P<slug>[^/]+)/plots/noise-prevalence\.(?P<fmt>svg|csv|json)$",
-            views.noise_prevalence_download, name="noise_prevalence_download"),
-    path("audits/", views.audit_list, name="audit_list"),
-    path("audits/<int:audit_id>/", views.audit_detail, name="audit_detail"),
-    path("audits/<int:audit_id>/status.json", views.audit_status, name="audit_status"),
-    path("audits/<int:audit_id>/histogram.csv", views.audit_histogram_csv,
+            noise_prevalence_download, name="noise_prevalence_download"),
+    path("audits/", audit_list, name="audit_list"),
+    path("audits/<int:audit_id>/", audit_detail, name="audit_detail"),
+    path("audits/<int:audit_id>/status.json", audit_status, name="audit_status"),
+    path("audits/<int:audit_id>/histogram.csv", audit_histogram_csv,
          name="audit_histogram_csv"),
-    path("audits/<int:audit_id>/histogram.svg", views.audit_histogram_svg,
+    path("audits/<int:audit_id>/histogram.svg", audit_histogram_svg,
          name="audit_histogram_svg"),
-    path("review/", views.review_home, name="review_home"),
-    path("review/<str:slug>/next/", views.review_next, name="review_next"),
-    path("review/<str:slug>/ground-truth/next/", views.ground_truth_next,
+    path("review/", review_home, name="review_home"),
+    path("review/<str:slug>/next/", review_next, name="review_next"),
+    path("review/<str:slug>/ground-truth/next/", ground_truth_next,
          name="ground_truth_next"),
 ]

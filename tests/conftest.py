@@ -24,6 +24,9 @@ from pytest_django.fixtures import Settings
 
 from tests.helpers import PROJECT_ROOT, free_port
 
+# The fixture of real CIFAR-10 models scored in-process, shared by several domains' tests.
+pytest_plugins = ["tests.scored_models"]
+
 
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
@@ -241,7 +244,7 @@ def scoring_worker_process(
 def wait_for_status(submission_id: int, statuses: tuple[str, ...], *, timeout: float = 60,
                     log: Path | None = None) -> str:
     """Poll the database until the submission reaches one of `statuses`; fail with the log."""
-    from leaderboard.models import Submission
+    from leaderboard.submissions.models import Submission
 
     deadline = time.monotonic() + timeout
     while True:

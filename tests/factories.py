@@ -10,8 +10,9 @@ import numpy as np
 from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from leaderboard import services
-from leaderboard.models import Benchmark, Submission
+from leaderboard.catalog.models import Benchmark
+from leaderboard.submissions.models import Submission
+from leaderboard.submissions.services import submission_create
 
 PREDICTIONS = "cifar10/model_predictions"
 
@@ -56,5 +57,5 @@ def submission_for_model(data_dir: Path, model: str, owner: User | None = None,
     owner = owner or user_create(f"u-{model}")
     files = {slug: upload_from_path(path)
              for slug, path in cifar10_model_files(data_dir, model).items()}
-    return services.submission_create(owner=owner, benchmark=cifar10(),
+    return submission_create(owner=owner, benchmark=cifar10(),
                                       model_name=model, files=files, **kwargs)

@@ -6,8 +6,13 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from leaderboard import services
-from leaderboard.models import LabelSetVersion
+from leaderboard.catalog.models import LabelSetVersion
+from leaderboard.catalog.services import (
+    benchmark_sync,
+    image_set_sync,
+    label_set_sync,
+    label_set_version_create,
+)
 from workers.scoring.catalog import BENCHMARKS
 
 pytestmark = pytest.mark.django_db
@@ -16,12 +21,12 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def version() -> LabelSetVersion:
     spec = BENCHMARKS["mnist"]
-    benchmark, _ = services.benchmark_sync(spec=spec)
-    image_set, _ = services.image_set_sync(benchmark=benchmark, spec=spec.image_set("mnist-test"))
-    label_set, _ = services.label_set_sync(
+    benchmark, _ = benchmark_sync(spec=spec)
+    image_set, _ = image_set_sync(benchmark=benchmark, spec=spec.image_set("mnist-test"))
+    label_set, _ = label_set_sync(
         benchmark=benchmark, image_set=image_set, spec=spec.label_sets[0]
     )
-    return services.label_set_version_create(label_set=label_set, content_hash="d" * 64, summary={})
+    return label_set_version_create(label_set=label_set, content_hash="d" * 64, summary={})
 
 
 @pytest.mark.parametrize("model", ["benchmark", "imageset", "labelset", "labelsetversion"])

@@ -45,7 +45,8 @@ def run_aul_audit(self, audit_id: int) -> str:
 def run_checkpoint(self, submission_id: int) -> str:
     """Run a checkpoint submission's model in the sandbox on every image set with images,
     store its scores as prediction files, then score them: "scored", "failed" or "skipped"."""
-    from leaderboard.services import checkpoints, submissions
+    from leaderboard.submissions import checkpoints
+    from leaderboard.submissions import services as submissions
     from workers.tasks import run_claimed
 
     task_id = self.request.id or f"local-{submission_id}"
@@ -55,7 +56,8 @@ def run_checkpoint(self, submission_id: int) -> str:
 
     def infer_then_score() -> bool:
         return (checkpoints.submission_infer(submission_id=submission_id, task_id=task_id)
-                and submissions.submission_score(submission_id=submission_id, task_id=task_id))
+                and submissions.submission_scores_compute(submission_id=submission_id,
+                                                          task_id=task_id))
 
     return run_claimed(submission_id=submission_id, task_id=task_id, work=infer_then_score,
                        soft_limit=settings.EVALSERVER_INFERENCE_TIME_LIMIT - 1)

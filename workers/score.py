@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from workers.scoring import catalog, datasets, labelsets
-from workers.scoring.metrics import SubmissionScores, score_submission
+from workers.scoring import catalog, datasets, label_set_builders
+from workers.scoring.metrics import SubmissionScores, score_predictions
 from workers.scoring.predictions import PredictionError, parse_predictions
 
 
@@ -86,7 +86,7 @@ def compile_available(
     cache_dir: Path | None,
     multilabel_file: Path | None,
     image_sets: Sequence[str] | None = None,
-) -> list[labelsets.CompiledLabelSet]:
+) -> list[label_set_builders.CompiledLabelSet]:
     """Every label set of the benchmark that can be built here (optional ones when configured)."""
     out = []
     for spec in bench.label_sets:
@@ -95,7 +95,7 @@ def compile_available(
         if spec.optional_source and multilabel_file is None:
             continue
         out.append(
-            labelsets.compile_label_set(
+            label_set_builders.compile_label_set(
                 spec, data_dir=data_dir, cache_dir=cache_dir, multilabel_file=multilabel_file
             )
         )
@@ -192,7 +192,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 3
     names = datasets.class_names(bench.slug, data_dir)
-    scores = score_submission(predictions, compiled, class_names=names)
+    scores = score_predictions(predictions, compiled, class_names=names)
     if args.json:
         out = {"benchmark": bench.slug, "image_sets": sorted(files), "scores": scores.records}
         print(json.dumps(out, indent=2))

@@ -16,7 +16,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
 
-from leaderboard.services import submissions
+from leaderboard.submissions import services as submissions
 from workers.inference.errors import CheckpointError
 from workers.scoring.predictions import PredictionError
 
@@ -50,7 +50,8 @@ def score_submission(self, submission_id: int) -> str:
         time.sleep(settings.EVALSERVER_SCORING_DELAY_MS / 1000)
     return run_claimed(
         submission_id=submission_id, task_id=task_id,
-        work=lambda: submissions.submission_score(submission_id=submission_id, task_id=task_id),
+        work=lambda: submissions.submission_scores_compute(submission_id=submission_id,
+                                                           task_id=task_id),
         soft_limit=settings.EVALSERVER_SCORING_SOFT_TIME_LIMIT)
 
 
@@ -87,7 +88,7 @@ def run_claimed(*, submission_id: int, task_id: str, work: Callable[[], bool],
 @shared_task
 def sweep_submissions() -> list[int]:
     """Periodic (Celery beat): re-queue submissions stuck in running or lost while queued."""
-    from leaderboard.services.sweeps import submissions_sweep
+    from leaderboard.submissions.sweeps import submissions_sweep
 
     return submissions_sweep()
 
@@ -95,7 +96,7 @@ def sweep_submissions() -> list[int]:
 @shared_task
 def sweep_audits() -> list[int]:
     """Periodic (Celery beat): re-queue label audits whose task was lost or died."""
-    from leaderboard.services.sweeps import audits_sweep
+    from leaderboard.submissions.sweeps import audits_sweep
 
     return audits_sweep()
 
@@ -103,7 +104,7 @@ def sweep_audits() -> list[int]:
 @shared_task
 def sweep_versions() -> list[int]:
     """Periodic (Celery beat): re-queue re-scorings of versions that never finished."""
-    from leaderboard.services import review
+    from leaderboard.review import services as review
 
     return review.versions_sweep()
 
@@ -117,7 +118,7 @@ def sweep_versions() -> list[int]:
 )
 def rescore_version(version_id: int) -> int:
     """Score every scored submission on a new label-set version (idempotent: upserts)."""
-    from leaderboard.services import review
+    from leaderboard.review import services as review
 
     return review.label_set_version_rescore(version_id=version_id)
 
@@ -126,7 +127,7 @@ def audit_task_run(task: Any, audit_id: int) -> str:
     """The body of both audit tasks (this module's confident learning, `gpu_tasks`' AUL):
     the service runs the audit and stores its own failures; a time limit or a bug fails it
     here with a plain reason (details in the log)."""
-    from leaderboard.services import audits
+    from leaderboard.audits import services as audits
 
     task_id = task.request.id or f"local-audit-{audit_id}"
     try:

@@ -9,7 +9,7 @@ from django import template
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
-from leaderboard import selectors
+from leaderboard.catalog.selectors import benchmark_list
 
 register = template.Library()
 
@@ -102,12 +102,12 @@ def shift_class(value: int | None) -> str:
 @register.simple_tag
 def nav_benchmarks() -> list[tuple[str, str]]:
     """(slug, name) of every benchmark, for the navigation bar."""
-    return list(selectors.benchmark_list().values_list("slug", "name"))
+    return list(benchmark_list().values_list("slug", "name"))
 
 
 @register.filter
 def is_reviewer(user: Any) -> bool:
     """Whether the nav shows the review queue (maintainers: staff or the reviewers group)."""
-    from leaderboard.services.review import user_is_reviewer
+    from leaderboard.review.services import user_is_reviewer
 
     return user_is_reviewer(user)

@@ -7,8 +7,8 @@ from typing import Any
 
 from django import template
 
-from leaderboard import selectors_plots
-from leaderboard.models import Submission
+from leaderboard.presentation import plots as selectors_plots
+from leaderboard.submissions.models import Submission
 
 register = template.Library()
 

@@ -1,45 +1,67 @@
-"""Fixtures for the label-audit tests: the real MNIST test set (images, labels, the
-cross-validated probabilities of cleanlab/label-errors) and a small set with injected noise."""
+"""Fixtures of the label-audit server tests: maintainers, real MNIST submissions (the
+cross-validated probabilities of cleanlab/label-errors, or class ids), audits run in-process."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
-import pytest
+from django.contrib.auth.models import User
 
-from workers.scoring import datasets
+from leaderboard.audits import services as audits
+from leaderboard.audits.models import Audit
+from leaderboard.catalog.selectors import benchmark_get
+from leaderboard.submissions.models import Submission
+from leaderboard.submissions.services import submission_create
+from tests import factories
+from workers.gpu_tasks import run_aul_audit
+from workers.tasks import run_confident_learning_audit, score_submission
 
 
-@pytest.fixture(scope="session")
-def mnist_labels(data_dir: Path) -> np.ndarray:
-    return np.load(data_dir / "mnist/original_labels.npy").astype(np.int64)
+def maintainer(username: str = "maint") -> User:
+    """A staff user (the same one when asked again)."""
+    return (User.objects.filter(username=username).first()
+            or factories.user_create(username, staff=True))
 
 
-@pytest.fixture(scope="session")
 def mnist_probs(data_dir: Path) -> np.ndarray:
     return np.load(data_dir / "mnist/cleanlab_cv_probabilities.npy")
 
 
-@pytest.fixture(scope="session")
-def mnist_images(data_dir: Path) -> np.ndarray:
-    return datasets.read_mnist_images(data_dir)
+def mnist_labels(data_dir: Path) -> np.ndarray:
+    return np.load(data_dir / "mnist/original_labels.npy").astype(np.int64)
 
 
-@dataclass(frozen=True)
-class NoisySet:
-    images: np.ndarray
-    labels: np.ndarray  # with the flips
-    flipped: np.ndarray  # indices whose label was changed, sorted
+def submit_mnist(values: np.ndarray, tmp_path: Path, name: str = "cleanlab-cv",
+                 *, scored: bool = True) -> Submission:
+    """Submit MNIST predictions as a new user; scored in this process unless told not to."""
+    submission = submission_create(
+        owner=factories.user_create(f"owner-{name}"), model_name=name,
+        benchmark=benchmark_get(slug="mnist"),
+        files={"mnist-test": factories.upload_npy(values, tmp_path, f"{name}.npy")})
+    if scored:
+        assert score_submission.apply(args=[submission.pk], task_id=f"audit-{submission.pk}") \
+            .get() == "scored"
+    return submission
 
 
-@pytest.fixture(scope="session")
-def noisy_mnist(mnist_images: np.ndarray, mnist_labels: np.ndarray) -> NoisySet:
-    """The first 1,000 MNIST test images with 10% of labels flipped (seed 0) to another class."""
-    rng = np.random.default_rng(0)
-    labels = mnist_labels[:1000].copy()
-    flipped = np.sort(rng.choice(1000, size=100, replace=False))
-    labels[flipped] = (labels[flipped] + rng.integers(1, 10, size=100)) % 10
-    assert (labels[flipped] != mnist_labels[flipped]).all()
-    return NoisySet(mnist_images[:1000], labels, flipped)
+def run_in_process(audit: Audit) -> str:
+    """The audit's real Celery task body in this process (no broker)."""
+    task = run_aul_audit if audit.kind == Audit.Kind.AUL else run_confident_learning_audit
+    result: str = task.apply(args=[audit.pk], task_id=f"audit-task-{audit.pk}").get()
+    return result
+
+
+def start(author: User, benchmark: str = "mnist", **kwargs: Any) -> Audit:
+    return audits.audit_create(author=author, benchmark=benchmark_get(slug=benchmark),
+                               **kwargs)
+
+
+def validated(data_dir: Path) -> tuple[set[int], set[int]]:
+    """(validated errors, checked examples) of MNIST, straight from the vote file: an error is
+    an example fewer than 3 of whose 5 workers kept the given label."""
+    records = json.loads((data_dir / "mnist/cleanlab_mturk.json").read_text())
+    errors = {r["id"] for r in records if r["mturk"].get("given", 0) < 3}
+    return errors, {r["id"] for r in records}

@@ -1,121 +1,212 @@
-"""Validated errors from the real human-validation files, and precision/recall of flags."""
+"""What an audit must have before it is queued: a known kind and benchmark, options in range,
+and for confident learning scored submissions of the benchmark whose files hold scores; for
+AUL an image set whose images the server has. Nothing is stored when it is refused."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
+from django.test import Client
+from pytest_django.fixtures import Settings
 
-from workers.audits import (
-    load_validated_errors,
-    precision_recall,
-    run_confident_learning,
-    validated_errors,
-)
-from workers.scoring import datasets
+from leaderboard.audits.inputs import AuditError
+from leaderboard.audits.models import Audit
+from tests import factories
+from tests.audits.conftest import maintainer, mnist_labels, mnist_probs, start, submit_mnist
+from tests.review.conftest import api_client
 
-
-def _plain_loop(path: Path, *, one_based: bool) -> tuple[set[int], set[int]]:
-    """(errors, checked) straight from the JSON: an error is any example fewer than 3 of
-    the 5 workers kept the given label of (every category but non-error, SPEC 2)."""
-    with open(path, encoding="utf-8") as handle:
-        entries = json.load(handle)
-    errors, checked = set(), set()
-    for entry in entries:
-        index = entry["id"] - 1 if one_based else entry["id"]
-        checked.add(index)
-        if entry["mturk"].get("given", 0) < 3:
-            errors.add(index)
-    return errors, checked
+pytestmark = pytest.mark.django_db
 
 
-def test_it_counts_the_validated_mnist_errors(data_dir: Path, mnist_labels: np.ndarray) -> None:
-    errors, checked = _plain_loop(data_dir / "mnist/cleanlab_mturk.json", one_based=False)
-    result = load_validated_errors(data_dir, "mnist")
-    assert len(result.errors) == len(errors) == 15
-    assert len(result.checked) == len(checked) == 100
-    assert result.errors == errors and result.checked == checked
-    assert result.counts() == {"non_error": 85, "correctable": 10, "neither": 3, "non_agreement": 2}
-    # MNIST ids are 0-based test indices: the file's given label is the label at that index
-    with open(data_dir / "mnist/cleanlab_mturk.json", encoding="utf-8") as handle:
-        entries = json.load(handle)
-    assert all(mnist_labels[e["id"]] == e["given_original_label"] for e in entries)
+def _refused(**kwargs: Any) -> AuditError:
+    with pytest.raises(AuditError) as caught:
+        start(maintainer(), **kwargs)
+    assert Audit.objects.count() == 0
+    return caught.value
 
 
-def test_it_reads_imagenet_ids_as_one_based_file_numbers(data_dir: Path) -> None:
-    errors, checked = _plain_loop(data_dir / "imagenet/cleanlab_mturk.json", one_based=True)
-    result = load_validated_errors(data_dir, "imagenet")
-    assert result.errors == errors and result.checked == checked
-    assert (len(result.errors), len(result.checked)) == (2916, 5440)
-    assert min(result.checked) == 0  # ILSVRC2012_val_00000001.JPEG is index 0
+def _error(exc: AuditError) -> tuple[str, str, str | None]:
+    return exc.code, exc.message, exc.field
 
 
-def test_it_counts_the_validated_cifar10_errors(data_dir: Path) -> None:
-    errors, checked = _plain_loop(data_dir / "cifar10/cleanlab_mturk.json", one_based=False)
-    result = load_validated_errors(data_dir, "cifar10")
-    assert result.errors == errors and (len(errors), len(checked)) == (54, 275)
+def test_it_refuses_an_unknown_kind(loaded: Settings) -> None:
+    assert _error(_refused(kind="vibes")) == (
+        "invalid_kind", "kind must be one of confident_learning, aul", "kind")
 
 
-def test_it_uses_the_threshold_only_to_split_errors(data_dir: Path) -> None:
-    records = datasets.read_mturk(data_dir / "mnist/cleanlab_mturk.json", one_based=False)
-    at3, at5 = validated_errors(records, threshold=3), validated_errors(records, threshold=5)
-    # "non_error" depends on given >= 3 alone, so the error set does not move
-    assert at3.errors == at5.errors
-    assert at5.counts()["correctable"] <= at3.counts()["correctable"]
-    with pytest.raises(ValueError, match="threshold must be 3, 4 or 5"):
-        validated_errors(records, threshold=2)
+@pytest.mark.parametrize(("config", "expected"), [
+    ({"epochs": 0}, ("epochs must be an integer in [1, 200], got 0", "config.epochs")),
+    ({"epochs": 201}, ("epochs must be an integer in [1, 200], got 201", "config.epochs")),
+    ({"epochs": "5"}, ("epochs must be an integer in [1, 200], got '5'", "config.epochs")),
+    ({"epochs": True}, ("epochs must be an integer in [1, 200], got True", "config.epochs")),
+    ({"epochs": 2.5}, ("epochs must be an integer in [1, 200], got 2.5", "config.epochs")),
+    ({"lr": 0}, ("lr must be a number in (0, 10], got 0", "config.lr")),
+    ({"device": "tpu"}, ("device must be one of auto, cpu, cuda, got 'tpu'", "config.device")),
+    ({"max_candidates": 1001},
+     ("max_candidates must be an integer in [0, 1000], got 1001", "config.max_candidates")),
+    ({"filter_by": "both"},
+     ("unknown option 'filter_by' for a aul audit; known: epochs, batch_size, lr, momentum, "
+      "channels, seed, bins, gmm_n_init, num_threads, device, max_candidates",
+      "config.filter_by")),
+])
+def test_it_refuses_bad_aul_options(loaded: Settings, config: dict[str, Any],
+                                    expected: tuple[str, str]) -> None:
+    assert _error(_refused(kind="aul", config=config)) == ("invalid_config", *expected)
 
 
-def test_it_rejects_an_unknown_benchmark(data_dir: Path) -> None:
-    with pytest.raises(ValueError, match="no human validation file for 'svhn'"):
-        load_validated_errors(data_dir, "svhn")
+def test_it_fills_in_the_cores_defaults(loaded: Settings) -> None:
+    audit = start(maintainer(), kind="aul", config={"epochs": 3, "lr": 0.05})
+    assert audit.config == {"epochs": 3, "batch_size": 128, "lr": 0.05, "momentum": 0.9,
+                            "channels": 16, "seed": 0, "bins": 50, "gmm_n_init": 1,
+                            "num_threads": 1, "device": "auto", "max_candidates": 100}
+    assert (audit.status, audit.image_set.slug, audit.label_set.slug) == \
+        ("queued", "mnist-test", "corrected")
 
 
-def test_it_computes_precision_and_recall_on_hand_made_sets() -> None:
-    flagged = [1, 2, 3, 4, 5, 6, 7, 8]
-    errors = {2, 4, 10, 12}
-    checked = {2, 3, 4, 10, 12, 20}
-    assert precision_recall(flagged, errors, checked) == {
-        "flagged": 8,
-        "validated_errors": 4,
-        "true_positives": 2,
-        "precision": 0.25,
-        "recall": 0.5,
-        "checked": 6,
-        "flagged_checked": 3,
-        "precision_checked": 2 / 3,
-    }
-    assert precision_recall(np.array([2, 2, 4]), errors) == {
-        "flagged": 2,
-        "validated_errors": 4,
-        "true_positives": 2,
-        "precision": 1.0,
-        "recall": 0.5,
-    }
+def test_it_refuses_confident_learning_without_submissions(loaded: Settings) -> None:
+    assert _error(_refused(kind="confident_learning")) == (
+        "no_submissions",
+        "confident learning needs at least one scored submission with probabilities",
+        "submission_ids")
 
 
-def test_it_gives_none_where_a_ratio_is_undefined() -> None:
-    result = precision_recall([], set(), set())
-    assert result["precision"] is None
-    assert result["recall"] is None
-    assert result["precision_checked"] is None
-    assert precision_recall([1], {2}, {2})["precision_checked"] is None
+def test_it_refuses_bad_confident_learning_options(loaded: Settings, data_dir: Path,
+                                                   tmp_path: Path) -> None:
+    submission = submit_mnist(mnist_probs(data_dir), tmp_path)
+    exc = _refused(kind="confident_learning", submission_ids=[submission.pk],
+                   config={"filter_by": "magic"})
+    assert exc.code == "invalid_config" and exc.field == "config.filter_by"
+    assert exc.message.startswith("filter_by must be one of prune_by_noise_rate, prune_by_class")
+    exc = _refused(kind="confident_learning", submission_ids=[submission.pk],
+                   config={"frac_noise": 0})
+    assert _error(exc) == ("invalid_config", "frac_noise must be a number in (0, 1], got 0",
+                           "config.frac_noise")
 
 
-def test_it_requires_the_errors_to_be_checked() -> None:
-    with pytest.raises(ValueError, match="every validated error must be among the checked"):
-        precision_recall([1], {1, 2}, {1})
+def test_it_refuses_submissions_it_cannot_use(loaded: Settings, data_dir: Path,
+                                              tmp_path: Path) -> None:
+    probs = submit_mnist(mnist_probs(data_dir), tmp_path, "probs")
+    ids_only = submit_mnist(mnist_labels(data_dir), tmp_path, "ids-only")
+    queued = submit_mnist(mnist_probs(data_dir), tmp_path, "queued", scored=False)
+    cifar = factories.submission_for_model(data_dir, "resnet_basic_110")
+    missing = cifar.pk + 1000
+    cases = [
+        (ids_only, ("no_probabilities", f"submission #{ids_only.pk} (ids-only) uploaded class "
+                    "ids only for mnist-test; confident learning needs a score matrix "
+                    "[N, classes]")),
+        (queued, ("invalid_submission", f"submission #{queued.pk} is queued, not scored")),
+        (cifar, ("invalid_submission", f"submission #{cifar.pk} is on cifar10, not mnist")),
+    ]
+    for bad, (code, message) in cases:
+        exc = _refused(kind="confident_learning", submission_ids=[probs.pk, bad.pk])
+        assert _error(exc) == (code, message, "submission_ids")
+    exc = _refused(kind="confident_learning", submission_ids=[probs.pk, missing])
+    assert _error(exc) == ("invalid_submission", f"no submission #{missing}", "submission_ids")
 
 
-def test_it_scores_confident_learning_against_the_mnist_validations(
-    data_dir: Path, mnist_labels: np.ndarray, mnist_probs: np.ndarray
-) -> None:
-    validated = load_validated_errors(data_dir, "mnist")
-    flagged = run_confident_learning(mnist_labels, [mnist_probs]).flagged
-    expected_hits = sum(1 for i in flagged.tolist() if i in validated.errors)
-    result = precision_recall(flagged, validated.errors, validated.checked)
-    assert result["true_positives"] == expected_hits == 7
-    assert result["flagged_checked"] == 15  # every flag of this run was shown to humans
-    assert result["precision"] == result["recall"] == 7 / 15
+def test_it_refuses_submissions_for_aul(loaded: Settings, data_dir: Path,
+                                        tmp_path: Path) -> None:
+    submission = submit_mnist(mnist_probs(data_dir), tmp_path)
+    assert _error(_refused(kind="aul", submission_ids=[submission.pk])) == (
+        "invalid_submission",
+        "an AUL audit trains its own probe on the images; it uses no submissions",
+        "submission_ids")
+
+
+def test_it_refuses_aul_where_the_server_has_no_images(loaded: Settings,
+                                                       tmp_path: Path) -> None:
+    loaded.EVALSERVER_CIFAR10_TEST_BATCH = None
+    assert _error(_refused(kind="aul", benchmark="cifar10")) == (
+        "no_images", "no images configured for cifar10-test: set EVALSERVER_CIFAR10_TEST_BATCH "
+        "to the CIFAR-10 python test_batch file", "benchmark")
+    loaded.EVALSERVER_CIFAR10_TEST_BATCH = tmp_path / "missing_test_batch"
+    assert _refused(kind="aul", benchmark="cifar10").code == "no_images"
+    exc = _refused(kind="aul", benchmark="imagenet")
+    assert exc.code == "no_images"
+    assert exc.message.startswith("no images configured for the AUL probe on imagenet-val")
+    loaded.EVALSERVER_DATA_DIR = tmp_path
+    exc = _refused(kind="aul")
+    assert _error(exc) == ("no_images", "no images configured for mnist-test: "
+                           f"{tmp_path}/mnist/t10k-images-idx3-ubyte.gz is missing", "benchmark")
+
+
+def test_it_answers_api_errors_in_the_error_shape(loaded: Settings) -> None:
+    client = api_client(maintainer())
+    response = client.post("/api/audits/", {"kind": "aul", "benchmark": "nope"}, format="json")
+    assert response.status_code == 400
+    assert response.json() == {"error": {
+        "code": "unknown_benchmark",
+        "message": "benchmark: no benchmark 'nope'; use one of: cifar10, imagenet, mnist",
+        "field": "benchmark"}}
+    response = client.post("/api/audits/", {"kind": "aul", "benchmark": "mnist",
+                                            "config": {"epochs": 0}}, format="json")
+    assert response.status_code == 400
+    assert response.json() == {"error": {
+        "code": "invalid_config", "message": "epochs must be an integer in [1, 200], got 0",
+        "field": "config.epochs"}}
+    response = client.post("/api/audits/", {"kind": "cl", "benchmark": "mnist"}, format="json")
+    assert response.status_code == 400
+    assert response.json()["error"]["field"] == "kind"
+    assert Audit.objects.count() == 0
+
+
+def test_it_creates_an_audit_through_the_api(loaded: Settings, data_dir: Path,
+                                             tmp_path: Path) -> None:
+    submission = submit_mnist(mnist_probs(data_dir), tmp_path)
+    response = api_client(maintainer()).post(
+        "/api/audits/", {"kind": "confident_learning", "benchmark": "mnist",
+                         "submission_ids": [submission.pk, submission.pk],
+                         "config": {"max_candidates": 7}}, format="json")
+    assert response.status_code == 201
+    audit = Audit.objects.get()
+    body = response.json()
+    assert response["Location"] == body["url"] == f"http://testserver/api/audits/{audit.pk}/"
+    assert {k: body[k] for k in ("id", "kind", "benchmark", "image_set", "label_set", "status",
+                                 "submission_ids", "config", "candidates_created",
+                                 "created_by", "page")} == {
+        "id": audit.pk, "kind": "confident_learning", "benchmark": "mnist",
+        "image_set": "mnist-test", "label_set": "corrected", "status": "queued",
+        "submission_ids": [submission.pk],
+        "config": {"filter_by": "prune_by_noise_rate", "frac_noise": 1.0,
+                   "min_examples_per_class": 1, "max_candidates": 7},
+        "candidates_created": 0, "created_by": "maint",
+        "page": f"http://testserver/audits/{audit.pk}/"}
+    assert body["summary"]["num_flagged"] is None and body["evidence"] == []
+
+
+def test_it_shows_the_services_error_on_the_form(loaded: Settings, data_dir: Path,
+                                                 tmp_path: Path) -> None:
+    ids_only = submit_mnist(np.zeros(10000, dtype=np.int64), tmp_path, "zeros")
+    client = Client()
+    client.force_login(maintainer())
+    response = client.post("/audits/", {"kind": "confident_learning", "benchmark": "mnist",
+                                        "submissions": [ids_only.pk], "max_candidates": 5})
+    assert response.status_code == 400
+    form = response.context["form"]
+    assert form.errors == {"submissions": [
+        f"submission #{ids_only.pk} (zeros) uploaded class ids only for mnist-test; "
+        "confident learning needs a score matrix [N, classes]"]}
+    assert Audit.objects.count() == 0
+    response = client.post("/audits/", {"kind": "aul", "benchmark": "mnist", "epochs": 500,
+                                        "max_candidates": 5})
+    assert response.status_code == 400
+    assert response.context["form"].errors == {
+        "epochs": ["Ensure this value is less than or equal to 200."]}
+
+
+def test_it_shows_a_queued_audit_that_polls_its_status(loaded: Settings) -> None:
+    audit = start(maintainer(), kind="aul", config={"epochs": 1})
+    client = Client()
+    client.force_login(maintainer())
+    html = client.get(f"/audits/{audit.pk}/").content.decode()
+    assert f'data-poll-url="/audits/{audit.pk}/status.json"' in html
+    assert 'id="status-hint">waiting for a worker.' in html and "leaderboard/status.js" in html
+    status = client.get(f"/audits/{audit.pk}/status.json")
+    assert status["Cache-Control"].startswith("max-age=0")
+    assert status.json() == {"id": audit.pk, "status": "queued", "failure_reason": "",
+                             "progress": None, "hint": "waiting for a worker."}
+    listing = client.get("/audits/").content.decode()
+    assert f'<tr id="audit-{audit.pk}">' in listing and "status-queued" in listing

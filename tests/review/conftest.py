@@ -9,9 +9,11 @@ import pytest
 from django.contrib.auth.models import Group, User
 from rest_framework.test import APIClient
 
-from leaderboard import selectors, services
-from leaderboard.models import Benchmark, ImageSet, LabelSet, Submission
-from leaderboard.services import review
+from leaderboard.catalog.models import Benchmark, ImageSet, LabelSet
+from leaderboard.catalog.selectors import benchmark_get
+from leaderboard.review import services as review
+from leaderboard.submissions.models import Submission
+from leaderboard.submissions.services import submission_create
 from tests import factories
 from workers.scoring import datasets
 from workers.tasks import score_submission
@@ -41,9 +43,9 @@ def resnet50_top1(data_dir: Path) -> np.ndarray:
 
 def submit_imagenet(top1: np.ndarray, tmp_path: Path, name: str) -> Submission:
     """Submit top-1 predictions for imagenet-val as a new user, scored in this process."""
-    submission = services.submission_create(
+    submission = submission_create(
         owner=factories.user_create(f"owner-{name}"), model_name=name,
-        benchmark=selectors.benchmark_get(slug="imagenet"),
+        benchmark=benchmark_get(slug="imagenet"),
         files={"imagenet-val": factories.upload_npy(top1, tmp_path, f"{name}.npy")})
     assert score_submission.apply(args=[submission.pk], task_id=f"review-{submission.pk}") \
         .get() == "scored"

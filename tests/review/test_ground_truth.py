@@ -12,19 +12,18 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 from pytest_django.fixtures import Settings
 
-from leaderboard import selectors, services
-from leaderboard.labelstore import compiled_for_version
-from leaderboard.models import (
-    GroundTruthCandidate,
-    GroundTruthVote,
-    LabelSet,
-    LabelSetVersion,
-    Score,
-    Submission,
+from leaderboard.catalog.label_set_version_files import compiled_for_version
+from leaderboard.catalog.models import LabelSet, LabelSetVersion
+from leaderboard.catalog.selectors import benchmark_get
+from leaderboard.review import services as review
+from leaderboard.review.ground_truth_models import GroundTruthCandidate, GroundTruthVote
+from leaderboard.review.ground_truth_services import (
+    ground_truth_candidate_create,
+    ground_truth_vote_cast,
 )
-from leaderboard.services import review
-from leaderboard.services.ground_truth import ground_truth_candidate_create, ground_truth_vote_cast
-from leaderboard.services.review import ReviewError
+from leaderboard.review.services import ReviewError
+from leaderboard.submissions.models import Score, Submission
+from leaderboard.submissions.services import submission_create
 from tests import factories
 from tests.review.conftest import api_client, reviewers
 from workers.tasks import score_submission
@@ -61,9 +60,9 @@ def _example(data_dir: Path) -> tuple[int, int, int]:
 
 def _submit_mnist(data_dir: Path, tmp_path: Path) -> Submission:
     probs = np.load(data_dir / "mnist/cleanlab_cv_probabilities.npy")
-    submission = services.submission_create(
+    submission = submission_create(
         owner=factories.user_create("owner"), model_name="cleanlab-cv",
-        benchmark=selectors.benchmark_get(slug="mnist"),
+        benchmark=benchmark_get(slug="mnist"),
         files={"mnist-test": factories.upload_npy(probs, tmp_path, "probs.npy")})
     assert score_submission.apply(args=[submission.pk], task_id=f"gt-{submission.pk}") \
         .get() == "scored"

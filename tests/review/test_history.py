@@ -10,9 +10,11 @@ from django.contrib.auth.models import User
 from django.test import Client
 from pytest_django.fixtures import Settings
 
-from leaderboard.labelstore import compiled_for_version
-from leaderboard.models import LabelSetVersion, ReviewItem, Score, Submission
-from leaderboard.services import review
+from leaderboard.catalog.label_set_version_files import compiled_for_version
+from leaderboard.catalog.models import LabelSetVersion
+from leaderboard.review import services as review
+from leaderboard.review.models import ReviewItem
+from leaderboard.submissions.models import Score, Submission
 from tests import factories
 from tests.review.conftest import api_client, resnet50_top1, submit_imagenet
 from workers.scoring import revisions

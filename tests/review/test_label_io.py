@@ -13,8 +13,8 @@ import pytest
 from django.core.management import CommandError, call_command
 from pytest_django.fixtures import Settings
 
-from leaderboard.labelstore import version_path
-from leaderboard.models import LabelSetVersion
+from leaderboard.catalog.label_set_version_files import version_path
+from leaderboard.catalog.models import LabelSetVersion
 from workers.scoring import datasets
 
 pytestmark = pytest.mark.django_db

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from leaderboard import selectors_review
-from leaderboard.models import LabelSet, ReviewItem, ReviewVote
+from leaderboard.catalog.models import LabelSet
+from leaderboard.review import selectors as selectors_review
+from leaderboard.review.models import ReviewItem, ReviewVote
 from tests.review.conftest import api_client, reviewers
 
 pytestmark = pytest.mark.django_db

@@ -13,8 +13,9 @@ import pytest
 from django.test import Client
 from pytest_django.fixtures import Settings
 
-from leaderboard.labelstore import compiled_for_version
-from leaderboard.models import Benchmark, LabelSet, LabelSetVersion, ReviewItem, ReviewVote
+from leaderboard.catalog.label_set_version_files import compiled_for_version
+from leaderboard.catalog.models import Benchmark, LabelSet, LabelSetVersion
+from leaderboard.review.models import ReviewItem, ReviewVote
 from tests import factories
 from tests.review.conftest import api_client, resnet50_top1, reviewers, submit_imagenet
 from workers.scoring import datasets

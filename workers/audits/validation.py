@@ -11,7 +11,7 @@ lower bound; `precision_checked` (over flags that humans checked) is the fairer 
 
 Index base: MNIST and CIFAR-10 files use 0-based test indices; the ImageNet file uses 1-based
 validation file numbers, so its indices here are file number - 1, i.e. canonical file-number
-order (not cleanlab's class-folder order). This follows `labelsets.build`.
+order (not cleanlab's class-folder order). This follows `label_set_builders.build`.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from workers.scoring import datasets
-from workers.scoring.labelsets import corrected_categories
+from workers.scoring.label_set_builders import corrected_categories
 
 # benchmark -> (validation file under the data directory, whether its ids are 1-based)
 VALIDATION_FILES: Mapping[str, tuple[str, bool]] = {

@@ -1,7 +1,7 @@
 """The benchmarks, image sets and label sets the server knows, and the files each needs.
 
 Slugs are the stable public names of SPEC "Names and the public API (v1)".
-This module only describes; `datasets.py` reads files and `labelsets.py` builds.
+This module only describes; `datasets.py` reads files and `label_set_builders.py` builds.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Figures that compare submissions: ranks, rank shifts, the new-test-set fit, curve crossings.
 
-Inputs are the per-submission records that `metrics.score_submission` produced, so the
+Inputs are the per-submission records that `metrics.score_predictions` produced, so the
 server and the local command rank exactly the same numbers.
 """
 

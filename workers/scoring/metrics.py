@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from .datasets import example_name
-from .labelsets import CompiledLabelSet
+from .label_set_builders import CompiledLabelSet
 from .predictions import Predictions
 from .stats import accuracy_record, mean_record
 
@@ -231,8 +231,8 @@ def score_cifar10h(ls: CompiledLabelSet, preds: Predictions) -> Record:
 def headline_hits(ls: CompiledLabelSet, preds: Predictions) -> np.ndarray:
     """Whether each evaluated example counts as correct in the headline accuracy (top-1, or
     plurality for CIFAR-10H): exactly the examples counted in the record's `total`, in the
-    order of `labelsets.evaluated_mask(ls)`, so `hits.sum() == record["correct"]`. The paired
-    tests between submissions (ties.py) compare these vectors."""
+    order of `label_set_builders.evaluated_mask(ls)`, so `hits.sum() == record["correct"]`. The
+    paired tests between submissions (ties.py) compare these vectors."""
     if preds.num_examples != ls.size:
         raise ValueError(f"{ls.image_set}: {preds.num_examples} predictions for {ls.size} examples")
     a = ls.arrays
@@ -282,7 +282,7 @@ def score_label_set(
     return {**header, **record}, novel
 
 
-def score_submission(
+def score_predictions(
     predictions: Mapping[str, Predictions],
     label_sets: Iterable[CompiledLabelSet],
     *,

@@ -1,7 +1,7 @@
 """New label-set versions from settled reviews, and export of a version in its source layout.
 
 Every function is pure: it reads a compiled label set (read-only arrays) and returns a new
-one made with `labelsets.make_compiled`; the parent is never modified.
+one made with `label_set_builders.make_compiled`; the parent is never modified.
 
 - `apply_verdicts`: novel-prediction review (SPEC "Review") on the multilabel, imagenet_m
   and real families. Pair keys are `example * num_classes + class` (sorted, unique int64).
@@ -10,7 +10,7 @@ one made with `labelsets.make_compiled`; the parent is never modified.
   and real.json layouts (MANIFEST.md).
 
 Meta: a revision copies its parent's meta, recomputes the counts the builder writes, and
-adds `"revision"` (what this step settled). `labelsets.UNHASHED_META_KEYS` keeps `revision`
+adds `"revision"` (what this step settled). `label_set_builders.UNHASHED_META_KEYS` keeps `revision`
 out of the content hash, so a revision hashes exactly like a from-scratch build of the same
 labels (and like its parent when its verdicts change nothing).
 
@@ -19,7 +19,7 @@ verdicts, or verdicts that flag nothing, leaves the array set, and the hash, as 
 - real `problematic` (bool[size]): examples excluded by a verdict flagging the ground truth
   as problematic. A built real set has no problematic images, so it has no such array.
 - corrected `review_category` (int8[size]): -1 where no ground-truth review has judged the
-  example, else the index in `labelsets.VOTE_CATEGORIES` of its latest category.
+  example, else the index in `label_set_builders.VOTE_CATEGORIES` of its latest category.
 """
 
 from __future__ import annotations
@@ -32,7 +32,12 @@ from typing import Any, Literal
 import numpy as np
 
 from .datasets import imagenet_file_name
-from .labelsets import VOTE_CATEGORIES, CompiledLabelSet, corrected_categories, make_compiled
+from .label_set_builders import (
+    VOTE_CATEGORIES,
+    CompiledLabelSet,
+    corrected_categories,
+    make_compiled,
+)
 from .multilabel import collapse_keys
 
 VerdictKind = Literal["correct", "wrong", "unclear"]
@@ -252,7 +257,7 @@ def apply_ground_truth(
     """The next version of a corrected set after ground-truth reviews (Northcutt et al.).
 
     Each reviewed example gets the category of its votes at the parent's threshold
-    (`labelsets.corrected_categories`; of several reviews of one example the later wins):
+    (`label_set_builders.corrected_categories`; of several reviews of one example the later wins):
     non_error -> original label, included (in P), not correctable; correctable -> the guessed
     label, included and correctable; multi_label, neither, non_agreement -> pruned out (U).
 

@@ -1,6 +1,7 @@
 """`python manage.py add_ground_truth_candidate BENCHMARK LABEL_SET EXAMPLE GUESSED
 [--source SOURCE]`: open a ground-truth review candidate on a corrected label set (until label
-audits make them). The work is `leaderboard.services.ground_truth.ground_truth_candidate_create`.
+audits make them). The work is
+`leaderboard.review.ground_truth_services.ground_truth_candidate_create`.
 """
 
 from __future__ import annotations
@@ -9,9 +10,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from leaderboard.models import LabelSet
-from leaderboard.services.ground_truth import ground_truth_candidate_create
-from leaderboard.services.review import ReviewError
+from leaderboard.catalog.models import LabelSet
+from leaderboard.review.ground_truth_services import ground_truth_candidate_create
+from leaderboard.review.services import ReviewError
 
 
 class Command(BaseCommand):

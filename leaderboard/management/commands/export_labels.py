@@ -2,7 +2,7 @@
 version as JSON in its source file's layout (multilabel: human_accuracy_v3.0.0.json; real:
 real.json).
 
-The work is `leaderboard.services.label_io.labels_export`.
+The work is `leaderboard.review.label_exchange.labels_export`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from leaderboard.services.label_io import LabelIOError, labels_export
+from leaderboard.review.label_exchange import LabelIOError, labels_export
 
 
 class Command(BaseCommand):

@@ -1,7 +1,7 @@
 """`python manage.py import_multilabel PATH`: a multi-label file (human_accuracy_v3.0.0.json
 layout) becomes new versions of imagenet/multilabel and imagenet/imagenet-m.
 
-The work is `leaderboard.services.label_io.multilabel_import`.
+The work is `leaderboard.review.label_exchange.multilabel_import`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from leaderboard.services.label_io import LabelIOError, multilabel_import
+from leaderboard.review.label_exchange import LabelIOError, multilabel_import
 
 
 class Command(BaseCommand):

@@ -1,6 +1,6 @@
 """`python manage.py load_benchmarks`: load the catalog's benchmarks from the data directory.
 
-The work is `leaderboard.services.benchmark_catalog_load`; this command only reads the
+The work is `leaderboard.catalog.services.benchmark_catalog_load`; this command only reads the
 settings and options and prints the report.
 """
 
@@ -12,7 +12,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from leaderboard import services
+from leaderboard.catalog.services import CatalogError, benchmark_catalog_load
 
 
 class Command(BaseCommand):
@@ -43,14 +43,14 @@ class Command(BaseCommand):
                 self.stdout.write(text, styles.get(level))
 
         try:
-            report = services.benchmark_catalog_load(
+            report = benchmark_catalog_load(
                 data_dir=data_dir,
                 cache_dir=Path(settings.EVALSERVER_CACHE_DIR),
                 multilabel_file=settings.EVALSERVER_MULTILABEL_FILE,
                 benchmark_slugs=options["benchmarks"],
                 echo=echo,
             )
-        except services.CatalogError as exc:
+        except CatalogError as exc:
             raise CommandError(str(exc)) from exc
         if report.errors:
             raise CommandError(

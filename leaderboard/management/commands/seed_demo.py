@@ -1,5 +1,6 @@
 """`python manage.py seed_demo`: submit the demo models (real published predictions) as the
-user `demo`, so a fresh server has a leaderboard. The work is `leaderboard.services.demo_seed`.
+user `demo`, so a fresh server has a leaderboard. The work is
+`leaderboard.submissions.demo.demo_seed`.
 """
 
 from __future__ import annotations
@@ -10,8 +11,8 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from leaderboard import services
-from leaderboard.models import Submission
+from leaderboard.submissions.demo import DEMO_USERNAME, demo_seed, demo_submissions_wait
+from leaderboard.submissions.models import Submission
 
 
 class Command(BaseCommand):
@@ -40,18 +41,18 @@ class Command(BaseCommand):
         if not data_dir.is_dir():
             raise CommandError(f"the data directory {data_dir} does not exist "
                                "(README.md, 'Data'; set EVALSERVER_DATA_DIR)")
-        report = services.demo_seed(data_dir=data_dir, echo=self.stdout.write)
+        report = demo_seed(data_dir=data_dir, echo=self.stdout.write)
         self.stdout.write(f"demo: {len(report.queued)} queued, {len(report.skipped)} skipped")
         if not options["wait"]:
             return
-        counts = services.demo_submissions_wait(timeout=options["timeout"],
+        counts = demo_submissions_wait(timeout=options["timeout"],
                                                 echo=self.stdout.write)
         pending = counts.get("queued", 0) + counts.get("running", 0)
         if pending:
             raise CommandError(f"{pending} demo submission(s) still queued or running after "
                                f"{options['timeout']:g} s: is a worker running "
                                "(celery -A evalserver worker -Q cpu)?")
-        failed = Submission.objects.filter(owner__username=services.DEMO_USERNAME,
+        failed = Submission.objects.filter(owner__username=DEMO_USERNAME,
                                            status=Submission.Status.FAILED)
         for submission in failed.select_related("benchmark"):
             self.stderr.write(f"failed: {submission.benchmark.slug} / {submission.model_name} "

@@ -1,0 +1,65 @@
+"""`/api/auth/token/`: get (POST) or revoke (DELETE) the caller's API token."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth import authenticate
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.authtoken.models import Token
+from rest_framework.permissions import AllowAny, BasePermission, IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from leaderboard.common.api import CodedCharField, error_responses, signed_in_user
+from leaderboard.common.api_errors import error_response
+
+
+class TokenCreateInput(serializers.Serializer):
+    username = CodedCharField(missing_code="missing_username", missing_message="give a username",
+                              trim_whitespace=False)
+    password = CodedCharField(missing_code="missing_password", missing_message="give a password",
+                              trim_whitespace=False, style={"input_type": "password"})
+
+
+class TokenOutput(serializers.Serializer):
+    token = serializers.CharField(help_text="send as the header `Authorization: Token <token>`")
+
+
+class TokenView(APIView):
+    """One token per user: POST returns it (creating it when needed), DELETE revokes it."""
+
+    def get_permissions(self) -> list[BasePermission]:
+        if self.request.method == "POST":
+            return [AllowAny()]
+        return [IsAuthenticated()]
+
+    @extend_schema(
+        operation_id="auth_token_create",
+        summary="Get an API token with a username and password",
+        request=TokenCreateInput,
+        responses={200: TokenOutput, **error_responses(400)},
+        auth=[],
+    )
+    def post(self, request: Request) -> Response:
+        form = TokenCreateInput(data=request.data)
+        form.is_valid(raise_exception=True)
+        user = authenticate(request._request, username=form.validated_data["username"],
+                            password=form.validated_data["password"])
+        if user is None:
+            return error_response("invalid_credentials",
+                                  "wrong username or password (or the account is inactive)")
+        token, _ = Token.objects.get_or_create(user=user)
+        return Response(TokenOutput({"token": token.key}).data)
+
+    @extend_schema(
+        operation_id="auth_token_revoke",
+        summary="Revoke the caller's API token",
+        request=None,
+        responses={204: None, **error_responses(401)},
+    )
+    def delete(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        Token.objects.filter(user=signed_in_user(request)).delete()
+        return Response(status=status.HTTP_204_NO_CONTENT)

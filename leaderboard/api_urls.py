@@ -1,0 +1,47 @@
+"""URLs under /api/: every domain's API views (docs/api.md)."""
+
+from django.urls import path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from leaderboard.accounts import api as auth
+from leaderboard.audits import api as audits
+from leaderboard.catalog import api as catalog
+from leaderboard.presentation import api as boards
+from leaderboard.presentation.about_api import BenchmarkAboutView
+from leaderboard.review import api as review
+from leaderboard.review import ground_truth_api as ground_truth
+from leaderboard.submissions import api as submissions
+
+# Benchmark slugs may contain dots (`cifar10.1-v6` is an image set; benchmarks follow the
+# same rule), so `<str:slug>`, not `<slug:slug>`.
+urlpatterns = [
+    path("auth/token/", auth.TokenView.as_view(), name="api-auth-token"),
+    path("audits/", audits.AuditListCreateView.as_view(), name="api-audit-list"),
+    path("audits/<int:audit_id>/", audits.AuditDetailView.as_view(), name="api-audit-detail"),
+    path("benchmarks/", catalog.BenchmarkListView.as_view(), name="api-benchmark-list"),
+    path("benchmarks/<str:slug>/", catalog.BenchmarkDetailView.as_view(),
+         name="api-benchmark-detail"),
+    path("benchmarks/<str:slug>/leaderboard/", boards.LeaderboardView.as_view(),
+         name="api-leaderboard"),
+    path("benchmarks/<str:slug>/about/", BenchmarkAboutView.as_view(),
+         name="api-benchmark-about"),
+    path("benchmarks/<str:slug>/label-sets/<str:label_set>/versions/",
+         review.LabelSetVersionListView.as_view(), name="api-label-set-versions"),
+    path("benchmarks/<str:slug>/label-sets/<str:label_set>/versions/<int:number>/",
+         review.LabelSetVersionDetailView.as_view(), name="api-label-set-version"),
+    path("review/<str:slug>/ground-truth/", ground_truth.GroundTruthQueueView.as_view(),
+         name="api-ground-truth-queue"),
+    path("review/ground-truth/<int:candidate_id>/votes/",
+         ground_truth.GroundTruthVoteCreateView.as_view(), name="api-ground-truth-votes"),
+    path("review/<str:slug>/queue/", review.ReviewQueueView.as_view(), name="api-review-queue"),
+    path("review/items/<int:item_id>/", review.ReviewItemDetailView.as_view(),
+         name="api-review-item"),
+    path("review/items/<int:item_id>/votes/", review.ReviewVoteCreateView.as_view(),
+         name="api-review-votes"),
+    path("submissions/", submissions.SubmissionListCreateView.as_view(),
+         name="api-submission-list"),
+    path("submissions/<int:submission_id>/", submissions.SubmissionDetailView.as_view(),
+         name="api-submission-detail"),
+    path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+]

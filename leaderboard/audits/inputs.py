@@ -1,0 +1,267 @@
+"""What a label audit reads, checked before it is queued and read again by the worker: its
+options, the given labels, the images (AUL) and the submissions' score matrices (confident
+learning). `workers.audits` imports torch, so it is imported inside the functions that need it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from django.conf import settings
+
+from leaderboard.audits.models import Audit
+from leaderboard.catalog.label_set_version_files import compiled_for_version
+from leaderboard.catalog.models import Benchmark, ImageSet, LabelSet
+from leaderboard.catalog.selectors import label_set_version_latest
+from leaderboard.common.errors import ServiceError
+from leaderboard.submissions.models import Submission, SubmissionFile
+from leaderboard.submissions.services import stored_file_local_copy
+from workers.scoring import datasets
+from workers.scoring.predictions import PredictionError, parse_predictions
+
+MAX_CANDIDATES_DEFAULT = 100
+MAX_CANDIDATES_LIMIT = 1000
+MAX_SUBMISSIONS = 20
+DEVICES = ("auto", "cpu", "cuda")
+
+
+class AuditError(ServiceError):
+    """An audit the server refuses to start, or one that cannot run."""
+
+
+@dataclass(frozen=True)
+class Option:
+    """One audit option: its type, its range (inclusive unless open) or choices, default."""
+
+    kind: type
+    default: Any
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    high_open: bool = False
+    choices: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        if self.choices:
+            return "one of " + ", ".join(self.choices)
+        what = "an integer" if self.kind is int else "a number"
+        left, right = "(" if self.low_open else "[", ")" if self.high_open else "]"
+        return f"{what} in {left}{self.low:g}, {self.high:g}{right}"
+
+    def check(self, value: Any) -> Any:
+        """The value, converted to the option's type, or None when it is not allowed."""
+        if self.choices:
+            return value if isinstance(value, str) and value in self.choices else None
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return None
+        if self.kind is int:
+            if isinstance(value, float) and not value.is_integer():
+                return None
+            value = int(value)
+        else:
+            value = float(value)
+        assert self.low is not None and self.high is not None
+        if value < self.low or (self.low_open and value == self.low):
+            return None
+        if value > self.high or (self.high_open and value == self.high):
+            return None
+        return value
+
+
+def audit_options(kind: str) -> dict[str, Option]:
+    """The options an audit of this kind accepts, with the core's defaults."""
+    from workers.audits import FILTER_BY_CHOICES, AulConfig, ConfidentLearningOptions
+
+    limit = Option(int, MAX_CANDIDATES_DEFAULT, 0, MAX_CANDIDATES_LIMIT)
+    if kind == Audit.Kind.AUL:
+        aul = AulConfig()
+        return {
+            "epochs": Option(int, aul.epochs, 1, 200),
+            "batch_size": Option(int, aul.batch_size, 1, 4096),
+            "lr": Option(float, aul.lr, 0, 10, low_open=True),
+            "momentum": Option(float, aul.momentum, 0, 1, high_open=True),
+            "channels": Option(int, aul.channels, 1, 128),
+            "seed": Option(int, aul.seed, 0, 2**31 - 1),
+            "bins": Option(int, aul.bins, 5, 200),
+            "gmm_n_init": Option(int, aul.gmm_n_init, 1, 20),
+            "num_threads": Option(int, aul.num_threads, 1, 64),
+            # "auto": CUDA when the worker has it (the CPU is bit-for-bit reproducible)
+            "device": Option(str, "auto", choices=DEVICES),
+            "max_candidates": limit,
+        }
+    cl = ConfidentLearningOptions()
+    return {
+        "filter_by": Option(str, cl.filter_by, choices=FILTER_BY_CHOICES),
+        "frac_noise": Option(float, cl.frac_noise, 0, 1, low_open=True),
+        "min_examples_per_class": Option(int, cl.min_examples_per_class, 0, 100_000),
+        "max_candidates": limit,
+    }
+
+
+def audit_config_clean(*, kind: str, config: Mapping[str, Any]) -> dict[str, Any]:
+    """Every option of the kind: the given value (checked) or its default."""
+    if not isinstance(config, Mapping):
+        raise AuditError("invalid_config", "config must be an object of options",
+                         field="config")
+    options = audit_options(kind)
+    unknown = sorted(set(config) - set(options))
+    if unknown:
+        raise AuditError("invalid_config",
+                         f"unknown option {unknown[0]!r} for a {kind} audit; known: "
+                         + ", ".join(options), field=f"config.{unknown[0]}")
+    out: dict[str, Any] = {}
+    for name, option in options.items():
+        if name not in config:
+            out[name] = option.default
+            continue
+        value = option.check(config[name])
+        if value is None:
+            raise AuditError("invalid_config",
+                             f"{name} must be {option.describe()}, got {config[name]!r}",
+                             field=f"config.{name}")
+        out[name] = value
+    return out
+
+
+# ---------------------------------------------------------------- labels and images
+
+
+def audit_label_sets(benchmark: Benchmark) -> tuple[LabelSet, LabelSet]:
+    """(original, corrected): the labels audited and the set the candidates go to."""
+    sets = {s.slug: s for s in LabelSet.objects.filter(benchmark=benchmark,
+                                                         slug__in=("original", "corrected"))
+            .select_related("image_set", "benchmark")}
+    if "corrected" not in sets or "original" not in sets:
+        raise AuditError("no_corrected_label_set",
+                         f"{benchmark.slug} has no original and corrected label sets to audit",
+                         field="benchmark")
+    original, corrected = sets["original"], sets["corrected"]
+    if original.image_set_id != corrected.image_set_id:
+        raise AuditError("no_corrected_label_set", f"{benchmark.slug}'s original and corrected "
+                         "label sets are on different image sets", field="benchmark")
+    return original, corrected
+
+
+def given_labels(original: LabelSet) -> np.ndarray:
+    """The original labels (int64 [N]) of the latest version of the `original` label set."""
+    version = label_set_version_latest(label_set=original)
+    if version is None:
+        raise AuditError("no_version", f"{original} has no version")
+    return np.asarray(compiled_for_version(version).arrays["labels"], dtype=np.int64)
+
+
+def _cifar10_batch() -> Path | None:
+    path = getattr(settings, "EVALSERVER_CIFAR10_TEST_BATCH", None)
+    return Path(path) if path else None
+
+
+def audit_images_check(image_set: ImageSet) -> None:
+    """Refuse an AUL audit of an image set the server has no images of (nothing is read)."""
+    slug = image_set.slug
+    if slug == "mnist-test":
+        path = Path(settings.EVALSERVER_DATA_DIR) / "mnist/t10k-images-idx3-ubyte.gz"
+        if path.is_file():
+            return
+        raise AuditError("no_images", f"no images configured for {slug}: {path} is missing",
+                         field="benchmark")
+    if slug == "cifar10-test":
+        batch = _cifar10_batch()
+        if batch is not None and batch.is_file():
+            return
+        raise AuditError("no_images", f"no images configured for {slug}: set "
+                         "EVALSERVER_CIFAR10_TEST_BATCH to the CIFAR-10 python test_batch file",
+                         field="benchmark")
+    if slug == "imagenet-val":
+        raise AuditError("no_images", "no images configured for the AUL probe on imagenet-val: "
+                         "it trains on the whole image set in memory (50,000 images of "
+                         "224x224, 30 GB); use confident learning there", field="benchmark")
+    raise AuditError("no_images", f"no images configured for {slug}", field="benchmark")
+
+
+def audit_images(image_set: ImageSet) -> np.ndarray:
+    """The image set's images in canonical order: [N, H, W] or [N, C, H, W]."""
+    audit_images_check(image_set)
+    if image_set.slug == "mnist-test":
+        return datasets.read_mnist_images(Path(settings.EVALSERVER_DATA_DIR))
+    from workers.inference.images import load_images  # the checkpoint worker's loader
+
+    return load_images(image_set.slug, cifar10_batch=_cifar10_batch())
+
+
+# ---------------------------------------------------------------- submissions' scores
+
+
+def _no_scores(submission: Submission, image_set: ImageSet) -> AuditError:
+    return AuditError(
+        "no_probabilities",
+        f"submission #{submission.pk} ({submission.model_name}) uploaded class ids only for "
+        f"{image_set.slug}; confident learning needs a score matrix [N, classes]",
+        field="submission_ids")
+
+
+def _compact_members(row: SubmissionFile) -> list[str] | None:
+    """The arrays of the submission file's compact .npz (None when there is none)."""
+    if not row.compact:
+        return None
+    path, cleanup = stored_file_local_copy(row.compact)
+    try:
+        with np.load(path) as archive:
+            return list(archive.files)
+    finally:
+        cleanup()
+
+
+def submission_scores_check(submission: Submission, image_set: ImageSet) -> SubmissionFile:
+    """The submission's file for the image set, when its upload held scores (from the compact
+    arrays the scoring worker wrote: `topk_scores` is there exactly when scores were given)."""
+    row = submission.files.filter(image_set=image_set).first()
+    if row is None:
+        raise AuditError("no_probabilities", f"submission #{submission.pk} "
+                         f"({submission.model_name}) has no predictions for {image_set.slug}",
+                         field="submission_ids")
+    members = _compact_members(row)
+    if members is not None and "scores" not in members and "topk_scores" not in members:
+        raise _no_scores(submission, image_set)
+    return row
+
+
+def submission_probabilities(submission: Submission, image_set: ImageSet) -> np.ndarray:
+    """The submission's score matrix for the image set as float32 probabilities [N, K]: the
+    compact `scores` when stored, else the original upload parsed again with its scores;
+    logits go through a softmax."""
+    from workers.audits import softmax
+
+    row = submission_scores_check(submission, image_set)
+    scores: np.ndarray | None = None
+    kind: str | None = None
+    if row.compact and "scores" in (_compact_members(row) or []):
+        path, cleanup = stored_file_local_copy(row.compact)
+        try:
+            with np.load(path) as archive:
+                scores, kind = archive["scores"], str(archive["scores_kind"])
+        finally:
+            cleanup()
+    else:
+        path, cleanup = stored_file_local_copy(row.file)
+        try:
+            preds = parse_predictions(
+                path, num_examples=image_set.size, num_classes=submission.benchmark.num_classes,
+                max_bytes=settings.EVALSERVER_MAX_UPLOAD_BYTES, keep_scores=True,
+                filename=row.original_name)
+        except PredictionError as exc:
+            raise AuditError("invalid_predictions", f"submission #{submission.pk}: "
+                             f"{exc.message}", field="submission_ids") from None
+        finally:
+            cleanup()
+        scores, kind = preds.scores, preds.scores_kind
+    if scores is None:
+        raise _no_scores(submission, image_set)
+    if kind == "logits":
+        scores = softmax(scores)
+    # float32: the core averages in float64 one matrix at a time, but keeps every matrix
+    # (it reads the flagged rows again for the evidence): 200 MB per ImageNet submission
+    return np.asarray(scores, dtype=np.float32)

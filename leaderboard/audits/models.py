@@ -1,0 +1,61 @@
+"""Label audits (SPEC "Label audits"): confident learning over chosen submissions' probabilities
+or the area under a probe's loss curves; their flags become ground-truth review candidates."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+from leaderboard.catalog.models import Benchmark, ImageSet, LabelSet
+from leaderboard.submissions.models import Submission
+
+
+class Audit(models.Model):
+    """One audit of one image set's original labels, run by a worker (`workers.audits`)."""
+
+    class Kind(models.TextChoices):
+        CONFIDENT_LEARNING = "confident_learning", "Confident learning"
+        AUL = "aul", "Area under the loss curve"
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.PROTECT, related_name="audits")
+    image_set = models.ForeignKey(ImageSet, on_delete=models.PROTECT, related_name="+")
+    # The `corrected` label set the flags become ground-truth candidates of.
+    label_set = models.ForeignKey(LabelSet, on_delete=models.PROTECT, related_name="audits")
+    kind = models.CharField(max_length=32, choices=Kind.choices)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    # The validated options (AulConfig / ConfidentLearningOptions fields, max_candidates).
+    config = models.JSONField(default=dict, blank=True)
+    # The core's `to_dict()` (flags and evidence, no per-example arrays) plus the precision
+    # and recall against the human-validated errors; empty until done.
+    result = models.JSONField(default=dict, blank=True)
+    failure_reason = models.TextField(blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
+                                   related_name="audits")
+    created = models.DateTimeField(auto_now_add=True, db_index=True)
+    # When its task was last queued (the sweep re-queues audits whose message was lost).
+    queued_at = models.DateTimeField(default=timezone.now)
+    started = models.DateTimeField(null=True, blank=True)
+    finished = models.DateTimeField(null=True, blank=True)
+    # The Celery task id holding the claim while running (as Submission.claimed_by).
+    claimed_by = models.CharField(max_length=64, blank=True)
+    candidates_created = models.PositiveIntegerField(default=0)
+    # Confident learning: the submissions whose probabilities are averaged.
+    submissions = models.ManyToManyField(Submission, blank=True, related_name="audits")
+
+    class Meta:
+        ordering = ("-created", "-id")
+        indexes = [models.Index(fields=("benchmark", "status"))]
+
+    def __str__(self) -> str:
+        return f"audit #{self.pk} {self.kind} on {self.image_set_id}"
+
+    @property
+    def pending(self) -> bool:
+        return self.status in (self.Status.QUEUED, self.Status.RUNNING)

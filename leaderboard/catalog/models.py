@@ -1,0 +1,147 @@
+"""Benchmarks, image sets, label sets and their immutable versions.
+
+Writes go through `leaderboard.catalog.services`, reads through `leaderboard.catalog.selectors`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.core.validators import MinValueValidator, RegexValidator
+from django.db import models
+
+# Public slugs (SPEC "Names") may contain dots: `cifar10.1-v6`. Django's SlugField does not
+# allow them, so slugs are CharFields with this validator.
+slug_validator = RegexValidator(
+    r"^[a-z0-9][a-z0-9._-]*\Z",
+    "Use lower-case letters, digits, '.', '_' and '-', starting with a letter or digit.",
+)
+content_hash_validator = RegexValidator(
+    r"^[0-9a-f]{64}\Z", "A content hash is 64 lower-case hexadecimal characters (SHA-256)."
+)
+SLUG_MAX_LENGTH = 64
+
+
+class Benchmark(models.Model):
+    slug = models.CharField(max_length=SLUG_MAX_LENGTH, unique=True, validators=[slug_validator])
+    name = models.CharField(max_length=200)
+    num_classes = models.PositiveIntegerField(validators=[MinValueValidator(2)])
+    # The slug of the image set a submission must always include.
+    main_image_set = models.CharField(max_length=SLUG_MAX_LENGTH, validators=[slug_validator])
+    created = models.DateTimeField(auto_now_add=True)
+    # Bumped whenever a score or a public flag changes: part of the leaderboard cache key.
+    leaderboard_generation = models.PositiveBigIntegerField(default=0, editable=False)
+    # Reviewers who vote on one novel prediction before the majority decides it.
+    review_panel_size = models.PositiveSmallIntegerField(
+        default=3, validators=[MinValueValidator(1)]
+    )
+    # Reviewers who answer on one ground-truth candidate (Northcutt et al. used 5 workers).
+    ground_truth_panel_size = models.PositiveSmallIntegerField(
+        default=5, validators=[MinValueValidator(1)]
+    )
+
+    class Meta:
+        ordering = ("slug",)
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class ImageSet(models.Model):
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.PROTECT, related_name="image_sets")
+    slug = models.CharField(max_length=SLUG_MAX_LENGTH, unique=True, validators=[slug_validator])
+    name = models.CharField(max_length=200)
+    size = models.PositiveIntegerField(help_text="Number of examples, in canonical order.")
+    description = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ("benchmark__slug", "slug")
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class LabelSet(models.Model):
+    class Kind(models.TextChoices):
+        SINGLE = "single", "Single label"
+        MULTI = "multi", "Multiple labels"
+        SOFT = "soft", "Soft labels (distribution)"
+
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.PROTECT, related_name="label_sets")
+    image_set = models.ForeignKey(ImageSet, on_delete=models.PROTECT, related_name="label_sets")
+    slug = models.CharField(max_length=SLUG_MAX_LENGTH, validators=[slug_validator])
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    # Which metric family scores it (workers.scoring.metrics), e.g. "corrected", "real".
+    family = models.CharField(max_length=32)
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    citation = models.TextField(blank=True)
+    params = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ("benchmark__slug", "slug")
+        constraints = [
+            models.UniqueConstraint(
+                fields=("benchmark", "slug"), name="labelset_unique_slug_per_benchmark"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.benchmark.slug}/{self.slug}"
+
+
+class ImmutableVersionError(RuntimeError):
+    """A label-set version was about to be changed; versions are never edited."""
+
+
+class LabelSetVersionQuerySet(models.QuerySet["LabelSetVersion"]):
+    def update(self, **kwargs: Any) -> int:
+        raise ImmutableVersionError(
+            "label-set versions are immutable: create a new version instead of updating"
+        )
+
+
+class LabelSetVersion(models.Model):
+    """One immutable state of a label set. Every score names the version it was computed on."""
+
+    label_set = models.ForeignKey(LabelSet, on_delete=models.PROTECT, related_name="versions")
+    number = models.PositiveIntegerField(validators=[MinValueValidator(1)])
+    content_hash = models.CharField(max_length=64, validators=[content_hash_validator])
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="children"
+    )
+    created = models.DateTimeField(auto_now_add=True)
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        # PROTECT, not SET_NULL: a version is never changed; deactivate its author instead.
+        on_delete=models.PROTECT,
+        related_name="label_set_versions",
+    )
+    note = models.TextField(blank=True)
+    summary = models.JSONField(default=dict, blank=True)
+
+    objects = LabelSetVersionQuerySet.as_manager()
+
+    class Meta:
+        ordering = ("label_set", "number")
+        constraints = [
+            models.UniqueConstraint(
+                fields=("label_set", "number"), name="labelsetversion_unique_number"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(number__gte=1), name="labelsetversion_number_positive"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.label_set} v{self.number}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if not self._state.adding:
+            raise ImmutableVersionError(
+                f"{self} is immutable: create a new version instead of saving this one"
+            )
+        super().save(*args, **kwargs)

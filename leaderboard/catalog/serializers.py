@@ -1,0 +1,51 @@
+"""Input and output shapes of the benchmark and leaderboard operations."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from leaderboard.catalog.models import LabelSet
+
+
+class ImageSetOutput(serializers.Serializer):
+    slug = serializers.CharField()
+    size = serializers.IntegerField(help_text="number of examples, in canonical order")
+
+
+class LabelSetOutput(serializers.Serializer):
+    slug = serializers.CharField()
+    image_set = serializers.CharField(source="image_set.slug")
+    kind = serializers.CharField(help_text="single | multi | soft")
+    version = serializers.SerializerMethodField(help_text="number of the latest version")
+    version_hash = serializers.SerializerMethodField(help_text="content hash of that version")
+
+    @staticmethod
+    def _latest(label_set: LabelSet) -> Any:
+        # `version_list` is prefetched by benchmark_list, oldest first.
+        versions = getattr(label_set, "version_list", None)
+        if versions is None:
+            versions = list(label_set.versions.order_by("number"))
+        return versions[-1] if versions else None
+
+    @extend_schema_field(serializers.IntegerField(allow_null=True))
+    def get_version(self, label_set: LabelSet) -> int | None:
+        latest = self._latest(label_set)
+        return None if latest is None else int(latest.number)
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_version_hash(self, label_set: LabelSet) -> str | None:
+        latest = self._latest(label_set)
+        return None if latest is None else str(latest.content_hash)
+
+
+class BenchmarkOutput(serializers.Serializer):
+    slug = serializers.CharField()
+    name = serializers.CharField()
+    num_classes = serializers.IntegerField()
+    main_image_set = serializers.CharField(
+        help_text="the image set every submission must include")
+    image_sets = ImageSetOutput(many=True)
+    label_sets = LabelSetOutput(many=True)

@@ -1,0 +1,63 @@
+"""Every model of the app, gathered for Django (one app label, `leaderboard`, keeps the
+migrations in one place). Each domain defines its own in `leaderboard/<domain>/models.py`;
+code imports them from there, not from here."""
+
+from leaderboard.audits.models import Audit
+from leaderboard.catalog.models import (
+    Benchmark,
+    ImageSet,
+    ImmutableVersionError,
+    LabelSet,
+    LabelSetVersion,
+    LabelSetVersionQuerySet,
+    content_hash_validator,
+    slug_validator,
+)
+from leaderboard.review.ground_truth_models import (
+    GroundTruthAnswer,
+    GroundTruthCandidate,
+    GroundTruthVote,
+)
+from leaderboard.review.models import (
+    MistakeCategory,
+    ReviewItem,
+    ReviewItemSubmission,
+    ReviewVote,
+    Severity,
+    Verdict,
+    VersionRescore,
+)
+from leaderboard.submissions.models import (
+    CheckpointFile,
+    HitVector,
+    Score,
+    Submission,
+    SubmissionFile,
+)
+
+__all__ = [
+    "Audit",
+    "Benchmark",
+    "CheckpointFile",
+    "GroundTruthAnswer",
+    "GroundTruthCandidate",
+    "GroundTruthVote",
+    "HitVector",
+    "ImageSet",
+    "ImmutableVersionError",
+    "LabelSet",
+    "LabelSetVersion",
+    "LabelSetVersionQuerySet",
+    "MistakeCategory",
+    "ReviewItem",
+    "ReviewItemSubmission",
+    "ReviewVote",
+    "Score",
+    "Severity",
+    "Submission",
+    "SubmissionFile",
+    "Verdict",
+    "VersionRescore",
+    "content_hash_validator",
+    "slug_validator",
+]

@@ -1,0 +1,114 @@
+"""Reads for a benchmark's about page: each label set with what it is, how it was built (the
+texts of `leaderboard.presentation.about_texts`, filled in from its latest version's
+summary), its size, its current version and how many versions it has, and whom to cite."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.db.models import Count, OuterRef, Subquery
+
+from leaderboard.catalog.models import Benchmark, LabelSet, LabelSetVersion
+from leaderboard.presentation import about_texts as benchmark_docs
+from leaderboard.presentation.about_texts import Citation, Fact
+from workers.scoring import catalog
+
+
+@dataclass(frozen=True)
+class LabelSetAbout:
+    slug: str
+    name: str
+    kind: str
+    family: str
+    image_set: str
+    image_set_name: str
+    image_set_size: int
+    available: bool  # False: in the catalog, but not loaded on this server
+    what: str
+    how: list[str]
+    facts: list[Fact]
+    evaluated: int | None  # examples the label set scores (its latest version)
+    version: int | None
+    version_hash: str | None
+    version_count: int
+    citations: list[Citation]
+    needs: str = ""  # why an unavailable label set is missing
+
+
+@dataclass(frozen=True)
+class BenchmarkAbout:
+    benchmark: Benchmark
+    summary: str
+    citations: list[Citation]
+    label_sets: list[LabelSetAbout]  # loaded here, in catalog order
+    unavailable: list[LabelSetAbout]  # in the catalog but not loaded here
+
+    @property
+    def all_label_sets(self) -> list[LabelSetAbout]:
+        return [*self.label_sets, *self.unavailable]
+
+
+def _what(family: str, fallback: str) -> str:
+    doc = benchmark_docs.LABEL_SET_DOCS.get(family)
+    return doc.what if doc else fallback
+
+
+def _loaded(label_set: LabelSet, latest: LabelSetVersion | None, count: int) -> LabelSetAbout:
+    summary: dict[str, Any] = latest.summary if latest and isinstance(latest.summary, dict) else {}
+    params = label_set.params if isinstance(label_set.params, dict) else {}
+    evaluated = summary.get("evaluated")
+    benchmark = label_set.benchmark.slug
+    citations = benchmark_docs.label_set_citations(label_set.family, benchmark)
+    return LabelSetAbout(
+        slug=label_set.slug, name=label_set.name, kind=label_set.kind, family=label_set.family,
+        image_set=label_set.image_set.slug, image_set_name=label_set.image_set.name,
+        image_set_size=int(label_set.image_set.size), available=latest is not None,
+        what=_what(label_set.family, label_set.description),
+        how=benchmark_docs.label_set_how(label_set.family, label_set.slug, summary, params,
+                                         benchmark),
+        facts=benchmark_docs.label_set_facts(label_set.family, summary),
+        evaluated=int(evaluated) if isinstance(evaluated, int) else (
+            int(label_set.image_set.size) if latest is not None else None),
+        version=int(latest.number) if latest else None,
+        version_hash=str(latest.content_hash) if latest else None,
+        version_count=count, citations=citations)
+
+
+def _unloaded(spec: catalog.LabelSetSpec) -> LabelSetAbout:
+    image_set = catalog.benchmark_spec(spec.benchmark).image_set(spec.image_set)
+    needs = ("the ImageNet multi-label file (EVALSERVER_MULTILABEL_FILE)"
+             if spec.optional_source == catalog.MULTILABEL_SOURCE
+             else "its data files: " + ", ".join(spec.files))
+    return LabelSetAbout(
+        slug=spec.slug, name=spec.name, kind=spec.kind, family=spec.family,
+        image_set=spec.image_set, image_set_name=image_set.name,
+        image_set_size=image_set.size, available=False,
+        what=_what(spec.family, spec.description),
+        how=benchmark_docs.label_set_how(spec.family, spec.slug, {}, spec.param_dict,
+                                         spec.benchmark),
+        facts=[], evaluated=None, version=None, version_hash=None, version_count=0,
+        citations=benchmark_docs.label_set_citations(spec.family, spec.benchmark),
+        needs=needs)
+
+
+def benchmark_about(*, slug: str) -> BenchmarkAbout:
+    """Raises Benchmark.DoesNotExist. Three queries whatever the number of versions."""
+    benchmark = Benchmark.objects.get(slug=slug)
+    latest_id = (LabelSetVersion.objects.filter(label_set=OuterRef("pk"))
+                 .order_by("-number").values("id")[:1])
+    rows = list(LabelSet.objects.filter(benchmark=benchmark)
+                .select_related("benchmark", "image_set")
+                .annotate(latest_id=Subquery(latest_id), version_count=Count("versions")))
+    versions = LabelSetVersion.objects.in_bulk(
+        [r.latest_id for r in rows if r.latest_id is not None])
+    specs = (catalog.BENCHMARKS[slug].label_sets if slug in catalog.BENCHMARKS else ())
+    order = {spec.slug: i for i, spec in enumerate(specs)}
+    rows.sort(key=lambda r: (order.get(r.slug, len(order)), r.slug))
+    loaded = [_loaded(r, versions.get(r.latest_id), int(r.version_count)) for r in rows]
+    present = {r.slug for r in rows}
+    doc = benchmark_docs.BENCHMARK_DOCS.get(slug)
+    return BenchmarkAbout(
+        benchmark=benchmark, summary=doc.summary if doc else "",
+        citations=benchmark_docs.benchmark_citations(slug), label_sets=loaded,
+        unavailable=[_unloaded(s) for s in specs if s.slug not in present])

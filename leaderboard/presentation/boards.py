@@ -1,0 +1,107 @@
+"""Reads. Views, the API and services read the database through these functions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, cast
+
+from django.core.cache import cache
+
+from leaderboard.catalog.models import Benchmark, LabelSet, LabelSetVersion
+from leaderboard.presentation.ties import leaderboard_ties_add
+from leaderboard.submissions.models import Score, Submission
+from workers.scoring import leaderboard as core_leaderboard
+
+
+class LeaderboardQueryError(ValueError):
+    def __init__(self, code: str, message: str, field: str) -> None:
+        super().__init__(message)
+        self.code, self.message, self.field = code, message, field
+
+
+@dataclass(frozen=True)
+class LeaderboardColumn:
+    slug: str
+    name: str
+    version_number: int
+    version_hash: str
+
+
+@dataclass(frozen=True)
+class Leaderboard:
+    benchmark: str
+    sort: str
+    columns: list[LeaderboardColumn]
+    rows: list[dict[str, Any]]
+
+
+def _columns(benchmark: Benchmark, version: str | None) -> list[tuple[LabelSet, LabelSetVersion]]:
+    versions = (LabelSetVersion.objects.filter(label_set__benchmark=benchmark)
+                .select_related("label_set").order_by("label_set_id", "-number"))
+    chosen: dict[int, tuple[LabelSet, LabelSetVersion]] = {}
+    pinned = None
+    if version:
+        matches = [v for v in versions if v.content_hash.startswith(version.lower())]
+        if len(version) < 6 or len(matches) != 1:
+            raise LeaderboardQueryError(
+                "unknown_version",
+                f"no single label-set version of {benchmark.slug} has hash {version!r} "
+                "(give at least 6 leading characters)", "version")
+        pinned = matches[0]
+    for v in versions:
+        if pinned is not None and v.label_set_id == pinned.label_set_id:
+            chosen[v.label_set_id] = (v.label_set, pinned)
+        else:
+            chosen.setdefault(v.label_set_id, (v.label_set, v))
+    return [chosen[k] for k in sorted(chosen)]
+
+
+def leaderboard_get(*, benchmark: Benchmark, sort: str = "original",
+                    version: str | None = None) -> Leaderboard:
+    """Public scored submissions with scores, ranks and rank shifts (cached per generation).
+
+    rank_shift = rank under `original` minus rank under each label set (positive = moved up).
+    Each row also has `tie_group`, `tied_with_previous` and `mcnemar_p` on the sort label set
+    (selectors_ties: a paired exact McNemar test between adjacent rows).
+    """
+    key = f"leaderboard:t1:{benchmark.pk}:{benchmark.leaderboard_generation}:{sort}:{version}"
+    cached = cache.get(key)
+    if cached is not None:
+        return cast(Leaderboard, cached)
+    columns = _columns(benchmark, version)
+    slugs = [ls.slug for ls, _ in columns]
+    if sort not in slugs:
+        raise LeaderboardQueryError(
+            "unknown_label_set", f"cannot sort by {sort!r}; {benchmark.slug} has "
+            + ", ".join(slugs), "sort")
+    by_id = {ls.pk: ls.slug for ls, _ in columns}
+    subs = list(Submission.objects.filter(
+        benchmark=benchmark, public=True, status=Submission.Status.SCORED)
+        .values_list("id", "model_name", "owner__username", "created").order_by("id"))
+    scores: dict[int, dict[str, dict[str, Any]]] = {s[0]: {} for s in subs}
+    for sub_id, ls_id, acc, low, high, correct, total in Score.objects.filter(
+            label_set_version__in=[v for _, v in columns],
+            submission__public=True, submission__status=Submission.Status.SCORED,
+            submission__benchmark=benchmark).values_list(
+            "submission_id", "label_set_id", "accuracy", "ci_low", "ci_high", "correct", "total"):
+        scores[sub_id][by_id[ls_id]] = {"accuracy": acc, "ci_low": low, "ci_high": high,
+                                        "correct": correct, "total": total}
+    records = [scores[s[0]] for s in subs]
+    rank_arrays = {slug: core_leaderboard.ranks(records, slug) for slug in slugs}
+    rows: list[dict[str, Any]] = []
+    for i, (sub_id, model_name, owner, created) in enumerate(subs):
+        ranks = {slug: int(rank_arrays[slug][i]) for slug in slugs
+                 if scores[sub_id].get(slug, {}).get("accuracy") is not None}
+        shift = {slug: ranks["original"] - ranks[slug] for slug in ranks
+                 if "original" in ranks}
+        rows.append({"submission_id": sub_id, "model_name": model_name, "owner": owner,
+                     "created": created, "scores": scores[sub_id], "ranks": ranks,
+                     "rank_shift": shift})
+    big = len(rows) + 1
+    rows.sort(key=lambda r: (cast(dict[str, int], r["ranks"]).get(sort, big), r["submission_id"]))
+    leaderboard_ties_add(benchmark=benchmark, sort=sort, rows=rows,
+                         version=next(v for ls, v in columns if ls.slug == sort))
+    board = Leaderboard(benchmark.slug, sort, [
+        LeaderboardColumn(ls.slug, ls.name, v.number, v.content_hash) for ls, v in columns], rows)
+    cache.set(key, board, timeout=3600)
+    return board

@@ -1,0 +1,123 @@
+"""Input and output shapes of the benchmark and leaderboard operations."""
+
+from __future__ import annotations
+
+import datetime
+import json
+from typing import Any
+
+from django.utils import timezone
+from rest_framework import serializers
+
+from leaderboard.presentation.boards import Leaderboard
+
+
+class LeaderboardQueryInput(serializers.Serializer):
+    sort = serializers.CharField(default="original",
+                                 help_text="the label set to rank by (default `original`)")
+    version = serializers.CharField(
+        required=False, allow_blank=True, default="",
+        help_text="content hash (at least 6 leading characters) of one label-set version "
+                  "to show instead of that label set's latest")
+
+
+class LeaderboardColumnOutput(serializers.Serializer):
+    slug = serializers.CharField()
+    name = serializers.CharField()
+    version = serializers.IntegerField(source="version_number")
+    version_hash = serializers.CharField()
+
+
+class LeaderboardCellOutput(serializers.Serializer):
+    accuracy = serializers.FloatField(allow_null=True)
+    ci_low = serializers.FloatField(allow_null=True, help_text="95% Clopper-Pearson interval")
+    ci_high = serializers.FloatField(allow_null=True)
+    correct = serializers.IntegerField()
+    total = serializers.IntegerField()
+
+
+class LeaderboardRowOutput(serializers.Serializer):
+    submission_id = serializers.IntegerField()
+    model_name = serializers.CharField()
+    owner = serializers.CharField(help_text="username of the submitter")
+    created = serializers.DateTimeField()
+    scores = serializers.DictField(child=LeaderboardCellOutput(),
+                                   help_text="by label set slug")
+    ranks = serializers.DictField(child=serializers.IntegerField(),
+                                  help_text="rank under each label set (1 = best; ties share)")
+    rank_shift = serializers.DictField(
+        child=serializers.IntegerField(),
+        help_text="rank under `original` minus rank under the label set (positive = moved up)")
+    tie_group = serializers.IntegerField(
+        allow_null=True,
+        help_text="statistical tie group on the sort label set, numbered 1, 2, 3, ... from the "
+                  "top: adjacent rows whose paired exact McNemar test (on the same examples) "
+                  "gives p >= 0.05 share a group, chained down the table; null for a row "
+                  "without a score on the sort label set")
+    tied_with_previous = serializers.BooleanField(
+        help_text="whether this row is in the tie group of the row above (not distinguishable "
+                  "at the 5% level on the sort label set)")
+    mcnemar_p = serializers.FloatField(
+        allow_null=True,
+        help_text="exact two-sided McNemar p-value between this row and the row above on the "
+                  "sort label set; null for the first row and where a row has no per-example "
+                  "results stored")
+
+
+class LeaderboardOutput(serializers.Serializer):
+    benchmark = serializers.CharField()
+    sort = serializers.CharField()
+    columns = LeaderboardColumnOutput(many=True)
+    rows = LeaderboardRowOutput(many=True)
+
+
+def _datetime(value: datetime.datetime | None) -> str | None:
+    """As serializers.DateTimeField writes it: ISO 8601 in the current time zone, UTC as Z."""
+    if not value:
+        return None
+    if timezone.is_naive(value):
+        value = timezone.make_aware(value)
+    text = timezone.localtime(value).isoformat()
+    return text[:-6] + "Z" if text.endswith("+00:00") else text
+
+
+def _float(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+def _cell(score: dict[str, Any] | None) -> dict[str, Any] | None:
+    if score is None:
+        return None
+    return {"accuracy": _float(score["accuracy"]), "ci_low": _float(score["ci_low"]),
+            "ci_high": _float(score["ci_high"]), "correct": int(score["correct"]),
+            "total": int(score["total"])}
+
+
+def leaderboard_data(board: Leaderboard) -> dict[str, Any]:
+    """The content of LeaderboardOutput(board).data, as plain dicts and lists."""
+    return {
+        "benchmark": str(board.benchmark),
+        "sort": str(board.sort),
+        "columns": [{"slug": c.slug, "name": c.name, "version": int(c.version_number),
+                     "version_hash": c.version_hash} for c in board.columns],
+        "rows": [{
+            "submission_id": int(row["submission_id"]),
+            "model_name": str(row["model_name"]),
+            "owner": str(row["owner"]),
+            "created": _datetime(row["created"]),
+            "scores": {str(slug): _cell(score) for slug, score in row["scores"].items()},
+            "ranks": {str(slug): int(rank) for slug, rank in row["ranks"].items()},
+            "rank_shift": {str(slug): int(n) for slug, n in row["rank_shift"].items()},
+            "tie_group": None if row["tie_group"] is None else int(row["tie_group"]),
+            "tied_with_previous": bool(row["tied_with_previous"]),
+            "mcnemar_p": _float(row["mcnemar_p"]),
+        } for row in board.rows],
+    }
+
+
+def leaderboard_json(board: Leaderboard) -> bytes:
+    """leaderboard_data as DRF's JSONRenderer would write it (compact, UTF-8, no NaN)."""
+    text = json.dumps(leaderboard_data(board), ensure_ascii=False, allow_nan=False,
+                      separators=(",", ":"))
+    # as JSONRenderer does: keep the body a strict JavaScript subset
+    return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029").encode()

@@ -1,0 +1,67 @@
+"""The maintainers' ground-truth review page: one candidate at a time, keyboard-driven
+(g given, s guessed, b both, n neither)."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.models import User
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+
+from leaderboard.catalog.example_images import example_image_uri
+from leaderboard.review import ground_truth_selectors as selectors_ground_truth
+from leaderboard.review import ground_truth_services as ground_truth
+from leaderboard.review.ground_truth_models import GroundTruthAnswer
+from leaderboard.review.services import ReviewError
+from leaderboard.review.views import _benchmark, reviewer_required
+
+
+class GroundTruthVoteForm(forms.Form):
+    candidate = forms.IntegerField(widget=forms.HiddenInput)
+    answer = forms.ChoiceField(choices=GroundTruthAnswer.choices)
+    note = forms.CharField(required=False, max_length=5000,
+                           widget=forms.Textarea(attrs={"rows": 2}))
+
+
+@reviewer_required
+def ground_truth_next(request: HttpRequest, slug: str) -> HttpResponse:
+    """GET: the next open candidate the reviewer has not answered (or `?candidate=<id>`).
+    POST: answer, then next."""
+    benchmark = _benchmark(slug)
+    user = request.user
+    assert isinstance(user, User)
+    here = reverse("ground_truth_next", args=[benchmark.slug])
+    if request.method == "POST":
+        form = GroundTruthVoteForm(request.POST)
+        if form.is_valid():
+            data = form.cleaned_data
+            try:
+                candidate = ground_truth.ground_truth_vote_cast(
+                    candidate_id=data["candidate"], reviewer=user, answer=data["answer"],
+                    note=data["note"])
+            except ReviewError as exc:
+                messages.error(request, exc.message)
+            else:
+                decided = (f" The panel decided: {candidate.category.replace('_', ' ')}."
+                           if candidate.status == candidate.Status.DECIDED else "")
+                messages.success(request, f"Answer recorded.{decided}")
+            return redirect(here)
+        messages.error(request, "Choose an answer: given, guessed, both or neither.")
+        return redirect(here)
+    queue = selectors_ground_truth.ground_truth_queue(benchmark=benchmark, reviewer=user)
+    # ?candidate=<id> (from an audit's report) shows that one first while it is still open
+    # and unanswered by this reviewer; otherwise the oldest
+    asked = request.GET.get("candidate", "")
+    first = (queue.filter(pk=int(asked)).first() if asked.isdigit() else None) or queue.first()
+    view = selectors_ground_truth.ground_truth_candidate_view(first) if first else None
+    return render(request, "leaderboard/review_ground_truth.html", {
+        "benchmark": benchmark,
+        "view": view,
+        "remaining": queue.count(),
+        "image": (example_image_uri(first.label_set.image_set.slug, first.example_index)
+                  if first is not None else None),
+        "form": GroundTruthVoteForm(initial={"candidate": first.pk} if first else {}),
+        "action": here,
+    })

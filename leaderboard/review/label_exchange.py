@@ -1,0 +1,119 @@
+"""Label files in and out: import a multi-label file (human_accuracy_v3.0.0.json layout) as new
+versions of `multilabel` and `imagenet-m`; export any version in its source file's layout.
+
+The management commands `import_multilabel` and `export_labels` are thin wrappers of these.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.db import transaction
+
+from leaderboard.catalog.label_set_version_files import compiled_for_version, version_path
+from leaderboard.catalog.models import LabelSet, LabelSetVersion
+from leaderboard.catalog.selectors import label_set_version_latest, label_set_version_list
+from leaderboard.catalog.services import (
+    benchmark_sync,
+    image_set_sync,
+    label_set_sync,
+    label_set_version_create,
+)
+from workers.scoring import catalog, datasets, label_set_builders, revisions
+
+MULTILABEL_SLUGS = ("multilabel", "imagenet-m")
+
+
+class LabelIOError(Exception):
+    """A label file cannot be imported, or a version cannot be exported."""
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    label_set: str  # slug
+    version: int  # the new version's number, or the latest one's when unchanged
+    content_hash: str
+    created: bool
+
+
+def multilabel_import(*, path: Path, author: User | None = None,
+                      note: str = "") -> list[ImportResult]:
+    """Compile `multilabel` and `imagenet-m` of ImageNet from the file; each becomes a new
+    version unless its latest version already has that content. New versions are re-scored
+    after the commit (workers.tasks.rescore_version)."""
+    from leaderboard.review.services import version_rescore_request
+
+    path = Path(path)
+    if not path.is_file():
+        raise LabelIOError(f"no file {path}")
+    data_dir = Path(settings.EVALSERVER_DATA_DIR)
+    bench_spec = catalog.benchmark_spec("imagenet")
+    compiled: dict[str, label_set_builders.CompiledLabelSet] = {}
+    for slug in MULTILABEL_SLUGS:
+        spec = catalog.label_set_spec("imagenet", slug)
+        try:
+            compiled[slug] = label_set_builders.compile_label_set(spec, data_dir=data_dir,
+                                                         multilabel_file=path)
+        except (datasets.DataError, ValueError, KeyError, TypeError) as exc:
+            raise LabelIOError(f"{path}: {exc}") from exc
+    results: list[ImportResult] = []
+    with transaction.atomic():
+        benchmark, _ = benchmark_sync(spec=bench_spec)
+        for slug, labels in compiled.items():
+            spec = catalog.label_set_spec("imagenet", slug)
+            image_set, _ = image_set_sync(benchmark=benchmark,
+                                          spec=bench_spec.image_set(spec.image_set))
+            label_set, _ = label_set_sync(benchmark=benchmark, image_set=image_set, spec=spec)
+            target = version_path(labels.content_hash)
+            if not target.is_file():
+                label_set_builders.save_compiled(labels, target)
+            latest = label_set_version_latest(label_set=label_set)
+            if latest is not None and latest.content_hash == labels.content_hash:
+                results.append(ImportResult(slug, latest.number, latest.content_hash, False))
+                continue
+            version = label_set_version_create(
+                label_set=label_set, content_hash=labels.content_hash,
+                summary=dict(labels.summary), parent=latest, author=author,
+                note=note or f"Imported from {path.name}.")
+            version_rescore_request(version_id=version.pk)
+            results.append(ImportResult(slug, version.number, version.content_hash, True))
+    return results
+
+
+def _version(label_set: LabelSet, number: int | None) -> LabelSetVersion:
+    versions = label_set_version_list(label_set=label_set)
+    version = versions.last() if number is None else versions.filter(number=number).first()
+    if version is None:
+        raise LabelIOError(f"{label_set} has no version {number if number else '(none)'}")
+    return version
+
+
+def labels_export(*, benchmark: str, label_set: str, number: int | None = None) -> Any:
+    """A version (default: the latest) as JSON-able data in its source file's layout:
+    `multilabel` as human_accuracy_v3.0.0.json (with `imagenet_m` from the latest ImageNet-M
+    version when there is one), `real` as real.json."""
+    row = LabelSet.objects.select_related("benchmark").filter(
+        benchmark__slug=benchmark, slug=label_set).first()
+    if row is None:
+        raise LabelIOError(f"no label set {benchmark}/{label_set}")
+    version = _version(row, number)
+    labels = compiled_for_version(version)
+    if row.family == "multilabel":
+        partner = LabelSet.objects.filter(benchmark=row.benchmark, family="imagenet_m").first()
+        partner_version = (label_set_version_latest(label_set=partner)
+                           if partner is not None else None)
+        imagenet_m = (compiled_for_version(partner_version)
+                      if partner_version is not None else None)
+        wnids = datasets.imagenet_wnids(Path(settings.EVALSERVER_DATA_DIR))
+        try:
+            return revisions.export_multilabel(labels, imagenet_m, wnids=wnids)
+        except ValueError as exc:
+            raise LabelIOError(str(exc)) from exc
+    if row.family == "real":
+        return revisions.export_real(labels)
+    raise LabelIOError(f"{benchmark}/{label_set} is a {row.family!r} label set: only multilabel "
+                       "and real sets can be exported")

@@ -1,0 +1,342 @@
+"""The review queue: novel predictions become items, reviewers vote, the majority decides, and
+each decision makes a new label-set version that every submission is re-scored on.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from datetime import timedelta
+from functools import partial
+from pathlib import Path
+from typing import Any, cast
+
+import numpy as np
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.core.files.storage import default_storage
+from django.db import IntegrityError, transaction
+from django.db.models import Count, Max, OuterRef, Subquery
+from django.utils import timezone
+
+from leaderboard.catalog.label_set_version_files import compiled_for_version, version_path
+from leaderboard.catalog.models import LabelSet, LabelSetVersion
+from leaderboard.catalog.services import label_set_version_create
+from leaderboard.common.errors import ServiceError
+from leaderboard.review.models import (
+    ReviewItem,
+    ReviewItemSubmission,
+    ReviewVote,
+    Verdict,
+    VersionRescore,
+)
+from leaderboard.submissions.models import Score, Submission, SubmissionFile
+from leaderboard.submissions.services import benchmark_leaderboard_touch, scores_copy, scores_upsert
+from workers.scoring import datasets, label_set_builders, revisions
+from workers.scoring.compact import npz_member_rows
+from workers.scoring.metrics import NovelPairs, headline_hits, score_label_set
+from workers.scoring.predictions import Predictions
+
+# Label-set families whose unjudged top-1 predictions go to review (SPEC 3 and 4).
+REVIEWABLE_FAMILIES = ("real", "multilabel")
+REVIEWERS_GROUP = "reviewers"
+# Submissions whose new scores are written in one statement while re-scoring.
+RESCORE_CHUNK = 200
+
+
+class ReviewError(ServiceError):
+    """A vote or review decision the server refuses."""
+
+
+def user_is_reviewer(user: User) -> bool:
+    """Maintainers: staff, or members of the `reviewers` group."""
+    if not user.is_authenticated or not user.is_active:
+        return False
+    return user.is_staff or user.groups.filter(name=REVIEWERS_GROUP).exists()
+
+
+def review_items_record(*, submission: Submission, label_set: LabelSet, novel: NovelPairs) -> int:
+    """Make (or find) one item per novel pair and link the submission to it; idempotent.
+
+    Returns how many items the submission predicts on this label set."""
+    if len(novel) == 0:
+        return 0
+    examples = novel.examples.tolist()
+    classes = novel.classes.tolist()
+    ReviewItem.objects.bulk_create(
+        [ReviewItem(label_set=label_set, example_index=e, class_id=c)
+         for e, c in zip(examples, classes, strict=True)],
+        ignore_conflicts=True, batch_size=1000,
+    )
+    wanted = dict(zip(zip(examples, classes, strict=True),
+                      (novel.scores.tolist() if novel.scores is not None
+                       else [None] * len(examples)), strict=True))
+    ids = {}
+    for chunk in range(0, len(examples), 900):  # stay under SQLite's parameter limit
+        for item_id, e, c in ReviewItem.objects.filter(
+                label_set=label_set, example_index__in=examples[chunk:chunk + 900]
+        ).values_list("id", "example_index", "class_id"):
+            if (e, c) in wanted:
+                ids[(e, c)] = item_id
+    ReviewItemSubmission.objects.bulk_create(
+        [ReviewItemSubmission(item_id=ids[pair], submission=submission, score=score)
+         for pair, score in wanted.items()],
+        ignore_conflicts=True, batch_size=1000,
+    )
+    sources = ReviewItemSubmission.objects.filter(item=OuterRef("pk")).values("item")
+    ReviewItem.objects.filter(id__in=list(ids.values())).update(
+        submission_count=Subquery(sources.annotate(n=Count("id")).values("n")),
+        max_score=Subquery(sources.annotate(m=Max("score")).values("m")),
+    )
+    return len(ids)
+
+
+def majority(verdicts: Sequence[str]) -> revisions.VerdictKind:
+    """The verdict with the most votes; a tie for the most is `unclear`."""
+    counts = Counter(verdicts).most_common()
+    if len(counts) > 1 and counts[0][1] == counts[1][1]:
+        return "unclear"
+    return cast(revisions.VerdictKind, counts[0][0])
+
+
+def review_vote_cast(*, item_id: int, reviewer: User, verdict: str, problematic: bool = False,
+                     severity: str = "", category: str = "", note: str = "") -> ReviewItem:
+    """Record one reviewer's vote; when the panel is full the majority decides the item.
+
+    The item's row lock makes concurrent votes queue up: none is lost, and only the vote
+    that fills the panel decides (once)."""
+    if not user_is_reviewer(reviewer):
+        raise ReviewError("forbidden", "only maintainers may review", http_status=403)
+    if verdict not in Verdict.values:
+        raise ReviewError("invalid_verdict", f"verdict must be one of {', '.join(Verdict.values)}",
+                          field="verdict")
+    if verdict != Verdict.WRONG and (severity or category):
+        raise ReviewError("invalid_input", "severity and category describe a wrong prediction",
+                          field="severity" if severity else "category")
+    with transaction.atomic():
+        try:
+            item = (ReviewItem.objects.select_for_update()
+                    .select_related("label_set__benchmark").get(id=item_id))
+        except ReviewItem.DoesNotExist:
+            raise ReviewError("not_found", f"no review item {item_id}", http_status=404) from None
+        if item.status != ReviewItem.Status.OPEN:
+            raise ReviewError("already_decided", "this item is already decided", http_status=409)
+        try:
+            with transaction.atomic():
+                ReviewVote.objects.create(item=item, reviewer=reviewer, verdict=verdict,
+                                          problematic=problematic, severity=severity,
+                                          category=category, note=note)
+        except IntegrityError:
+            raise ReviewError("already_voted", "you have already voted on this item",
+                              http_status=409) from None
+        votes = list(item.votes.values_list("verdict", "problematic"))
+        if len(votes) >= item.label_set.benchmark.review_panel_size:
+            _decide(item, votes, author=reviewer)
+    return item
+
+
+def _decide(item: ReviewItem, votes: list[tuple[str, bool]], *, author: User) -> None:
+    decided = majority([v for v, _ in votes])
+    flagged = sum(p for _, p in votes) * 2 > len(votes)  # a majority flags the ground truth
+    version = label_set_version_revise(
+        label_set=item.label_set, items=[item],
+        verdicts=[revisions.Verdict(item.example_index, item.class_id, decided, flagged)],
+        author=author)
+    ReviewItem.objects.filter(id=item.pk, status=ReviewItem.Status.OPEN).update(
+        status=ReviewItem.Status.DECIDED, verdict=decided, problematic=flagged,
+        decided_at=timezone.now(), version=version)
+    item.refresh_from_db()
+
+
+def label_set_version_revise(*, label_set: LabelSet, verdicts: Sequence[revisions.Verdict],
+                             items: Sequence[ReviewItem], author: User | None,
+                             note: str = "") -> LabelSetVersion:
+    """A new version = the latest one with these verdicts applied; re-scored after commit."""
+    with transaction.atomic():
+        # The label set's row lock: concurrent decisions build on each other, in turn.
+        LabelSet.objects.select_for_update().filter(pk=label_set.pk).first()
+        parent = LabelSetVersion.objects.filter(label_set=label_set).order_by("-number").first()
+        if parent is None:
+            raise ReviewError("no_version", f"{label_set} has no version to revise")
+        compiled = revisions.apply_verdicts(compiled_for_version(parent), verdicts)
+        path = version_path(compiled.content_hash)
+        if not path.is_file():
+            label_set_builders.save_compiled(compiled, path)
+        settled = [{"item": i.pk, "example": i.example_index, "class": i.class_id,
+                    "verdict": v.verdict, "problematic": v.problematic}
+                   for i, v in zip(items, verdicts, strict=True)]
+        version = label_set_version_create(
+            label_set=label_set, content_hash=compiled.content_hash, parent=parent,
+            author=author, note=note or f"{len(settled)} review decision(s)",
+            summary={**compiled.summary, "settled": settled})
+        version_rescore_request(version_id=version.pk)
+    return version
+
+
+def rescore_version_queue(version_id: int) -> None:
+    """Queue the re-scoring of every submission on a version (after the version commits)."""
+    from workers.tasks import rescore_version
+
+    rescore_version.delay(version_id)
+
+
+def version_rescore_request(*, version_id: int) -> None:
+    """Every scored submission must be (re-)scored on this version: recorded in the caller's
+    transaction, queued after it commits, and re-queued by the sweep if that task is lost."""
+    VersionRescore.objects.update_or_create(
+        version_id=version_id, defaults={"queued_at": timezone.now(), "finished_at": None})
+    transaction.on_commit(partial(rescore_version_queue, version_id))
+
+
+def versions_sweep() -> list[int]:
+    """Re-queue re-scorings requested long ago and not finished (their task was never sent,
+    or died); returns the version ids queued again."""
+    now = timezone.now()
+    stale = now - timedelta(seconds=settings.EVALSERVER_RESCORE_TIME_LIMIT + 30)
+    requeued = []
+    for version_id in VersionRescore.objects.filter(
+            finished_at=None, queued_at__lt=stale).values_list("version_id", flat=True):
+        if VersionRescore.objects.filter(version_id=version_id, finished_at=None,
+                                         queued_at__lt=stale).update(queued_at=now) == 1:
+            requeued.append(version_id)
+    for version_id in requeued:
+        rescore_version_queue(version_id)
+    return requeued
+
+
+def _compact_predictions(row: SubmissionFile) -> Predictions:
+    with default_storage.open(str(row.compact.name), "rb") as handle, \
+            np.load(handle, allow_pickle=False) as arrays:
+        topk = arrays["topk"].astype(np.int32)
+        scores = arrays["topk_scores"] if "topk_scores" in arrays.files else None
+    return Predictions(topk=topk, topk_scores=scores, scores=None, scores_kind=None)
+
+
+def label_set_version_rescore(*, version_id: int) -> int:
+    """Score every scored submission on this version (idempotent); returns how many.
+
+    A version that differs from its parent only in which (example, class) pairs are judged
+    how, at a few examples, re-scores only the submissions that predict a changed pair (fast:
+    only each stored file's rows at those examples are read); anything else re-scores every
+    submission from its stored predictions."""
+    started = timezone.now()
+    version = LabelSetVersion.objects.select_related(
+        "label_set__benchmark", "label_set__image_set", "parent").get(id=version_id)
+    done = _rescore_incrementally(version)
+    if done is None:
+        done = _rescore_fully(version)
+    benchmark_leaderboard_touch(benchmark_id=version.label_set.benchmark_id)
+    # Finished, unless it was requested again meanwhile (a submission scored on an older
+    # version while this ran): then the run that request queued finishes it.
+    finished = VersionRescore.objects.filter(
+        version_id=version_id, queued_at__lte=started).update(
+        finished_at=timezone.now(), submissions=done)
+    if not finished:
+        VersionRescore.objects.get_or_create(version_id=version_id, defaults={
+            "queued_at": started, "finished_at": timezone.now(), "submissions": done})
+    return done
+
+
+def _scored_files(label_set: LabelSet) -> Any:
+    return (SubmissionFile.objects.filter(
+        submission__benchmark=label_set.benchmark, submission__status=Submission.Status.SCORED,
+        image_set=label_set.image_set).exclude(compact="").select_related("submission"))
+
+
+def _rescore_fully(version: LabelSetVersion) -> int:
+    return _rescore_rows(version, compiled_for_version(version),
+                         _scored_files(version.label_set).iterator(chunk_size=RESCORE_CHUNK))
+
+
+# Beyond this many changed examples, reading each stored file's rows one by one costs more
+# than reading the files whole.
+INCREMENTAL_MAX_EXAMPLES = 64
+
+
+def _changed_pairs(old: label_set_builders.CompiledLabelSet,
+                   new: label_set_builders.CompiledLabelSet) -> np.ndarray | None:
+    """The (example * num_classes + class) keys whose membership differs in any key array of
+    the two versions; None when anything else differs (a mask, a per-example array), since
+    then a total may change and every score must be recomputed."""
+    if (old.family != new.family or old.size != new.size
+            or set(old.arrays) != set(new.arrays)):
+        return None
+    changed = []
+    for name, array in new.arrays.items():
+        if name.endswith("_keys"):
+            changed.append(np.setxor1d(array, old.arrays[name]))
+        elif not np.array_equal(array, old.arrays[name]):
+            return None
+    return np.unique(np.concatenate(changed)) if changed else None
+
+
+def _rescore_incrementally(version: LabelSetVersion) -> int | None:
+    """The parent's scores, re-computed only for submissions that predict (anywhere in their
+    stored top-k) a pair whose judgement changed; None when that shortcut is not exact or not
+    cheap (then every submission is re-scored).
+
+    Every metric of a key-based family (ReaL, multi-label, ImageNet-M) sums per-example terms
+    that depend only on the judgement of the submission's own predicted pairs, so a submission
+    none of whose predicted pairs changed keeps its record; it is copied inside the database."""
+    label_set, parent = version.label_set, version.parent
+    if parent is None:
+        return None
+    new, old = compiled_for_version(version), compiled_for_version(parent)
+    changed = _changed_pairs(old, new)
+    if changed is None:
+        return None
+    examples = np.unique(changed // new.num_classes)
+    if examples.size > INCREMENTAL_MAX_EXAMPLES:
+        return None
+    files = _scored_files(label_set)
+    rows = list(files.values_list("submission_id", "compact"))
+    parent_ids = set(Score.objects.filter(label_set_version=parent)
+                     .values_list("submission_id", flat=True))
+    if any(submission_id not in parent_ids for submission_id, _ in rows):
+        return None  # a submission was not scored on the parent
+    try:
+        media = Path(default_storage.path(""))
+    except NotImplementedError:
+        return None  # remote storage: read whole files instead
+    stored = [npz_member_rows(media / str(name), "topk", examples) for _, name in rows]
+    width = max((top.shape[1] for top in stored), default=1)
+    tops = np.full((len(stored), examples.size, width), -1, dtype=np.int64)  # -1: no guess
+    for i, top in enumerate(stored):
+        tops[i, :, :top.shape[1]] = top
+    # [submission, example, k]; a missing guess (-1) is a key no pair has
+    keys = np.where(tops >= 0, examples[None, :, None] * new.num_classes + tops, -1)
+    hit = cast(list[bool], np.isin(keys, changed).reshape(len(stored), -1).any(axis=1).tolist())
+    moved = [submission_id for (submission_id, _), h in zip(rows, hit, strict=True) if h]
+    affected = list(files.filter(submission_id__in=moved))
+    _rescore_rows(version, new, affected)
+    scores_copy(parent=parent, version=version, exclude=moved)
+    return len(rows)
+
+
+def _rescore_rows(version: LabelSetVersion, compiled: label_set_builders.CompiledLabelSet,
+                  rows: Any) -> int:
+    """Score each stored file on the version from its compact predictions, in chunked upserts."""
+    label_set = version.label_set
+    names = datasets.class_names(label_set.benchmark.slug, settings.EVALSERVER_DATA_DIR)
+    # A version made by review decisions only ever judges more pairs, so it has no novel pair
+    # that is not already an item; a version from elsewhere (an import) may have new ones.
+    record_items = label_set.family in REVIEWABLE_FAMILIES and "settled" not in version.summary
+    done = 0
+    chunk: dict[int, dict[str, Any]] = {}
+    hits: dict[int, np.ndarray] = {}
+    for row in rows:
+        preds = _compact_predictions(row)
+        record, novel = score_label_set(compiled, preds, class_names=names)
+        chunk[row.submission_id] = record
+        hits[row.submission_id] = headline_hits(compiled, preds)
+        if novel is not None and record_items:
+            with transaction.atomic():
+                review_items_record(submission=row.submission, label_set=label_set, novel=novel)
+        if len(chunk) == RESCORE_CHUNK:
+            scores_upsert(version=version, records=chunk, hits=hits)
+            done += len(chunk)
+            chunk, hits = {}, {}
+    if chunk:
+        scores_upsert(version=version, records=chunk, hits=hits)
+        done += len(chunk)
+    return done

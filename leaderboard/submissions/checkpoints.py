@@ -1,0 +1,193 @@
+"""Checkpoint submissions: a model instead of predictions.
+
+The upload is checked before anything is stored (`checkpoint_validate`: format, structure,
+shapes; nothing is loaded), stored with its submission, and run by a gpu-queue worker
+(`submission_infer`) on every image set the server has images for. Each run's scores become a
+SubmissionFile exactly like an uploaded predictions file, so scoring, re-scoring and the pages
+treat both kinds the same. The model itself only ever runs in the sandboxed child process of
+`workers.inference.sandbox`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from django.conf import settings
+from django.core.files.base import ContentFile, File
+from django.db import transaction
+
+from leaderboard.catalog.models import Benchmark, ImageSet
+from leaderboard.common.errors import ServiceError
+from leaderboard.submissions.models import CheckpointFile, Submission, SubmissionFile
+from leaderboard.submissions.services import stored_file_local_copy
+from workers import inference
+
+CHECKPOINT_FIELD = "checkpoint"
+# Errors that are the server's configuration, not the upload: 413 and 400 otherwise.
+_STATUS = {"checkpoint_too_large": 413}
+
+
+class CheckpointSubmissionError(ServiceError):
+    """A checkpoint the server refuses at upload."""
+
+
+def _image_source(image_set: str) -> dict[str, Any] | None:
+    """load_images' keyword arguments for an image set, or None when no images are set up."""
+    sources: dict[str, tuple[str, Path | None]] = {
+        "mnist-test": ("data_dir", Path(settings.EVALSERVER_DATA_DIR)),
+        "cifar10-test": ("cifar10_batch", settings.EVALSERVER_CIFAR10_TEST_BATCH),
+        "cifar10.1-v6": ("cifar10_1_data", settings.EVALSERVER_CIFAR10_1_V6_IMAGES),
+        "imagenet-val": ("imagenet_dir", settings.EVALSERVER_IMAGENET_VAL_DIR),
+    }
+    name, path = sources.get(image_set, ("", None))
+    return {name: path} if path is not None else None
+
+
+def checkpoint_image_sets(*, benchmark: Benchmark) -> list[ImageSet]:
+    """The benchmark's image sets a checkpoint is run on: those with images on the server."""
+    return [s for s in benchmark.image_sets.order_by("slug") if _image_source(s.slug)]
+
+
+def _local(upload: Any) -> tuple[Path, bool]:
+    """A path to the upload's bytes (Django's temporary file, or a copy); True if a copy."""
+    if hasattr(upload, "temporary_file_path"):
+        return Path(upload.temporary_file_path()), False
+    handle = tempfile.NamedTemporaryFile(suffix=Path(upload.name or "").suffix, delete=False)
+    with handle:
+        for chunk in upload.chunks():
+            handle.write(chunk)
+    upload.seek(0)
+    return Path(handle.name), True
+
+
+def checkpoint_validate(*, benchmark: Benchmark, upload: Any) -> inference.CheckpointInfo:
+    """Check an uploaded checkpoint without loading it; raises CheckpointSubmissionError."""
+    if not checkpoint_image_sets(benchmark=benchmark):
+        raise CheckpointSubmissionError(
+            "checkpoints_unavailable",
+            f"this server has no images for {benchmark.slug}, so it cannot run a model on it; "
+            "submit predictions instead", field=CHECKPOINT_FIELD)
+    path, copied = _local(upload)
+    try:
+        return inference.detect_and_validate(
+            path, benchmark=benchmark.slug, original_name=Path(upload.name or "").name,
+            max_bytes=settings.EVALSERVER_CHECKPOINT_MAX_BYTES)
+    except inference.CheckpointError as exc:
+        raise CheckpointSubmissionError(exc.code, exc.message, field=CHECKPOINT_FIELD,
+                                        http_status=_STATUS.get(exc.code, 400)) from None
+    finally:
+        if copied:
+            path.unlink(missing_ok=True)
+
+
+def checkpoint_store(*, submission: Submission, upload: Any,
+                     info: inference.CheckpointInfo) -> str:
+    """Store the validated upload with its submission (inside the caller's transaction);
+    returns the stored file's name, for clean-up should that transaction roll back."""
+    row = CheckpointFile(submission=submission, format=info.format,
+                         original_name=Path(upload.name or "").name[:255],
+                         size=info.size_bytes, sha256=info.sha256)
+    row.file.save(f"{submission.pk}.{info.format}", File(upload), save=False)
+    row.save()
+    return str(row.file.name)
+
+
+def checkpoint_run_queue(submission_id: int) -> None:
+    """Queue the run on the gpu queue (called after the submission commits)."""
+    from workers.gpu_tasks import run_checkpoint
+
+    run_checkpoint.delay(submission_id)
+
+
+def _device(checkpoint_format: str) -> str:
+    wanted = settings.EVALSERVER_INFERENCE_DEVICE
+    if wanted != "auto":
+        return str(wanted)
+    if checkpoint_format == "onnx":
+        import onnxruntime
+
+        return "cuda" if "CUDAExecutionProvider" in onnxruntime.get_available_providers() \
+            else "cpu"
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def _images(image_set: str) -> Path:
+    """The image set preprocessed once per worker host (a cached .npy, memory-mapped by the
+    child), so loading images never paces the model."""
+    benchmark = inference.images.resolve_image_set(image_set)[0]
+    prep = inference.PREPROCESSING[benchmark]
+    key = hashlib.sha256(repr(prep).encode()).hexdigest()[:12]
+    folder = Path(settings.EVALSERVER_CACHE_DIR) / "images"
+    path = folder / f"{image_set}-{key}.npy"
+    if not path.is_file():
+        folder.mkdir(parents=True, exist_ok=True)
+        partial = folder / f".{path.name}.{os.getpid()}.tmp.npy"
+        try:
+            inference.load_images(image_set, out=partial, **(_image_source(image_set) or {}))
+            os.replace(partial, path)  # atomic: another worker may be writing the same
+        finally:
+            partial.unlink(missing_ok=True)
+    return path
+
+
+def _claim_held(submission_id: int, task_id: str) -> bool:
+    return Submission.objects.filter(id=submission_id, status=Submission.Status.RUNNING,
+                                     claimed_by=task_id).exists()
+
+
+def submission_infer(*, submission_id: int, task_id: str) -> bool:
+    """Run the checkpoint on every image set with images and store the scores as the
+    submission's prediction files (replacing any from an earlier, interrupted attempt).
+
+    Raises inference.CheckpointError when the model is refused, crashes, hangs or runs out of
+    memory. Returns False when this task no longer holds the claim (nothing written then)."""
+    submission = Submission.objects.select_related("benchmark", "checkpoint").get(
+        id=submission_id)
+    checkpoint: CheckpointFile = submission.checkpoint
+    device = _device(checkpoint.format)
+    runs: list[tuple[ImageSet, np.ndarray]] = []
+    rates = []
+    path, cleanup = stored_file_local_copy(checkpoint.file)
+    try:
+        for image_set in checkpoint_image_sets(benchmark=submission.benchmark):
+            report = inference.run_checkpoint_report(
+                path, benchmark=submission.benchmark.slug, images=_images(image_set.slug),
+                device=device, checkpoint_format=checkpoint.format,
+                # CUDA maps tens of GB of address space: the GPU's memory is the bound there
+                memory_limit_bytes=(None if device == "cuda"
+                                    else settings.EVALSERVER_INFERENCE_MEMORY_BYTES),
+                wall_seconds=settings.EVALSERVER_INFERENCE_WALL_SECONDS)
+            runs.append((image_set, report.scores))
+            rates.append(report.scores.shape[0] / max(report.inference_seconds, 1e-9))
+            device = report.device
+    finally:
+        cleanup()
+    with transaction.atomic():
+        if not _claim_held(submission_id, task_id):
+            return False
+        for old in SubmissionFile.objects.filter(submission=submission):
+            old.file.delete(save=False)
+            if old.compact:
+                old.compact.delete(save=False)
+            old.delete()
+        for image_set, scores in runs:
+            buffer = io.BytesIO()
+            np.save(buffer, scores.astype(np.float32), allow_pickle=False)
+            data = buffer.getvalue()
+            row = SubmissionFile(
+                submission=submission, image_set=image_set, size=len(data),
+                original_name=f"{Path(checkpoint.original_name).stem} on {image_set.slug}.npy",
+                sha256=hashlib.sha256(data).hexdigest())
+            row.file.save(f"{submission.pk}-{image_set.slug}.npy", ContentFile(data), save=False)
+            row.save()
+        CheckpointFile.objects.filter(pk=checkpoint.pk).update(
+            device=device, images_per_second=min(rates) if rates else None)
+    return True

@@ -1,0 +1,109 @@
+"""HTML forms: they validate what a person typed; services do the writing."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django import forms
+
+from leaderboard.catalog.models import Benchmark, ImageSet
+
+
+@dataclass(frozen=True)
+class ImageSetGroup:
+    """One benchmark's file inputs on the submit form."""
+
+    benchmark: Benchmark
+    fields: list[forms.BoundField]
+    quota_left: int | None = None
+
+
+class BenchmarkChoiceField(forms.ModelChoiceField):
+    def label_from_instance(self, obj: Benchmark) -> str:
+        return f"{obj.name} ({obj.slug})"
+
+
+class SubmissionForm(forms.Form):
+    """The submit page: the plain fields, then one file input per image set of every benchmark.
+
+    File inputs are named by image set slug (unique across benchmarks), exactly like the API's
+    multipart fields. Files are checked by `services.submission_create` (formats, sizes, the
+    main image set), so the page and the API refuse the same things with the same words.
+    """
+
+    benchmark = BenchmarkChoiceField(
+        queryset=Benchmark.objects.order_by("slug"), to_field_name="slug",
+        empty_label="Choose a benchmark…",
+        error_messages={"required": "choose the benchmark",
+                        "invalid_choice": "choose one of the benchmarks in the list"},
+    )
+    model_name = forms.CharField(
+        max_length=200, label="Model name",
+        error_messages={"required": "name the model"},
+    )
+    description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}))
+    public = forms.BooleanField(
+        required=False, initial=True, label="Public",
+        help_text="Shown on the public leaderboard once scored. You can change this later.",
+    )
+    paper_url = forms.URLField(required=False, label="Paper URL", assume_scheme="https",
+                               error_messages={"invalid": "enter a full web address (https://…)"})
+    code_url = forms.URLField(required=False, label="Code URL", assume_scheme="https",
+                              error_messages={"invalid": "enter a full web address (https://…)"})
+
+    def __init__(self, *args: Any, image_sets: list[ImageSet], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.image_sets = image_sets
+        for image_set in image_sets:
+            main = image_set.slug == image_set.benchmark.main_image_set
+            self.fields[image_set.slug] = forms.FileField(
+                required=False,
+                label=f"{image_set.slug} · {image_set.size:,} rows"
+                      + (" · required" if main else " · optional"),
+                help_text=image_set.name,
+                widget=forms.ClearableFileInput(
+                    attrs={"accept": ".npy,.npz,.json,.csv",
+                           "data-benchmark": image_set.benchmark.slug}),
+                error_messages={"empty": "the file is empty"},
+            )
+
+        self.fields["checkpoint"] = forms.FileField(
+            required=False, label="Model file (instead of predictions)",
+            help_text=".onnx, or .safetensors for the benchmark's own architecture",
+            widget=forms.ClearableFileInput(attrs={"accept": ".onnx,.safetensors"}),
+            error_messages={"empty": "the file is empty"},
+        )
+
+    def groups(self, quota: dict[str, int | None] | None = None) -> list[ImageSetGroup]:
+        """The file inputs grouped by benchmark, in benchmark order."""
+        by_benchmark: dict[int, ImageSetGroup] = {}
+        for image_set in self.image_sets:
+            benchmark = image_set.benchmark
+            if benchmark.pk not in by_benchmark:
+                left = (quota or {}).get(benchmark.slug)
+                by_benchmark[benchmark.pk] = ImageSetGroup(benchmark, [], left)
+            by_benchmark[benchmark.pk].fields.append(self[image_set.slug])
+        return sorted(by_benchmark.values(), key=lambda g: g.benchmark.slug)
+
+    def plain_fields(self) -> list[forms.BoundField]:
+        return [self[name] for name in ("model_name", "description", "public",
+                                        "paper_url", "code_url")]
+
+    def chosen_files(self) -> dict[str, Any]:
+        """The attached files of the chosen benchmark's image sets; a file attached for another
+        benchmark is an error on its input."""
+        benchmark: Benchmark = self.cleaned_data["benchmark"]
+        files: dict[str, Any] = {}
+        for image_set in self.image_sets:
+            upload = self.cleaned_data.get(image_set.slug)
+            if not upload:
+                continue
+            if image_set.benchmark_id != benchmark.pk:
+                self.add_error(image_set.slug,
+                               f"{image_set.slug} belongs to {image_set.benchmark.slug}, "
+                               f"not {benchmark.slug}: remove this file or choose "
+                               f"{image_set.benchmark.slug}")
+                continue
+            files[image_set.slug] = upload
+        return files

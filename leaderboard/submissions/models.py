@@ -1,0 +1,151 @@
+"""Submissions, their uploaded files and their scores."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+from leaderboard.catalog.models import Benchmark, ImageSet, LabelSet, LabelSetVersion
+
+
+class Submission(models.Model):
+    """One model's predictions (one file per image set) and its scoring status."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        SCORED = "scored", "Scored"
+        FAILED = "failed", "Failed"
+
+    class Kind(models.TextChoices):
+        PREDICTIONS = "predictions", "Predictions"
+        # A model file: a gpu-queue worker runs it on the image sets the server has images for
+        # and stores its scores as prediction files, then scores those like any upload.
+        CHECKPOINT = "checkpoint", "Checkpoint"
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="submissions"
+    )
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.PROTECT, related_name="submissions")
+    model_name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    paper_url = models.URLField(blank=True)
+    code_url = models.URLField(blank=True)
+    public = models.BooleanField(default=True)
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.PREDICTIONS)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    failure_code = models.CharField(max_length=64, blank=True)
+    failure_reason = models.TextField(blank=True)
+    created = models.DateTimeField(auto_now_add=True, db_index=True)
+    # When a scoring task was last queued for it (the sweep re-queues long-queued ones).
+    queued_at = models.DateTimeField(default=timezone.now)
+    started = models.DateTimeField(null=True, blank=True)
+    scored = models.DateTimeField(null=True, blank=True)
+    # The Celery task id that holds the claim while running: a redelivered message (same id)
+    # may take the claim back, a duplicate message (another id) may not.
+    claimed_by = models.CharField(max_length=64, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ("-created", "-id")
+        indexes = [models.Index(fields=("benchmark", "status", "public"))]
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.model_name}"
+
+
+class SubmissionFile(models.Model):
+    """The uploaded predictions of one submission for one image set."""
+
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="files")
+    image_set = models.ForeignKey(ImageSet, on_delete=models.PROTECT, related_name="+")
+    file = models.FileField(upload_to="uploads/%Y/%m/%d/", max_length=300)
+    original_name = models.CharField(max_length=255)
+    size = models.PositiveBigIntegerField()
+    sha256 = models.CharField(max_length=64)
+    # Compact arrays (top-5 ids and scores) written by the worker: what re-scoring reads.
+    compact = models.FileField(upload_to="compact/", max_length=300, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=("submission", "image_set"), name="submissionfile_one_per_image_set"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"#{self.submission_id} {self.original_name}"
+
+
+class CheckpointFile(models.Model):
+    """The uploaded model of a checkpoint submission (ONNX or a safetensors state dict),
+    validated before it was stored; never unpickled, only ever run in a sandboxed child."""
+
+    class Format(models.TextChoices):
+        ONNX = "onnx", "ONNX"
+        SAFETENSORS = "safetensors", "safetensors state dict"
+
+    submission = models.OneToOneField(Submission, on_delete=models.CASCADE,
+                                      related_name="checkpoint")
+    file = models.FileField(upload_to="checkpoints/%Y/%m/%d/", max_length=300)
+    format = models.CharField(max_length=16, choices=Format.choices)
+    original_name = models.CharField(max_length=255)
+    size = models.PositiveBigIntegerField()
+    sha256 = models.CharField(max_length=64)
+    # Filled by the worker that ran it: where, how fast (the scores become SubmissionFiles).
+    device = models.CharField(max_length=32, blank=True)
+    images_per_second = models.FloatField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"#{self.submission_id} {self.original_name} ({self.format})"
+
+
+class HitVector(models.Model):
+    """np.packbits over a label set's evaluated examples, in order, of whether the headline
+    accuracy counts each correct (metrics.headline_hits; popcount == the score's correct); the
+    leaderboard's paired McNemar ties read them (workers/scoring/ties.py).
+
+    Stored once per content (SHA-256 of the bits): a new label-set version leaves most
+    submissions' hits unchanged, so its copied scores point at the same rows instead of
+    copying 6 kB each, and storage does not grow with every version."""
+
+    digest = models.CharField(max_length=64, primary_key=True)
+    bits = models.BinaryField()
+
+    def __str__(self) -> str:
+        return self.digest[:12]
+
+
+class Score(models.Model):
+    """A submission's figures on one label-set version (unique per pair: re-scoring updates)."""
+
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="scores")
+    label_set_version = models.ForeignKey(
+        LabelSetVersion, on_delete=models.PROTECT, related_name="scores"
+    )
+    # Denormalised from the version so leaderboard reads need no join.
+    label_set = models.ForeignKey(LabelSet, on_delete=models.PROTECT, related_name="scores")
+    accuracy = models.FloatField(null=True)
+    correct = models.PositiveIntegerField()
+    total = models.PositiveIntegerField()
+    ci_low = models.FloatField(null=True)
+    ci_high = models.FloatField(null=True)
+    record = models.JSONField(default=dict)
+    # Which evaluated examples the headline accuracy counts correct (see HitVector); null for
+    # scores written before hits were stored.
+    hits = models.ForeignKey("HitVector", null=True, blank=True, editable=False,
+                             on_delete=models.PROTECT, related_name="+", db_column="hits_digest")
+    created = models.DateTimeField(auto_now_add=True)
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=("submission", "label_set_version"), name="score_unique_per_version"
+            ),
+        ]
+        indexes = [models.Index(fields=("label_set_version", "submission"))]
+
+    def __str__(self) -> str:
+        return f"#{self.submission_id} on {self.label_set_version}: {self.accuracy}"

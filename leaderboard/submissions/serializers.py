@@ -1,0 +1,170 @@
+"""Input and output shapes of the submission operations."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field, inline_serializer
+from rest_framework import serializers
+from rest_framework.fields import empty
+
+from leaderboard.catalog.models import Benchmark
+from leaderboard.catalog.selectors import benchmark_get, benchmark_list
+from leaderboard.common.api import CodedCharField
+from leaderboard.submissions.models import Score, Submission
+from leaderboard.submissions.selectors import submission_scores
+from workers.scoring.catalog import BENCHMARKS
+
+
+class SubmissionCreateInput(serializers.Serializer):
+    """The form fields of a submission; the files (one per image set, named by its slug) are
+    taken from the request's files and checked by `services.submission_create`."""
+
+    benchmark = CodedCharField(missing_code="missing_benchmark",
+                               missing_message="name the benchmark (e.g. cifar10)",
+                               help_text="benchmark slug, e.g. `cifar10`")
+    model_name = CodedCharField(missing_code="missing_model_name", missing_message="name the model",
+                                max_length=200)
+    description = serializers.CharField(required=False, allow_blank=True, default="")
+    public = serializers.BooleanField(default=True, help_text="shown on the public leaderboard "
+                                      "once scored (default true)")
+    paper_url = serializers.URLField(required=False, allow_blank=True, default="")
+    code_url = serializers.URLField(required=False, allow_blank=True, default="")
+
+    def validate_benchmark(self, value: str) -> Benchmark:
+        try:
+            return benchmark_get(slug=value)
+        except Benchmark.DoesNotExist:
+            known = ", ".join(b.slug for b in benchmark_list())
+            raise serializers.ValidationError(
+                f"no benchmark {value!r}; use one of: {known or '(none loaded)'}",
+                code="unknown_benchmark") from None
+
+
+@extend_schema_field(OpenApiTypes.BINARY)
+class PredictionsFileField(serializers.FileField):
+    """A file upload as the schema shows it (binary; the default would say a URI)."""
+
+
+def _image_set_file_fields() -> dict[str, serializers.Field]:
+    return {
+        spec.slug: PredictionsFileField(
+            required=False,
+            help_text=f"{benchmark.slug}: predictions for {spec.slug} ({spec.size} rows; "
+                      ".npy, .npz, .json or .csv)"
+                      + (" - required" if spec.slug == benchmark.main_image_set else ""))
+        for benchmark in BENCHMARKS.values() for spec in benchmark.image_sets
+    }
+
+
+# The multipart body as the schema documents it: the form fields plus one file per image set.
+SUBMISSION_CREATE_REQUEST = inline_serializer(
+    name="SubmissionCreateRequest",
+    fields={**copy.deepcopy(SubmissionCreateInput._declared_fields), **_image_set_file_fields(),
+            "checkpoint": PredictionsFileField(
+                required=False,
+                help_text="instead of predictions: a model the server runs on the image sets "
+                          "it has images for (.onnx, or .safetensors for the benchmark's own "
+                          "architecture; see GET /api/benchmarks/ `checkpoint`)")},
+)
+
+
+class SubmissionVisibilityInput(serializers.Serializer):
+    public = serializers.BooleanField(help_text="show on the public leaderboard (true) or hide")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # A form body without `public` is an error, not false (DRF's HTML-form default).
+        self.fields["public"].default_empty_html = empty
+
+
+class SubmissionCreatedOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.CharField(help_text="queued | running | scored | failed")
+    url = serializers.URLField(help_text="the submission in this API: poll it for the scores")
+
+
+class SubmissionFileOutput(serializers.Serializer):
+    image_set = serializers.CharField(source="image_set.slug")
+    name = serializers.CharField(source="original_name")
+    size = serializers.IntegerField(help_text="bytes")
+    sha256 = serializers.CharField()
+
+
+class ScoreOutput(serializers.Serializer):
+    """The headline figures; every other figure of the score record follows them (top-5,
+    gap, correctable-set accuracies, human agreement, ... depending on the label set)."""
+
+    accuracy = serializers.FloatField(allow_null=True)
+    correct = serializers.IntegerField()
+    total = serializers.IntegerField()
+    ci_low = serializers.FloatField(allow_null=True, help_text="95% Clopper-Pearson interval")
+    ci_high = serializers.FloatField(allow_null=True)
+    version = serializers.IntegerField(source="label_set_version.number")
+    version_hash = serializers.CharField(source="label_set_version.content_hash")
+
+    def to_representation(self, instance: Score) -> dict[str, Any]:
+        record = instance.record if isinstance(instance.record, dict) else {}
+        return {**record, **super().to_representation(instance)}
+
+
+def latest_scores(submission: Submission) -> dict[str, Score]:
+    """The newest-version score of each label set: from prefetched rows when the list view
+    prefetched them (the rule of submission_scores), else from the selector."""
+    if "scores" not in getattr(submission, "_prefetched_objects_cache", {}):
+        return submission_scores(submission=submission)
+    latest: dict[str, Score] = {}
+    for score in sorted(submission.scores.all(), key=lambda s: -s.label_set_version.number):
+        latest.setdefault(score.label_set.slug, score)
+    return latest
+
+
+class CheckpointOutput(serializers.Serializer):
+    format = serializers.CharField(help_text="onnx | safetensors")
+    original_name = serializers.CharField()
+    size = serializers.IntegerField()
+    sha256 = serializers.CharField()
+    device = serializers.CharField(help_text="where it ran (cpu | cuda); empty until it has")
+    images_per_second = serializers.FloatField(allow_null=True)
+
+
+class SubmissionDetailOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    kind = serializers.CharField(help_text="predictions | checkpoint")
+    benchmark = serializers.CharField(source="benchmark.slug")
+    model_name = serializers.CharField()
+    description = serializers.CharField()
+    paper_url = serializers.CharField()
+    code_url = serializers.CharField()
+    public = serializers.BooleanField()
+    status = serializers.CharField(help_text="queued | running | scored | failed")
+    failure_code = serializers.CharField(allow_null=True, help_text="when failed")
+    failure_reason = serializers.CharField(allow_null=True, help_text="when failed")
+    created = serializers.DateTimeField()
+    scored = serializers.DateTimeField(allow_null=True, help_text="when scoring finished "
+                                       "(or failed)")
+    owner = serializers.CharField(source="owner.username")
+    files = SubmissionFileOutput(many=True, help_text="for a checkpoint: its predictions, "
+                                 "written by the worker that ran it")
+    checkpoint = serializers.SerializerMethodField()
+    scores = serializers.SerializerMethodField()
+
+    @extend_schema_field(CheckpointOutput(allow_null=True))
+    def get_checkpoint(self, submission: Submission) -> dict[str, Any] | None:
+        row = getattr(submission, "checkpoint", None) \
+            if submission.kind == Submission.Kind.CHECKPOINT else None
+        return None if row is None else dict(CheckpointOutput(row).data)
+
+    @extend_schema_field(serializers.DictField(child=ScoreOutput(), help_text="by label set slug"))
+    def get_scores(self, submission: Submission) -> dict[str, Any]:
+        # In the order of the leaderboard's columns (label sets as created: original first).
+        latest = sorted(latest_scores(submission).items(), key=lambda item: item[1].label_set_id)
+        return {slug: ScoreOutput(score).data for slug, score in latest}
+
+    def to_representation(self, instance: Submission) -> dict[str, Any]:
+        data = dict(super().to_representation(instance))
+        for name in ("failure_code", "failure_reason"):
+            data[name] = data[name] or None
+        return data

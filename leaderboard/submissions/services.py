@@ -1,0 +1,391 @@
+"""Creating submissions and moving them through queued -> running -> scored | failed.
+
+Every status change is a conditional UPDATE, so a redelivered or duplicated task never
+scores twice and a late task cannot overwrite a newer state.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from datetime import timedelta
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.core.files.base import ContentFile, File
+from django.core.files.storage import default_storage
+from django.db import connection, transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from leaderboard.catalog.label_set_version_files import compiled_for_version
+from leaderboard.catalog.models import Benchmark, LabelSetVersion
+from leaderboard.common.errors import ServiceError
+from leaderboard.submissions.models import HitVector, Score, Submission, SubmissionFile
+from workers.scoring import datasets
+from workers.scoring.metrics import score_predictions
+from workers.scoring.predictions import SUPPORTED_EXTENSIONS, Predictions, parse_predictions
+from workers.scoring.ties import pack_hits
+
+Status = Submission.Status
+K = TypeVar("K")
+
+
+class SubmissionError(ServiceError):
+    """A submission the server refuses (bad request, quota, size)."""
+
+
+def _check_files(benchmark: Benchmark, files: Mapping[str, Any]) -> None:
+    slugs = {s.slug: s for s in benchmark.image_sets.all()}
+    if not files:
+        raise SubmissionError(
+            "no_files",
+            f"attach one predictions file per image set; {benchmark.slug} has "
+            + ", ".join(sorted(slugs)),
+        )
+    for name, upload in files.items():
+        if name not in slugs:
+            raise SubmissionError(
+                "unknown_image_set",
+                f"{name!r} is not an image set of {benchmark.slug}; use "
+                + ", ".join(sorted(slugs)),
+                field=name,
+            )
+        suffix = Path(upload.name or "").suffix.lower()
+        if suffix not in SUPPORTED_EXTENSIONS:
+            raise SubmissionError(
+                "unsupported_format",
+                f"{upload.name!r}: use one of {', '.join(SUPPORTED_EXTENSIONS)}",
+                field=name,
+            )
+        if upload.size == 0:
+            raise SubmissionError("empty_file", f"{upload.name!r} is empty", field=name)
+        if upload.size > settings.EVALSERVER_MAX_UPLOAD_BYTES:
+            raise SubmissionError(
+                "file_too_large",
+                f"{upload.name!r} is larger than {settings.EVALSERVER_MAX_UPLOAD_BYTES} bytes",
+                field=name,
+                http_status=413,
+            )
+    if benchmark.main_image_set not in files:
+        raise SubmissionError(
+            "missing_main_image_set",
+            f"a {benchmark.slug} submission needs predictions for {benchmark.main_image_set}",
+            field=benchmark.main_image_set,
+        )
+
+
+def _sha256(upload: Any) -> str:
+    digest = hashlib.sha256()
+    for chunk in upload.chunks():
+        digest.update(chunk)
+    upload.seek(0)
+    return digest.hexdigest()
+
+
+def submission_quota_left(*, owner: User, benchmark: Benchmark) -> int | None:
+    """Submissions the user may still make on this benchmark now (None: no quota)."""
+    quota = settings.EVALSERVER_DAILY_QUOTA
+    if not quota:
+        return None
+    since = timezone.now() - timedelta(days=1)
+    used = Submission.objects.filter(owner=owner, benchmark=benchmark, created__gte=since).count()
+    return max(0, quota - used)
+
+
+def submission_create(
+    *,
+    owner: User,
+    benchmark: Benchmark,
+    model_name: str,
+    files: Mapping[str, Any],
+    description: str = "",
+    public: bool = True,
+    paper_url: str = "",
+    code_url: str = "",
+    enforce_quota: bool = True,
+    checkpoint: Any = None,
+) -> Submission:
+    """Store the files (or the `checkpoint`, a model file, instead) and the row durably, then
+    queue scoring (or the model's run) once the transaction commits."""
+    from leaderboard.submissions import checkpoints
+    from workers.tasks import score_submission as score_task  # tasks import services
+
+    model_name = model_name.strip()
+    if not model_name:
+        raise SubmissionError("missing_model_name", "name the model", field="model_name")
+    if checkpoint is not None:
+        if files:
+            raise SubmissionError(
+                "checkpoint_and_predictions",
+                "send either a checkpoint or predictions files, not both",
+                field=checkpoints.CHECKPOINT_FIELD)
+        info = checkpoints.checkpoint_validate(benchmark=benchmark, upload=checkpoint)
+    else:
+        _check_files(benchmark, files)
+    stored: list[str] = []
+    try:
+        with transaction.atomic():
+            # The user's row lock serialises this user's concurrent submissions, so the count
+            # and the insert below cannot interleave (PostgreSQL; SQLite locks the database).
+            User.objects.select_for_update().filter(pk=owner.pk).first()
+            if enforce_quota:
+                left = submission_quota_left(owner=owner, benchmark=benchmark)
+                if left == 0:
+                    raise SubmissionError(
+                        "quota_exceeded",
+                        f"daily quota reached: {settings.EVALSERVER_DAILY_QUOTA} submissions "
+                        f"per 24 hours on {benchmark.slug}; try again later",
+                        http_status=429,
+                    )
+            submission = Submission.objects.create(
+                owner=owner, benchmark=benchmark, model_name=model_name,
+                description=description, public=public, paper_url=paper_url, code_url=code_url,
+                kind=Submission.Kind.PREDICTIONS if checkpoint is None
+                else Submission.Kind.CHECKPOINT,
+            )
+            if checkpoint is not None:
+                stored.append(checkpoints.checkpoint_store(
+                    submission=submission, upload=checkpoint, info=info))
+                transaction.on_commit(
+                    lambda: checkpoints.checkpoint_run_queue(submission.pk))
+                return submission
+            image_sets = {s.slug: s for s in benchmark.image_sets.all()}
+            for slug, upload in files.items():
+                row = SubmissionFile(
+                    submission=submission, image_set=image_sets[slug],
+                    original_name=Path(upload.name).name[:255], size=upload.size,
+                    sha256=_sha256(upload),
+                )
+                row.file.save(f"{submission.pk}-{slug}{Path(upload.name).suffix.lower()}",
+                              File(upload), save=False)
+                stored.append(str(row.file.name))
+                row.save()
+            transaction.on_commit(lambda: score_task.delay(submission.pk))
+    except BaseException:
+        for name in stored:  # nothing partial: no file outlives a rolled-back row
+            default_storage.delete(name)
+        raise
+    return submission
+
+
+# ---------------------------------------------------------------- the worker's side
+
+
+def submission_claim(*, submission_id: int, task_id: str, retry: bool = False) -> bool:
+    """queued -> running for this task; a redelivery of the same task may re-claim.
+
+    A redelivery after a crash counts as a new attempt (so a submission that kills its
+    worker every time ends failed); a Celery retry after a transient error (`retry=True`,
+    same task id) does not.
+    """
+    now = timezone.now()
+    claimable = Q(status=Status.QUEUED) | Q(status=Status.RUNNING, claimed_by=task_id)
+    rows = Submission.objects.filter(claimable, id=submission_id)
+    if retry:
+        return rows.update(status=Status.RUNNING, claimed_by=task_id, started=now) == 1
+    return (
+        rows.filter(attempts__lt=settings.EVALSERVER_SCORING_MAX_ATTEMPTS)
+        .update(status=Status.RUNNING, claimed_by=task_id, started=now,
+                attempts=F("attempts") + 1)
+        == 1
+    )
+
+
+def submission_fail(*, submission_id: int, code: str, reason: str,
+                    task_id: str | None = None) -> bool:
+    """Mark failed with a reason (only while this task holds the claim, when given)."""
+    rows = Submission.objects.filter(id=submission_id, status__in=(Status.QUEUED, Status.RUNNING))
+    if task_id is not None:
+        rows = rows.filter(claimed_by=task_id)
+    return rows.update(status=Status.FAILED, failure_code=code, failure_reason=reason,
+                       scored=timezone.now()) == 1
+
+
+def stored_file_local_copy(field: Any) -> tuple[Path, Callable[[], None]]:
+    """A local path for a stored file (a temporary copy when storage is remote, e.g. S3)."""
+    try:
+        return Path(field.path), lambda: None
+    except NotImplementedError:
+        handle = tempfile.NamedTemporaryFile(suffix=Path(field.name).suffix, delete=False)
+        with field.open("rb") as source:
+            for chunk in source.chunks():
+                handle.write(chunk)
+        handle.close()
+        return Path(handle.name), lambda: Path(handle.name).unlink(missing_ok=True)
+
+
+def _save_compact(row: SubmissionFile, preds: Predictions) -> None:
+    arrays: dict[str, np.ndarray] = {"topk": preds.topk.astype(np.int16)}
+    if preds.topk_scores is not None:
+        arrays["topk_scores"] = preds.topk_scores
+    if preds.scores is not None:
+        arrays["scores"] = preds.scores
+        arrays["scores_kind"] = np.array(preds.scores_kind or "")
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)  # type: ignore[arg-type]
+    if row.compact:
+        row.compact.delete(save=False)
+    row.compact.save(f"{row.submission_id}-{row.image_set.slug}.npz",
+                     ContentFile(buffer.getvalue()), save=False)
+    SubmissionFile.objects.filter(pk=row.pk).update(compact=row.compact.name)
+
+
+def latest_versions(benchmark: Benchmark) -> list[LabelSetVersion]:
+    """The newest version of every label set of the benchmark."""
+    versions = (LabelSetVersion.objects.filter(label_set__benchmark=benchmark)
+                .select_related("label_set__benchmark").order_by("label_set_id", "-number"))
+    latest: dict[int, LabelSetVersion] = {}
+    for version in versions:
+        latest.setdefault(version.label_set_id, version)
+    return list(latest.values())
+
+
+def submission_scores_compute(*, submission_id: int, task_id: str) -> bool:
+    """Parse the files, score every latest label-set version, store Score rows; idempotent.
+
+    Raises PredictionError for a bad file (the caller marks the submission failed).
+    Returns False when this task no longer holds the claim (nothing is written then).
+    """
+    from leaderboard.review import services as review
+
+    submission = Submission.objects.select_related("benchmark").get(id=submission_id)
+    benchmark = submission.benchmark
+    predictions: dict[str, Predictions] = {}
+    for row in submission.files.select_related("image_set"):
+        path, cleanup = stored_file_local_copy(row.file)
+        try:
+            preds = parse_predictions(
+                path, num_examples=row.image_set.size, num_classes=benchmark.num_classes,
+                max_bytes=settings.EVALSERVER_MAX_UPLOAD_BYTES, filename=row.original_name,
+                keep_scores=benchmark.num_classes <= 100,
+            )
+        except Exception as exc:
+            exc.image_set = row.image_set.slug  # type: ignore[attr-defined]
+            raise
+        finally:
+            cleanup()
+        predictions[row.image_set.slug] = preds
+        _save_compact(row, preds)
+    versions = {v.label_set.slug: v for v in latest_versions(benchmark)}
+    compiled = [compiled_for_version(v) for v in versions.values()]
+    names = datasets.class_names(benchmark.slug, settings.EVALSERVER_DATA_DIR)
+    result = score_predictions(predictions, compiled, class_names=names)
+    with transaction.atomic():
+        if not Submission.objects.select_for_update().filter(
+                id=submission_id, status=Status.RUNNING, claimed_by=task_id).exists():
+            return False
+        for slug, record in result.records.items():
+            score_upsert(submission=submission, version=versions[slug], record=record,
+                         hits=result.hits.get(slug))
+        for slug, pairs in result.novel.items():  # unjudged top-1 pairs go to review
+            review.review_items_record(submission=submission,
+                                       label_set=versions[slug].label_set, novel=pairs)
+        Submission.objects.filter(id=submission_id).update(
+            status=Status.SCORED, scored=timezone.now(), failure_code="", failure_reason="")
+        benchmark_leaderboard_touch(benchmark_id=benchmark.pk)
+        # A version made while this was scoring was re-scored without it (it was not scored
+        # yet): queue that re-scoring again so no submission misses a version.
+        for newer in latest_versions(benchmark):
+            if versions.get(newer.label_set.slug, newer).pk != newer.pk:
+                review.version_rescore_request(version_id=newer.pk)
+    return True
+
+
+SCORE_FIELDS = (
+    "label_set", "accuracy", "correct", "total", "ci_low", "ci_high", "record", "hits", "updated",
+)
+
+
+def _score_row(submission_id: int, version: LabelSetVersion, record: dict[str, Any],
+               hits: str | None) -> Score:
+    return Score(
+        submission_id=submission_id, label_set_version=version,
+        label_set_id=version.label_set_id, accuracy=record.get("accuracy"),
+        correct=record.get("correct") or 0, total=record.get("total") or 0,
+        ci_low=record.get("ci_low"), ci_high=record.get("ci_high"), record=record,
+        hits_id=hits,
+    )
+
+
+def score_upsert(*, submission: Submission, version: LabelSetVersion,
+                 record: dict[str, Any], hits: np.ndarray | None = None) -> Score:
+    """One Score row per (submission, version): re-scoring replaces it, never duplicates."""
+    return scores_upsert(version=version, records={submission.pk: record},
+                         hits=None if hits is None else {submission.pk: hits})[0]
+
+
+def hit_vectors_store(*, hits: Mapping[K, np.ndarray]) -> dict[K, str]:
+    """Store per-example hit vectors (metrics.headline_hits) packed, once per content; returns
+    each one's digest (what Score.hits points at). A vector already stored is not written
+    again: most of a new version's vectors are its parent's."""
+    packed = {key: pack_hits(vector) for key, vector in hits.items()}
+    digests = {key: hashlib.sha256(bits).hexdigest() for key, bits in packed.items()}
+    HitVector.objects.bulk_create(
+        [HitVector(digest=digests[key], bits=bits) for key, bits in packed.items()],
+        ignore_conflicts=True, batch_size=500)
+    return digests
+
+
+def scores_upsert(*, version: LabelSetVersion, records: dict[int, dict[str, Any]],
+                  hits: Mapping[int, np.ndarray] | None = None) -> list[Score]:
+    """Many submissions' Score rows on one version in one statement (insert or replace).
+
+    `hits`: per submission, metrics.headline_hits (stored packed, for the leaderboard's
+    paired tests); a score written without it stores none."""
+    digests = hit_vectors_store(hits=hits or {})
+    return Score.objects.bulk_create(
+        [_score_row(submission_id, version, record, digests.get(submission_id))
+         for submission_id, record in records.items()],
+        update_conflicts=True, unique_fields=("submission", "label_set_version"),
+        update_fields=SCORE_FIELDS,
+    )
+
+
+def scores_copy(*, parent: LabelSetVersion, version: LabelSetVersion,
+                exclude: Sequence[int]) -> None:
+    """Every Score on `parent` becomes the same Score on `version` (the record's version_hash
+    updated; the hits too, which only an excluded submission's can change), except for the
+    `exclude`d submissions; one INSERT ... SELECT in the database,
+    because a decision that moves a few scores must not rewrite ten thousand from Python."""
+    table = connection.ops.quote_name(Score._meta.db_table)
+    if connection.vendor == "postgresql":
+        record = "jsonb_set(record, '{version_hash}', to_jsonb(%s::text))"
+    elif connection.vendor == "sqlite":
+        record = "json_set(record, '$.version_hash', %s)"
+    else:  # pragma: no cover - the project runs on SQLite and PostgreSQL only
+        raise NotImplementedError(connection.vendor)
+    skip = ""
+    if exclude:
+        skip = f"AND submission_id NOT IN ({', '.join(['%s'] * len(exclude))})"
+    now = timezone.now()
+    sql = f"""
+        INSERT INTO {table} (submission_id, label_set_version_id, label_set_id, accuracy,
+                             correct, total, ci_low, ci_high, record, hits_digest, created,
+                             updated)
+        SELECT submission_id, %s, label_set_id, accuracy, correct, total, ci_low, ci_high,
+               {record}, hits_digest, %s, %s
+        FROM {table} WHERE label_set_version_id = %s {skip}
+        ON CONFLICT (submission_id, label_set_version_id) DO UPDATE SET
+            accuracy = excluded.accuracy, correct = excluded.correct, total = excluded.total,
+            ci_low = excluded.ci_low, ci_high = excluded.ci_high, record = excluded.record,
+            hits_digest = excluded.hits_digest, updated = excluded.updated
+    """  # noqa: S608 - only quoted identifiers and placeholders are interpolated
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [version.pk, version.content_hash, now, now, parent.pk, *exclude])
+
+
+def benchmark_leaderboard_touch(*, benchmark_id: int) -> None:
+    """Invalidate every cached leaderboard of the benchmark (all processes)."""
+    Benchmark.objects.filter(pk=benchmark_id).update(
+        leaderboard_generation=F("leaderboard_generation") + 1)
+
+
+def submission_visibility_set(*, submission: Submission, public: bool) -> None:
+    Submission.objects.filter(pk=submission.pk).update(public=public)
+    benchmark_leaderboard_touch(benchmark_id=submission.benchmark_id)

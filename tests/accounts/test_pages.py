@@ -1,0 +1,78 @@
+"""Sign-up, log in and out, and the profile page's API token."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+from rest_framework.authtoken.models import Token
+
+from tests import factories
+
+pytestmark = pytest.mark.django_db
+
+PASSWORD = "a-long-test-password"
+
+
+def test_it_signs_up_then_logs_in_and_out(client: Client) -> None:
+    signup = client.post("/signup/", {"username": "carol", "password1": PASSWORD,
+                                      "password2": PASSWORD})
+    assert signup.status_code == 302 and signup["Location"] == "/login/"
+    assert User.objects.filter(username="carol").exists()
+
+    login = client.post("/login/", {"username": "carol", "password": PASSWORD})
+    assert login.status_code == 302 and login["Location"] == "/"
+    home = client.get("/").content.decode()
+    assert '<a href="/profile/" class="username">carol</a>' in home
+    assert 'action="/logout/"' in home
+
+    assert client.get("/logout/").status_code == 405  # logging out is a POST form
+    logout = client.post("/logout/")
+    assert logout.status_code == 302
+    assert 'href="/login/"' in client.get("/").content.decode()
+
+
+def test_it_shows_sign_up_errors_on_the_form(client: Client) -> None:
+    factories.user_create("carol")
+
+    response = client.post("/signup/", {"username": "carol", "password1": PASSWORD,
+                                        "password2": "something-else"})
+
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "A user with that username already exists." in page
+    assert User.objects.filter(username="carol").count() == 1
+
+
+def test_it_creates_and_revokes_the_api_token(client: Client) -> None:
+    user = factories.user_create("dave")
+    client.force_login(user)
+
+    before = client.get("/profile/").content.decode()
+    assert "You have no API token." in before and ">Create token</button>" in before
+    assert client.get("/profile/token/create/").status_code == 405
+
+    created = client.post("/profile/token/create/")
+    assert created.status_code == 302 and created["Location"] == "/profile/"
+    key = Token.objects.get(user=user).key
+    page = client.get("/profile/").content.decode()
+    assert f'value="{key}"' in page and ">Revoke token</button>" in page
+    assert (f"EVALSERVER_TOKEN={key} evalserver-client submit --benchmark cifar10 "
+            "--model NAME cifar10-test=preds.npy") in page
+
+    client.post("/profile/token/create/")  # a second create keeps the same key
+    assert list(Token.objects.filter(user=user).values_list("key", flat=True)) == [key]
+
+    revoked = client.post("/profile/token/revoke/")
+    assert revoked.status_code == 302
+    assert not Token.objects.filter(user=user).exists()
+    assert key not in client.get("/profile/").content.decode()
+
+
+def test_it_sends_anonymous_visitors_to_log_in(client: Client) -> None:
+    for path in ("/profile/", "/submit/", "/submissions/"):
+        response = client.get(path)
+        assert response.status_code == 302
+        assert response["Location"] == f"/login/?next={path}"
+    assert client.post("/profile/token/create/").status_code == 302
+    assert not Token.objects.exists()

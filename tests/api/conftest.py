@@ -1,5 +1,0 @@
-"""Fixtures of the API tests."""
-
-from __future__ import annotations
-
-

@@ -1,0 +1,283 @@
+"""`manage.py load_benchmarks` on the real data directory (and on broken copies of it)."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+from pytest_django.fixtures import Settings
+
+from leaderboard.catalog.models import Benchmark, ImageSet, LabelSet, LabelSetVersion
+from leaderboard.catalog.services import (
+    benchmark_catalog_load,
+    benchmark_sync,
+    image_set_sync,
+    label_set_sync,
+    label_set_version_create,
+)
+from tests.helpers import PROJECT_ROOT, make_partial_data_dir
+from workers.scoring import label_set_builders
+from workers.scoring.catalog import BENCHMARKS, label_set_spec
+
+pytestmark = pytest.mark.django_db
+
+Runner = Callable[..., tuple[str, str]]
+
+# Without a multi-label file, every catalog entry but the optional ones is loaded.
+EXPECTED_LABEL_SETS = {
+    (benchmark.slug, spec.slug)
+    for benchmark in BENCHMARKS.values()
+    for spec in benchmark.label_sets
+    if spec.optional_source is None
+}
+EXPECTED_IMAGE_SETS = {
+    image_set.slug: image_set.size
+    for benchmark in BENCHMARKS.values()
+    for image_set in benchmark.image_sets
+}
+NOT_CONFIGURED = "skipped: not configured (set EVALSERVER_MULTILABEL_FILE)"
+
+
+def label_set_slugs(benchmark: str) -> list[str]:
+    return sorted(
+        LabelSet.objects.filter(benchmark__slug=benchmark).values_list("slug", flat=True)
+    )
+
+
+def catalog_state() -> dict[str, list[object]]:
+    return {
+        "benchmarks": sorted(Benchmark.objects.values_list("id", "slug")),
+        "image_sets": sorted(ImageSet.objects.values_list("id", "slug", "size")),
+        "label_sets": sorted(LabelSet.objects.values_list("id", "benchmark__slug", "slug")),
+        "versions": sorted(
+            LabelSetVersion.objects.values_list(
+                "id", "label_set__benchmark__slug", "label_set__slug", "number", "content_hash"
+            )
+        ),
+    }
+
+
+def test_it_loads_exactly_the_catalog_from_the_real_data(
+    run_load_benchmarks: Runner, data_dir: Path, compile_cache_dir: Path
+) -> None:
+    out, err = run_load_benchmarks()
+
+    assert err == ""
+    assert sorted(Benchmark.objects.values_list("slug", flat=True)) == sorted(BENCHMARKS)
+    assert dict(ImageSet.objects.values_list("slug", "size")) == EXPECTED_IMAGE_SETS
+    assert sorted(LabelSet.objects.values_list("benchmark__slug", "slug")) == sorted(
+        EXPECTED_LABEL_SETS
+    )
+    # The public names of SPEC "Names".
+    assert label_set_slugs("cifar10") == [
+        "cifar10.1-v4", "cifar10.1-v6", "cifar10h", "corrected", "original",
+    ]
+    assert label_set_slugs("mnist") == ["corrected", "original"]
+    assert label_set_slugs("imagenet") == [
+        "corrected", "corrected-t4", "corrected-t5", "original", "real",
+    ]
+    assert EXPECTED_IMAGE_SETS == {
+        "imagenet-val": 50_000, "cifar10-test": 10_000, "cifar10.1-v4": 2_021,
+        "cifar10.1-v6": 2_000, "mnist-test": 10_000,
+    }
+    for label_set in LabelSet.objects.select_related("benchmark", "image_set__benchmark"):
+        spec = label_set_spec(label_set.benchmark.slug, label_set.slug)
+        assert label_set.image_set.slug == spec.image_set
+        assert label_set.image_set.benchmark == label_set.benchmark
+        assert (label_set.kind, label_set.family) == (spec.kind, spec.family)
+        assert label_set.params == spec.param_dict
+    # Each label set has exactly version 1, holding the hash its files compile to.
+    assert LabelSetVersion.objects.count() == len(EXPECTED_LABEL_SETS)
+    for version in LabelSetVersion.objects.select_related("label_set__benchmark"):
+        assert (version.number, version.parent_id, version.author_id) == (1, None, None)
+        spec = label_set_spec(version.label_set.benchmark.slug, version.label_set.slug)
+        compiled = label_set_builders.compile_label_set(
+            spec, data_dir=data_dir, cache_dir=compile_cache_dir
+        )
+        assert version.content_hash == compiled.content_hash
+        assert version.summary == json.loads(json.dumps(compiled.summary))
+    assert f"imagenet/multilabel: {NOT_CONFIGURED}" in out
+    assert f"imagenet/imagenet-m: {NOT_CONFIGURED}" in out
+    assert (
+        f"Created {len(BENCHMARKS)} benchmarks, {len(EXPECTED_IMAGE_SETS)} image sets, "
+        f"{len(EXPECTED_LABEL_SETS)} label sets, {len(EXPECTED_LABEL_SETS)} label-set versions."
+    ) in out
+
+
+def test_it_is_idempotent(run_load_benchmarks: Runner) -> None:
+    run_load_benchmarks()
+    before = catalog_state()
+
+    out, err = run_load_benchmarks()
+
+    assert err == ""
+    assert catalog_state() == before
+    assert "Nothing to create: the database already has everything available" in out
+    assert "Created" not in out
+    assert out.count("up to date (version 1") == len(EXPECTED_LABEL_SETS)
+
+
+def test_it_names_missing_files_and_skips_only_that_label_set(
+    run_load_benchmarks: Runner, data_dir: Path, tmp_path: Path
+) -> None:
+    partial = make_partial_data_dir(
+        data_dir, tmp_path / "data", leave_out={"cifar10/cifar10h_probs.npy"}
+    )
+
+    out, err = run_load_benchmarks("--data-dir", str(partial), "--benchmark", "cifar10")
+
+    assert err == ""
+    assert f"cifar10/cifar10h: skipped: missing in {partial}: cifar10/cifar10h_probs.npy" in out
+    assert label_set_slugs("cifar10") == ["cifar10.1-v4", "cifar10.1-v6", "corrected", "original"]
+    assert list(Benchmark.objects.values_list("slug", flat=True)) == ["cifar10"]
+
+
+def test_it_skips_a_benchmark_with_no_available_label_set(
+    run_load_benchmarks: Runner, data_dir: Path, tmp_path: Path
+) -> None:
+    partial = make_partial_data_dir(
+        data_dir, tmp_path / "data", leave_out={"mnist/original_labels.npy"}
+    )
+
+    out, err = run_load_benchmarks(
+        "--data-dir", str(partial), "--benchmark", "mnist", "--benchmark", "cifar10"
+    )
+
+    assert err == ""
+    assert f"mnist/original: skipped: missing in {partial}: mnist/original_labels.npy" in out
+    assert "mnist: skipped: none of its label sets is available" in out
+    assert list(Benchmark.objects.values_list("slug", flat=True)) == ["cifar10"]
+    assert not ImageSet.objects.filter(slug="mnist-test").exists()
+
+
+def test_it_fails_clearly_when_the_data_dir_is_missing(
+    run_load_benchmarks: Runner, tmp_path: Path
+) -> None:
+    missing = tmp_path / "no-such-dir"
+
+    with pytest.raises(CommandError) as error:
+        run_load_benchmarks("--data-dir", str(missing))
+
+    message = str(error.value)
+    assert f"The data directory {missing} does not exist" in message
+    assert "EVALSERVER_DATA_DIR" in message
+    for source in ("cleanlab/label-errors", "google-research/reassessed-imagenet",
+                   "modestyachts/ImageNetV2", "jcpeterson/cifar-10h", "modestyachts/CIFAR-10.1",
+                   "MNIST"):
+        assert source in message
+    assert Benchmark.objects.count() == 0
+
+
+def test_it_exits_non_zero_when_the_data_dir_setting_points_nowhere(tmp_path: Path) -> None:
+    env = {**os.environ, "EVALSERVER_DATA_DIR": str(tmp_path / "no-such-dir")}
+
+    result = subprocess.run(
+        [sys.executable, "manage.py", "load_benchmarks"],
+        cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, timeout=120,
+    )
+
+    assert result.returncode == 1
+    assert f"The data directory {tmp_path / 'no-such-dir'} does not exist" in result.stderr
+    assert "set EVALSERVER_DATA_DIR" in result.stderr
+
+
+def test_it_fails_when_the_configured_multilabel_file_is_missing(
+    run_load_benchmarks: Runner, catalog_settings: Settings, tmp_path: Path
+) -> None:
+    catalog_settings.EVALSERVER_MULTILABEL_FILE = tmp_path / "human_accuracy_v3.0.0.json"
+
+    with pytest.raises(CommandError, match="EVALSERVER_MULTILABEL_FILE is set to .* not a file"):
+        run_load_benchmarks()
+
+    assert Benchmark.objects.count() == 0
+
+
+def test_it_loads_the_multilabel_sets_when_a_file_is_configured(
+    run_load_benchmarks: Runner, catalog_settings: Settings, data_dir: Path,
+    tmp_path: Path,
+) -> None:
+    classes = json.loads((data_dir / "imagenet/class_info.json").read_text())
+    wnid = [entry["wnid"] for entry in classes]
+    multilabel_file = tmp_path / "human_accuracy_v3.0.0.json"
+    multilabel_file.write_text(json.dumps({  # the human_accuracy_v3.0.0.json layout
+        "initial_annots": {
+            "ILSVRC2012_val_00000001.JPEG": {"correct": [wnid[65]]},
+            "ILSVRC2012_val_00000002.JPEG": {
+                "correct": [wnid[970]], "wrong": [wnid[1]], "unclear": [wnid[2]],
+            },
+            "ILSVRC2012_val_00000003.JPEG": {"wrong": [wnid[3]]},
+            "ILSVRC2012_val_00000004.JPEG": {"correct": [wnid[4]]},
+            "ImageNetV2_some_image.jpeg": {"correct": [wnid[0]]},
+        },
+        "problematic_images": {"ILSVRC2012_val_00000004.JPEG": {}},
+        "imagenet_m": ["ILSVRC2012_val_00000002.JPEG", "ILSVRC2012_val_00000003.JPEG"],
+    }))
+    catalog_settings.EVALSERVER_MULTILABEL_FILE = multilabel_file
+
+    out, err = run_load_benchmarks("--benchmark", "imagenet")
+
+    assert err == ""
+    assert NOT_CONFIGURED not in out
+    assert label_set_slugs("imagenet") == [
+        "corrected", "corrected-t4", "corrected-t5", "imagenet-m", "multilabel", "original",
+        "real",
+    ]
+    included = dict(
+        LabelSetVersion.objects.filter(
+            label_set__slug__in=["multilabel", "imagenet-m"], number=1
+        ).values_list("label_set__slug", "summary__included")
+    )
+    # annotated validation images minus the problematic one; the two ImageNet-M images
+    assert included == {"multilabel": 3, "imagenet-m": 2}
+
+
+def test_it_warns_and_keeps_versions_when_the_data_compiles_to_another_hash(
+    run_load_benchmarks: Runner,
+) -> None:
+    spec = BENCHMARKS["mnist"]
+    benchmark, _ = benchmark_sync(spec=spec)
+    image_set, _ = image_set_sync(benchmark=benchmark, spec=spec.image_set("mnist-test"))
+    label_set, _ = label_set_sync(
+        benchmark=benchmark, image_set=image_set, spec=label_set_spec("mnist", "original")
+    )
+    old = label_set_version_create(label_set=label_set, content_hash="0" * 64, summary={})
+
+    out, err = run_load_benchmarks("--benchmark", "mnist")
+
+    assert err == ""
+    assert "mnist/original: the data files now compile to sha256 " in out
+    assert (
+        "but version 1 has 000000000000; no version created "
+        "(later versions come from maintainer review)"
+    ) in out
+    assert list(label_set.versions.values_list("id", "content_hash")) == [(old.id, "0" * 64)]
+    assert LabelSetVersion.objects.filter(label_set__slug="corrected").count() == 1
+
+
+def test_it_rejects_an_unknown_benchmark(run_load_benchmarks: Runner) -> None:
+    with pytest.raises(CommandError, match="unknown benchmark"):
+        run_load_benchmarks("--benchmark", "svhn")
+
+
+def test_it_is_thin_over_the_service(catalog_settings: Settings) -> None:
+    """The command and the service agree: the service alone loads the same rows."""
+    report = benchmark_catalog_load(
+        data_dir=catalog_settings.EVALSERVER_DATA_DIR,
+        cache_dir=catalog_settings.EVALSERVER_CACHE_DIR,
+        benchmark_slugs=["mnist"],
+    )
+
+    assert report.errors == 0
+    assert report.created == {
+        "benchmarks": 1, "image sets": 1, "label sets": 2, "label-set versions": 2,
+    }
+    assert label_set_slugs("mnist") == ["corrected", "original"]
+    call_command("load_benchmarks", "--benchmark", "mnist", stdout=io.StringIO())
+    assert LabelSetVersion.objects.count() == 2

@@ -1,0 +1,221 @@
+"""A submission is never lost: a worker process killed mid-task, a task that vanished while
+running (the sweep), and claims that let a redelivery in but keep a duplicate out."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from datetime import timedelta
+from pathlib import Path
+from unittest import mock
+
+import pytest
+from django.db.models import Count
+from django.utils import timezone
+from pytest_django.fixtures import Settings
+
+from leaderboard.submissions.models import Score, Submission
+from leaderboard.submissions.services import (
+    submission_claim,
+    submission_create,
+    submission_scores_compute,
+)
+from leaderboard.submissions.sweeps import submissions_sweep
+from tests import factories
+from tests.conftest import WorkerProcess, wait_for_status
+from workers.tasks import score_submission
+
+MODEL = "resnet_basic_110"
+CIFAR10_LABEL_SETS = {"original", "corrected", "cifar10h", "cifar10.1-v4", "cifar10.1-v6"}
+
+
+
+def _submit(data_dir: Path, model: str = MODEL, username: str = "alice") -> Submission:
+    files = {slug: factories.upload_from_path(p)
+             for slug, p in factories.cifar10_model_files(data_dir, model).items()}
+    return submission_create(
+        owner=factories.user_create(username), benchmark=factories.cifar10(),
+        model_name=model, files=files)
+
+
+def _submit_without_task(data_dir: Path, username: str) -> Submission:
+    """A submission whose scoring message never reaches the broker (as if it was lost)."""
+    with mock.patch.object(score_submission, "delay") as delay:
+        submission = _submit(data_dir, username=username)
+    assert delay.call_count == 1
+    return submission
+
+
+def _pool_children(pid: int) -> list[int]:
+    """The child processes of the worker's main process: its prefork pool."""
+    path = Path(f"/proc/{pid}/task/{pid}/children")
+    return [int(p) for p in path.read_text().split()] if path.exists() else []
+
+
+def _scores_per_label_set(submission: Submission) -> dict[str, int]:
+    rows = (Score.objects.filter(submission=submission).values("label_set__slug")
+            .annotate(n=Count("id")).values_list("label_set__slug", "n"))
+    return dict(rows)
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_it_redelivers_a_killed_pool_process_and_scores_once(
+    loaded: Settings, data_dir: Path, monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
+) -> None:
+    # The task sleeps 4 s after its claim: the window in which its process is killed.
+    monkeypatch.setenv("EVALSERVER_SCORING_DELAY_MS", "4000")
+    worker: WorkerProcess = request.getfixturevalue("scoring_worker_process")
+    submission = _submit(data_dir)
+    assert wait_for_status(submission.pk, ("running", "scored", "failed"),
+                           log=worker.log) == "running"
+    submission.refresh_from_db()
+    assert submission.attempts == 1
+    task_id = submission.claimed_by
+    children = _pool_children(worker.pid)
+    assert len(children) == 1, f"expected one pool process (--concurrency 1), got {children}"
+
+    os.kill(children[0], signal.SIGKILL)
+
+    # task_reject_on_worker_lost puts the message back; the same task id claims it again.
+    assert wait_for_status(submission.pk, ("scored", "failed"), timeout=90,
+                           log=worker.log) == "scored"
+    submission.refresh_from_db()
+    assert submission.attempts == 2
+    assert submission.claimed_by == task_id
+    assert submission.failure_code == "" and submission.failure_reason == ""
+    assert _scores_per_label_set(submission) == dict.fromkeys(CIFAR10_LABEL_SETS, 1)
+    log = worker.log.read_text()
+    assert "WorkerLostError" in log, log
+    assert children[0] not in _pool_children(worker.pid)  # a fresh pool process took over
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_it_sweeps_a_lost_running_submission_and_fails_one_out_of_attempts(
+    loaded: Settings, data_dir: Path, scoring_worker: Path
+) -> None:
+    max_attempts = loaded.EVALSERVER_SCORING_MAX_ATTEMPTS
+    lost = _submit_without_task(data_dir, "alice")
+    exhausted = _submit_without_task(data_dir, "bob")
+    long_ago = timezone.now() - timedelta(hours=2)
+    # Both were running under a task that vanished (its worker machine went away).
+    Submission.objects.filter(pk=lost.pk).update(
+        status=Submission.Status.RUNNING, started=long_ago, claimed_by="vanished-1", attempts=1)
+    Submission.objects.filter(pk=exhausted.pk).update(
+        status=Submission.Status.RUNNING, started=long_ago, claimed_by="vanished-2",
+        attempts=max_attempts)
+
+    assert submissions_sweep() == [lost.pk]
+
+    assert wait_for_status(lost.pk, ("scored", "failed"), log=scoring_worker) == "scored"
+    lost.refresh_from_db()
+    assert lost.attempts == 2
+    assert _scores_per_label_set(lost) == dict.fromkeys(CIFAR10_LABEL_SETS, 1)
+
+    exhausted.refresh_from_db()
+    assert exhausted.status == "failed"
+    assert exhausted.failure_code == "worker_lost"
+    assert exhausted.failure_reason == (
+        f"scoring stopped {max_attempts} times without finishing (worker crash or time limit)")
+    assert exhausted.scored is not None
+    time.sleep(1)  # nothing was queued for it: the worker leaves it alone
+    exhausted.refresh_from_db()
+    assert exhausted.status == "failed" and exhausted.attempts == max_attempts
+    assert not Score.objects.filter(submission=exhausted).exists()
+    assert submissions_sweep() == []  # nothing left to sweep
+
+
+@pytest.mark.django_db
+def test_it_refuses_a_duplicate_claim_and_grants_a_redelivery(
+    loaded: Settings, data_dir: Path
+) -> None:
+    loaded.EVALSERVER_SCORING_MAX_ATTEMPTS = 3
+    submission = _submit(data_dir)  # its on_commit message never runs in this test
+
+    def claim(task_id: str) -> bool:
+        return submission_claim(submission_id=submission.pk, task_id=task_id)
+
+    def state() -> tuple[str, str, int]:
+        submission.refresh_from_db()
+        return submission.status, submission.claimed_by, submission.attempts
+
+    assert claim("task-a") is True
+    assert state() == ("running", "task-a", 1)
+    assert claim("task-b") is False  # a duplicate message: another task id
+    assert state() == ("running", "task-a", 1)
+    assert claim("task-a") is True  # a redelivery of the same message
+    assert state() == ("running", "task-a", 2)
+    # only the holder of the claim may write the scores
+    assert submission_scores_compute(submission_id=submission.pk, task_id="task-b") is False
+    assert not Score.objects.filter(submission=submission).exists()
+    assert submission_scores_compute(submission_id=submission.pk, task_id="task-a") is True
+    assert state() == ("scored", "task-a", 2)
+    assert claim("task-a") is False  # scored: a late redelivery does nothing
+    assert state() == ("scored", "task-a", 2)
+
+
+@pytest.mark.django_db
+def test_it_refuses_a_redelivery_once_out_of_attempts(loaded: Settings, data_dir: Path) -> None:
+    loaded.EVALSERVER_SCORING_MAX_ATTEMPTS = 2
+    submission = _submit(data_dir)
+    for expected in (True, True, False):
+        assert submission_claim(submission_id=submission.pk, task_id="t") is expected
+    submission.refresh_from_db()
+    assert (submission.status, submission.attempts) == ("running", 2)
+
+
+@pytest.mark.django_db
+def test_it_does_not_count_a_retry_as_an_attempt(loaded: Settings, data_dir: Path) -> None:
+    loaded.EVALSERVER_SCORING_MAX_ATTEMPTS = 1
+    submission = _submit(data_dir)
+    assert submission_claim(submission_id=submission.pk, task_id="t") is True
+    # Celery retries after a transient error keep the task id: no attempt is used up, even
+    # at the limit, but another task id still cannot take the claim.
+    assert submission_claim(submission_id=submission.pk, task_id="t", retry=True)
+    assert not submission_claim(submission_id=submission.pk, task_id="u", retry=True)
+    submission.refresh_from_db()
+    assert (submission.status, submission.claimed_by, submission.attempts) == ("running", "t", 1)
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_it_sweeps_a_version_whose_rescore_task_never_reached_the_broker(
+    loaded: Settings, data_dir: Path, scoring_worker: Path
+) -> None:
+    from leaderboard.catalog.models import LabelSet
+    from leaderboard.review import services as review
+    from leaderboard.review.ground_truth_services import (
+        ground_truth_candidate_create,
+        ground_truth_version_revise,
+    )
+    from leaderboard.review.models import VersionRescore
+    from workers.tasks import rescore_version
+
+    submission = _submit(data_dir)
+    assert wait_for_status(submission.pk, ("scored", "failed"), log=scoring_worker) == "scored"
+    corrected = LabelSet.objects.get(benchmark__slug="cifar10", slug="corrected")
+    candidate = ground_truth_candidate_create(label_set=corrected, example_index=0,
+                                              guessed=0, source="manual", evidence={})
+    with mock.patch.object(rescore_version, "delay") as delay:  # the broker is down
+        version, _ = ground_truth_version_revise(
+            label_set=corrected, candidates=[candidate], votes=[{"guessed": 5}], author=None)
+    assert delay.call_count == 1
+    pending = VersionRescore.objects.get(version=version)
+    assert pending.finished_at is None
+    assert review.versions_sweep() == []  # requested just now: its task may still come
+
+    VersionRescore.objects.filter(pk=pending.pk).update(
+        queued_at=timezone.now() - timedelta(hours=2))
+    assert review.versions_sweep() == [version.pk]
+
+    deadline = time.monotonic() + 60
+    while VersionRescore.objects.get(pk=pending.pk).finished_at is None:
+        assert time.monotonic() < deadline, scoring_worker.read_text()
+        time.sleep(0.2)
+    done = VersionRescore.objects.get(pk=pending.pk)
+    assert done.submissions == 1
+    assert Score.objects.filter(submission=submission, label_set_version=version).count() == 1
+    assert review.versions_sweep() == []  # nothing left to sweep

@@ -1,0 +1,97 @@
+"""Fixtures for the scoring-core tests: the real data directory, one compile cache for the
+session, and the raw public files read with plain Python (the independent side of each check)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from tests.helpers import PROJECT_ROOT
+from workers.scoring.catalog import label_set_spec
+from workers.scoring.label_set_builders import CompiledLabelSet, compile_label_set
+
+DATA_DIR = PROJECT_ROOT.parent / "shared" / "data"
+VAL_PREFIX = "ILSVRC2012_val_"
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    """The real public data directory (../shared/data beside the project)."""
+    if not DATA_DIR.is_dir():
+        pytest.fail(f"the data directory {DATA_DIR} does not exist: these tests read the real "
+                    "public label files (see shared/data/MANIFEST.md)", pytrace=False)
+    return DATA_DIR
+
+
+@pytest.fixture(scope="session")
+def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One cache of compiled label sets for the whole session."""
+    return tmp_path_factory.mktemp("compiled-label-sets")
+
+
+@pytest.fixture(scope="session")
+def compiled(data_dir: Path, cache_dir: Path) -> Callable[[str, str], CompiledLabelSet]:
+    """compiled(benchmark, slug): a catalog label set compiled once per session."""
+    memo: dict[tuple[str, str], CompiledLabelSet] = {}
+
+    def get(benchmark: str, slug: str) -> CompiledLabelSet:
+        if (benchmark, slug) not in memo:
+            memo[benchmark, slug] = compile_label_set(
+                label_set_spec(benchmark, slug), data_dir=data_dir, cache_dir=cache_dir)
+        return memo[benchmark, slug]
+
+    return get
+
+
+def load_json(path: Path) -> Any:
+    with open(path, encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+def file_number(name: str) -> int:
+    """1-based number of 'ILSVRC2012_val_XXXXXXXX.JPEG' (a 'val/<wnid>/' prefix allowed)."""
+    base = name.rsplit("/", 1)[-1]
+    assert base.startswith(VAL_PREFIX) and base.endswith(".JPEG"), base
+    return int(base[len(VAL_PREFIX):-len(".JPEG")])
+
+
+@pytest.fixture(scope="session")
+def class_info(data_dir: Path) -> list[dict[str, Any]]:
+    return load_json(data_dir / "imagenet/class_info.json")
+
+
+@pytest.fixture(scope="session")
+def imagenet_paths(data_dir: Path) -> list[str]:
+    return load_json(data_dir / "imagenet/cleanlab_index_to_filepath.json")
+
+
+@pytest.fixture(scope="session")
+def canonical_imagenet_labels(data_dir: Path, imagenet_paths: list[str]) -> list[int]:
+    """Original ImageNet labels in file-number order, derived with a plain loop: the label at
+    cleanlab index i belongs to the file that cleanlab_index_to_filepath.json[i] names."""
+    cleanlab = np.load(data_dir / "imagenet/cleanlab_original_labels.npy").tolist()
+    labels: list[int | None] = [None] * 50_000
+    for i, path in enumerate(imagenet_paths):
+        number = file_number(path)
+        assert labels[number - 1] is None, f"file number {number} named twice"
+        labels[number - 1] = cleanlab[i]
+    assert None not in labels
+    return labels  # type: ignore[return-value]
+
+
+@pytest.fixture(scope="session")
+def real_lists(data_dir: Path) -> list[list[int]]:
+    return load_json(data_dir / "imagenet/real.json")
+
+
+@pytest.fixture(scope="session")
+def real_rated_pairs(data_dir: Path) -> set[tuple[int, int]]:
+    """(0-based image index, class) of every pair in real_scores.npz `info`."""
+    with np.load(data_dir / "imagenet/real_scores.npz") as z:
+        info = z["info"].tolist()
+    return {(file_number(name) - 1, int(cls)) for name, cls in info}

@@ -1,0 +1,168 @@
+"""Tests for the local command `python -m workers.score`, run as a real subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.helpers import PROJECT_ROOT
+from workers.scoring import catalog, datasets, label_set_builders
+from workers.scoring.metrics import score_predictions
+from workers.scoring.predictions import parse_predictions
+
+REPO_ROOT = PROJECT_ROOT
+DATA_DIR = REPO_ROOT.parent / "shared" / "data"
+PREDICTIONS_DIR = DATA_DIR / "cifar10" / "model_predictions"
+MODEL = "resnet_basic_32"
+
+
+@pytest.fixture
+def run_score(data_dir: Path, tmp_path: Path):
+    env = {**os.environ, "EVALSERVER_CACHE_DIR": str(tmp_path / "cache"),
+           "EVALSERVER_DATA_DIR": str(data_dir)}
+    env.pop("EVALSERVER_MULTILABEL_FILE", None)
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "workers.score", *args], cwd=REPO_ROOT,
+                              env=env, capture_output=True, text=True, timeout=120)
+
+    return run
+
+
+def _model_file(folder: str) -> Path:
+    return PREDICTIONS_DIR / f"{folder}_predictions" / f"{MODEL}_predictions.json"
+
+
+def _accuracy(folder: str, label_file: str) -> float:
+    preds = np.array(json.loads(_model_file(folder).read_text()))
+    return float(np.mean(preds == np.load(DATA_DIR / "cifar10" / label_file)))
+
+
+def _in_process(files: dict[str, Path], data_dir: Path, cache_dir: Path) -> dict:
+    bench = catalog.benchmark_spec("cifar10")
+    preds = {slug: parse_predictions(path, num_examples=bench.image_set(slug).size,
+                                     num_classes=10, keep_scores=True)
+             for slug, path in files.items()}
+    sets = [label_set_builders.compile_label_set(spec, data_dir=data_dir, cache_dir=cache_dir)
+            for spec in bench.label_sets if spec.image_set in files]
+    return score_predictions(preds, sets, class_names=datasets.CIFAR10_CLASSES).records
+
+
+def _rows(stdout: str) -> list[list[str]]:
+    """The table's rows split on runs of two or more spaces (cells have single spaces)."""
+    return [re.split(r" {2,}", line.strip()) for line in stdout.splitlines()[1:]]
+
+
+def test_it_prints_the_same_scores_as_the_in_process_scorer_as_json(
+        run_score, data_dir: Path, cache_dir: Path) -> None:
+    result = run_score("--benchmark", "cifar10", "--json", str(_model_file("original")))
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert out["benchmark"] == "cifar10"
+    assert out["image_sets"] == ["cifar10-test"]
+    expected = _in_process({"cifar10-test": _model_file("original")}, data_dir, cache_dir)
+    assert out["scores"] == expected
+    assert list(out["scores"]) == ["original", "corrected", "cifar10h"]
+    assert out["scores"]["original"]["accuracy"] == _accuracy("original", "original_labels.npy")
+
+
+def test_it_prints_a_table_row_for_each_label_set(run_score) -> None:
+    result = run_score("--benchmark", "cifar10", str(_model_file("original")))
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == ["label", "set", "metric", "value", "%", "count", "95%", "CI"]
+    rows = _rows(result.stdout)
+    assert {row[0] for row in rows} == {"original", "corrected", "cifar10h"}
+    top1 = {row[0]: row for row in rows if row[1] in ("top-1", "plurality top-1")}
+    accuracy = _accuracy("original", "original_labels.npy")
+    correct = round(accuracy * 10_000)
+    assert top1["original"][2:4] == [f"{100 * accuracy:.2f}", f"{correct}/10000"]
+    assert top1["cifar10h"][1] == "plurality top-1"
+    assert [row[1] for row in rows if row[0] == "corrected"] == [
+        "top-1", "correctable Acc@1", "correctable cAcc@1"]
+
+
+def test_it_scores_several_image_sets_and_gives_the_new_test_set_gap(run_score) -> None:
+    result = run_score("--benchmark", "cifar10",
+                       f"cifar10-test={_model_file('original')}",
+                       f"cifar10.1-v6={_model_file('v6')}")
+    assert result.returncode == 0, result.stderr
+    rows = _rows(result.stdout)
+    assert {row[0] for row in rows} == {"original", "corrected", "cifar10h", "cifar10.1-v6"}
+    original = _accuracy("original", "original_labels.npy")
+    v6 = _accuracy("v6", "cifar10.1_v6_labels.npy")
+    assert ["cifar10.1-v6", "gap to original", f"{100 * (original - v6):.2f}"] in rows
+    v6_top1 = next(r for r in rows if r[0] == "cifar10.1-v6" and r[1] == "top-1")
+    assert v6_top1[2:4] == [f"{100 * v6:.2f}", f"{round(v6 * 2000)}/2000"]
+
+
+def test_it_gives_the_gap_in_json_for_slug_equals_file(run_score) -> None:
+    result = run_score("--benchmark", "cifar10", "--json",
+                       f"cifar10-test={_model_file('original')}",
+                       f"cifar10.1-v6={_model_file('v6')}")
+    assert result.returncode == 0, result.stderr
+    scores = json.loads(result.stdout)["scores"]
+    v6 = _accuracy("v6", "cifar10.1_v6_labels.npy")
+    assert scores["cifar10.1-v6"]["accuracy"] == v6
+    assert scores["cifar10.1-v6"]["gap"] == _accuracy("original", "original_labels.npy") - v6
+
+
+def test_it_scores_a_plain_file_for_the_image_set_option(run_score) -> None:
+    result = run_score("--benchmark", "cifar10", "--image-set", "cifar10.1-v4", "--json",
+                       str(_model_file("v4")))
+    assert result.returncode == 0, result.stderr
+    scores = json.loads(result.stdout)["scores"]
+    assert list(scores) == ["cifar10.1-v4"]
+    assert scores["cifar10.1-v4"]["accuracy"] == _accuracy("v4", "cifar10.1_v4_labels.npy")
+    assert scores["cifar10.1-v4"]["gap"] is None  # no original predictions given
+
+
+def test_it_exits_2_naming_the_error_code_and_row_of_a_bad_file(run_score,
+                                                                  tmp_path: Path) -> None:
+    preds = json.loads(_model_file("original").read_text())
+    preds[1234] = 10
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(preds))
+    result = run_score("--benchmark", "cifar10", str(bad))
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert "[class_out_of_range]" in result.stderr
+    assert "row 1234" in result.stderr
+    assert str(bad) in result.stderr
+
+
+def test_it_exits_2_for_a_file_that_does_not_exist(run_score, tmp_path: Path) -> None:
+    result = run_score("--benchmark", "cifar10", str(tmp_path / "missing.json"))
+    assert result.returncode == 2
+    assert "cannot read" in result.stderr
+
+
+def test_it_refuses_an_unknown_image_set_naming_it(run_score) -> None:
+    result = run_score("--benchmark", "cifar10", f"cifar10.2={_model_file('v6')}")
+    assert result.returncode != 0
+    assert "'cifar10.2' is not an image set of cifar10" in result.stderr
+
+
+def test_it_exits_3_for_a_missing_data_directory(run_score, tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-data"
+    result = run_score("--benchmark", "cifar10", "--data-dir", str(missing),
+                       str(_model_file("original")))
+    assert result.returncode == 3
+    assert str(missing) in result.stderr
+
+
+def test_it_exits_3_for_a_data_directory_without_the_label_files(run_score,
+                                                                  tmp_path: Path) -> None:
+    empty = tmp_path / "empty-data"
+    empty.mkdir()
+    result = run_score("--benchmark", "cifar10", "--data-dir", str(empty),
+                       str(_model_file("original")))
+    assert result.returncode == 3
+    assert "cifar10/original_labels.npy" in result.stderr

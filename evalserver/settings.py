@@ -145,7 +145,10 @@ WSGI_APPLICATION = "evalserver.wsgi.application"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [],
+        # Each domain of the leaderboard app keeps its pages in <domain>/templates/leaderboard/;
+        # the pages shared by all (base.html, form fields, pagination) stay in the app's own
+        # templates/ folder, found through APP_DIRS.
+        "DIRS": sorted((BASE_DIR / "leaderboard").glob("*/templates")),
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [

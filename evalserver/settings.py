@@ -176,12 +176,12 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
-    # Every 4xx answers {"error": {"code", "message", "field"}} (SPEC "public API").
+    # Every 4xx answers {"error": {"code", "message", "field"}} (docs/api.md §3).
     "EXCEPTION_HANDLER": "leaderboard.common.api_errors.exception_handler",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "evalserver API",
-    "DESCRIPTION": "Submit predictions, read scores and leaderboards (SPEC v1).",
+    "DESCRIPTION": "Submit predictions, read scores and leaderboards (docs/api.md).",
     "VERSION": "1",
     # Swagger UI assets from the drf-spectacular-sidecar package: no CDN at run time.
     "SWAGGER_UI_DIST": "SIDECAR",

@@ -1,4 +1,4 @@
-"""Label audits (SPEC "Label audits"): confident learning over chosen submissions' probabilities
+"""Label audits (docs/metrics.md §13): confident learning over chosen submissions' probabilities
 or the area under a probe's loss curves; their flags become ground-truth review candidates."""
 
 from __future__ import annotations

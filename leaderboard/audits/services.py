@@ -1,4 +1,4 @@
-"""Label audits (SPEC "Label audits"): a maintainer starts one, a worker runs it, and its flags,
+"""Label audits (docs/metrics.md §13): a maintainer starts one, a worker runs it, and its flags,
 best first, become ground-truth review candidates on the benchmark's corrected label set.
 
 queued -> running -> done | failed, every change a conditional UPDATE (as submissions): a

@@ -11,7 +11,7 @@ from django.conf import settings
 from django.core.validators import MinValueValidator, RegexValidator
 from django.db import models
 
-# Public slugs (SPEC "Names") may contain dots: `cifar10.1-v6`. Django's SlugField does not
+# Public slugs (docs/metrics.md §15) may contain dots: `cifar10.1-v6`. Django's SlugField does not
 # allow them, so slugs are CharFields with this validator.
 slug_validator = RegexValidator(
     r"^[a-z0-9][a-z0-9._-]*\Z",

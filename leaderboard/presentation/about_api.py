@@ -37,7 +37,7 @@ class LabelSetAboutOutput(serializers.Serializer):
     slug = serializers.CharField()
     name = serializers.CharField()
     kind = serializers.CharField(help_text="single | multi | soft")
-    family = serializers.CharField(help_text="which metrics score it (SPEC 'Label sets')")
+    family = serializers.CharField(help_text="which metrics score it (docs/metrics.md §1.6)")
     image_set = serializers.CharField()
     image_set_size = serializers.IntegerField()
     available = serializers.BooleanField(help_text="false: in the catalog, not loaded here")

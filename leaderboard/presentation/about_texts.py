@@ -4,7 +4,7 @@ The about pages (`/benchmarks/<slug>/about/`, `/api/benchmarks/<slug>/about/`) r
 texts; the numbers in them (sizes of the correctable, multi-label, neither, non-agreement and
 pruned sets, ImageNet-M's image count, ...) come from each label-set version's summary
 (`LabelSetVersion.summary`, the compiled version's facts), never from here.
-Wording follows SPEC "Label sets and metrics".
+Wording follows docs/metrics.md.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The noise-prevalence chart (SPEC 8; Northcutt et al. 2021, appendix E) as SVG, in the
+"""The noise-prevalence chart (docs/metrics.md §9; Northcutt et al. 2021, appendix E) as SVG, in the
 style of leaderboard/charts.py: one colour per submission, corrected labels solid, original
 labels dashed, and a marker (with a numbered tooltip) where two curves cross."""
 

@@ -1,4 +1,5 @@
-"""Reads behind the plots pages (SPEC 7 and 8): the data of each chart as plain JSON-able dicts.
+"""Reads behind the plots pages (docs/metrics.md §8 and §9): the data of each chart as plain
+JSON-able dicts.
 
 - `new_test_set_plot`: original accuracy (x) against a new test set's (y), one point per public
   scored submission with both Clopper-Pearson intervals, and the linear fit new = a * original
@@ -124,7 +125,7 @@ def _check(choices: Sequence[tuple[str, str]], slug: str, what: str) -> None:
                              + (", ".join(s for s, _ in choices) or "none"), "label_set")
 
 
-# ---------------------------------------------------------------- new test sets (SPEC 7)
+# ------------------------------------------------ new test sets (docs/metrics.md §8)
 
 
 def new_test_set_plot(*, benchmark: Benchmark, label_set: str) -> dict[str, Any]:
@@ -233,7 +234,7 @@ def swapped_pairs(first: Sequence[int], second: Sequence[int]) -> int:
     return swapped
 
 
-# ---------------------------------------------------------------- noise prevalence (SPEC 8)
+# --------------------------------------------- noise prevalence (docs/metrics.md §9)
 
 
 def parse_ids(raw: str | None) -> list[int] | None:

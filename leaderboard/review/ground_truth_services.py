@@ -1,4 +1,4 @@
-"""Ground-truth review (Northcutt et al., SPEC "Review"): candidates on a `corrected` label
+"""Ground-truth review (Northcutt et al., docs/metrics.md §12): candidates on a `corrected` label
 set, reviewers answer given / guessed / both / neither, and the vote that fills the panel
 settles the example into a new label-set version (`revisions.apply_ground_truth`) that every
 submission is re-scored on.

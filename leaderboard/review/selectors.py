@@ -1,4 +1,4 @@
-"""Reads of the review queue and of label-set history (SPEC "Review").
+"""Reads of the review queue and of label-set history (docs/metrics.md §11 and §14).
 
 The queue is the open items of a benchmark, most-predicted first; an item's detail decodes
 what the latest version of its label set already knows about the example; the history lists

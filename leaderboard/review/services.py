@@ -37,7 +37,7 @@ from workers.scoring.compact import npz_member_rows
 from workers.scoring.metrics import NovelPairs, headline_hits, score_label_set
 from workers.scoring.predictions import Predictions
 
-# Label-set families whose unjudged top-1 predictions go to review (SPEC 3 and 4).
+# Label-set families whose unjudged top-1 predictions go to review (docs/metrics.md §11).
 REVIEWABLE_FAMILIES = ("real", "multilabel")
 REVIEWERS_GROUP = "reviewers"
 # Submissions whose new scores are written in one statement while re-scoring.

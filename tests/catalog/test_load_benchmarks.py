@@ -75,7 +75,7 @@ def test_it_loads_exactly_the_catalog_from_the_real_data(
     assert sorted(LabelSet.objects.values_list("benchmark__slug", "slug")) == sorted(
         EXPECTED_LABEL_SETS
     )
-    # The public names of SPEC "Names".
+    # The public names listed in docs/metrics.md §15.
     assert label_set_slugs("cifar10") == [
         "cifar10.1-v4", "cifar10.1-v6", "cifar10h", "corrected", "original",
     ]

@@ -56,7 +56,8 @@ def direct_hits(data_dir: Path, model: str, sort: str) -> np.ndarray:
     top1 = _top1(data_dir, model, "cifar10-test")
     if sort == "original":
         return top1 == labels
-    assert sort == "corrected"  # SPEC 2, threshold 3: the pruned set, guessed labels on C
+    # docs/metrics.md §3, threshold 3: the pruned set, guessed labels on C
+    assert sort == "corrected"
     corrected, pruned = labels.copy(), np.ones(labels.size, dtype=bool)
     for entry in json.loads((data_dir / "cifar10/cleanlab_mturk.json").read_text()):
         votes = entry["mturk"]

@@ -1,6 +1,6 @@
 """The area-under-the-loss-curve audit: sum each example's probe losses over the epochs, fit
 a two-component Gaussian mixture to those sums, and read the noise rate and the flags off the
-high-mean component (SPEC "Label audits"; Pleiss et al., "Detecting Noisy Training Data with
+high-mean component (docs/metrics.md §13; Pleiss et al., "Detecting Noisy Training Data with
 Loss Curves").
 """
 

@@ -1,6 +1,6 @@
 """The benchmarks, image sets and label sets the server knows, and the files each needs.
 
-Slugs are the stable public names of SPEC "Names and the public API (v1)".
+Slugs are the stable public names listed in docs/metrics.md §15.
 This module only describes; `datasets.py` reads files and `label_set_builders.py` builds.
 """
 

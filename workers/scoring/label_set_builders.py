@@ -148,7 +148,8 @@ def make_compiled(
 
 
 def corrected_categories(votes: Mapping[str, int], threshold: int) -> str:
-    """SPEC 2: the category of one flagged example from its 5 votes (missing key = 0)."""
+    """docs/metrics.md §3: the category of one flagged example from its 5 votes (missing key
+    = 0)."""
     if votes.get("given", 0) >= 3:
         return "non_error"
     if votes.get("guessed", 0) >= threshold:

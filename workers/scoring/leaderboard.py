@@ -49,7 +49,7 @@ def rank_shifts(
 def correctable_ranks(
     submissions: Sequence[Records], slug: str = "corrected"
 ) -> dict[str, np.ndarray]:
-    """SPEC 2: rank of each submission by Acc@1 and by cAcc@1 on the correctable set."""
+    """docs/metrics.md §3: rank of each submission by Acc@1 and by cAcc@1 on the correctable set."""
     return {
         name: ranks(submissions, slug, ("correctable", name, "accuracy"))
         for name in ("acc1", "cacc1")
@@ -64,7 +64,7 @@ def new_test_set_fit(
     n_boot: int = 1000,
     seed: int = 0,
 ) -> tuple[LinearFit, np.ndarray] | None:
-    """SPEC 7: new = a * original + b over submissions having both; the indices used."""
+    """docs/metrics.md §8: new = a * original + b over submissions having both; the indices used."""
     x = np.array([_value(r, original) for r in submissions])
     y = np.array([_value(r, new_slug) for r in submissions])
     used = np.flatnonzero(~np.isnan(x) & ~np.isnan(y))
@@ -76,7 +76,8 @@ def new_test_set_fit(
 def noise_prevalence(
     records: Records, *, slug: str = "corrected", x: np.ndarray | None = None
 ) -> dict[str, Any] | None:
-    """SPEC 8: one submission's original and corrected curves, sampled at removal fractions x."""
+    """docs/metrics.md §9: one submission's original and corrected curves, sampled at removal
+    fractions x."""
     record = records.get(slug)
     if not record or record.get("noise_prevalence") is None:
         return None

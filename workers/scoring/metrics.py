@@ -1,4 +1,4 @@
-"""Every metric of SPEC sections 1 to 7 for one submission: one function per family.
+"""Every metric of docs/metrics.md §2 to §8 for one submission: one function per family.
 
 Each family function takes a compiled label set and the submission's predictions on that
 label set's image set, and returns a JSON-able record whose headline fields are
@@ -108,7 +108,7 @@ def _topk_record(
 
 
 def score_single(ls: CompiledLabelSet, preds: Predictions) -> Record:
-    """SPEC 1 and 7: top-1 and top-5 against one label per example, all examples."""
+    """docs/metrics.md §2 and §8: top-1 and top-5 against one label per example, all examples."""
     labels = ls.arrays["labels"]
     record = _hits_record(preds.topk[:, 0] == labels)
     record["top5"] = _topk_record(preds.topk, labels)
@@ -116,7 +116,8 @@ def score_single(ls: CompiledLabelSet, preds: Predictions) -> Record:
 
 
 def score_corrected(ls: CompiledLabelSet, preds: Predictions) -> Record:
-    """SPEC 2: corrected accuracy over the pruned set P; Acc@1 and cAcc@1 on the correctable C."""
+    """docs/metrics.md §3: corrected accuracy over the pruned set P; Acc@1 and cAcc@1 on the
+    correctable C."""
     a = ls.arrays
     pruned, correctable = a["pruned"], a["correctable"]
     top1 = preds.topk[:, 0]
@@ -156,7 +157,8 @@ def _judged(
 
 
 def score_real(ls: CompiledLabelSet, preds: Predictions) -> tuple[Record, NovelPairs]:
-    """SPEC 3: top-1 in the ReaL list, over images with a non-empty list; 2nd and 3rd too."""
+    """docs/metrics.md §4: top-1 in the ReaL list, over images with a non-empty list; 2nd and
+    3rd too."""
     mask = ls.arrays["mask"]
     examples = np.arange(ls.size)
     accepted, judged = _judged(ls, examples, preds.topk[:, 0])
@@ -175,7 +177,8 @@ def score_real(ls: CompiledLabelSet, preds: Predictions) -> tuple[Record, NovelP
 
 
 def score_multilabel(ls: CompiledLabelSet, preds: Predictions) -> tuple[Record, NovelPairs]:
-    """SPEC 4: correct if in correct + unclear; class-collapse variant; organism/object split."""
+    """docs/metrics.md §5: correct if in correct + unclear; class-collapse variant;
+    organism/object split."""
     a = ls.arrays
     mask = a["mask"]
     examples = np.arange(ls.size)
@@ -195,7 +198,7 @@ def score_multilabel(ls: CompiledLabelSet, preds: Predictions) -> tuple[Record, 
 def score_imagenet_m(
     ls: CompiledLabelSet, preds: Predictions, class_names: tuple[str, ...] | None = None
 ) -> Record:
-    """SPEC 5: correct out of the 68 listed images, and the misses."""
+    """docs/metrics.md §6: correct out of the 68 listed images, and the misses."""
     examples = np.flatnonzero(ls.arrays["mask"])
     top1 = preds.topk[examples, 0]
     accepted, _ = _judged(ls, examples, top1)
@@ -213,7 +216,8 @@ def score_imagenet_m(
 
 
 def score_cifar10h(ls: CompiledLabelSet, preds: Predictions) -> Record:
-    """SPEC 6: plurality accuracy (headline), human agreement, cross-entropy if probabilities."""
+    """docs/metrics.md §7: plurality accuracy (headline), human agreement, cross-entropy if
+    probabilities."""
     probs = ls.arrays["probs"]
     rows = np.arange(ls.size)
     top1 = preds.topk[:, 0]

@@ -3,7 +3,7 @@
 Every function is pure: it reads a compiled label set (read-only arrays) and returns a new
 one made with `label_set_builders.make_compiled`; the parent is never modified.
 
-- `apply_verdicts`: novel-prediction review (SPEC "Review") on the multilabel, imagenet_m
+- `apply_verdicts`: novel-prediction review (docs/metrics.md §11) on the multilabel, imagenet_m
   and real families. Pair keys are `example * num_classes + class` (sorted, unique int64).
 - `apply_ground_truth`: ground-truth review (Northcutt et al.) on the corrected family.
 - `export_multilabel`, `export_real`: a version written back in the human_accuracy_v3.0.0.json
@@ -126,8 +126,8 @@ def apply_verdicts(parent: CompiledLabelSet, verdicts: Sequence[Verdict]) -> Com
 
     A pair moves out of every list it was in and into the list of its verdict; of several
     verdicts on one pair the later wins. Multi-label sets: correct -> correct_keys, unclear ->
-    unclear_keys, both accepted (SPEC: correct + unclear counts as correct); wrong ->
-    wrong_keys. ReaL: correct -> accepted_keys; wrong and unclear -> wrong_keys.
+    unclear_keys, both accepted (docs/metrics.md §5.1: correct + unclear counts as correct);
+    wrong -> wrong_keys. ReaL: correct -> accepted_keys; wrong and unclear -> wrong_keys.
     """
     _family(parent, VERDICT_FAMILIES, "apply_verdicts")
     n, c = parent.size, parent.num_classes

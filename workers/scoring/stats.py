@@ -1,4 +1,4 @@
-"""Intervals, ranks, fits and curves: the statistics SPEC asks for, on plain arrays."""
+"""Intervals, ranks, fits and curves: the statistics docs/metrics.md describes, on plain arrays."""
 
 from __future__ import annotations
 
@@ -108,7 +108,7 @@ def linear_fit(
     return LinearFit(float(slope), float(intercept), grid, low, high, y - (slope * x + intercept))
 
 
-# ---------------------------------------------------------------- noise prevalence (SPEC 8)
+# --------------------------------------------- noise prevalence (docs/metrics.md §9)
 
 
 def noise_prevalence_curve(

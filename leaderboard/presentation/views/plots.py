@@ -2,11 +2,11 @@
 as CSV and JSON).
 
 `/benchmarks/<slug>/plots/?new=<new test set>&labels=<label set>&ids=1,2,3` shows the
-new-test-set scatter with its linear fit (SPEC 7), the label-set scatter and the rank-vs-rank
-view, and the noise-prevalence curves (SPEC 8) of the chosen submissions (default: the top 5
-on corrected labels). The data comes from `leaderboard.presentation.plots` (cached per leaderboard
-generation); the charts are drawn by `leaderboard.presentation.charts` and
-`leaderboard.presentation.charts_noise`.
+new-test-set scatter with its linear fit (docs/metrics.md §8), the label-set scatter and the
+rank-vs-rank view, and the noise-prevalence curves (docs/metrics.md §9) of the chosen
+submissions (default: the top 5 on corrected labels). The data comes from
+`leaderboard.presentation.plots` (cached per leaderboard generation); the charts are drawn by
+`leaderboard.presentation.charts` and `leaderboard.presentation.charts_noise`.
 """
 
 from __future__ import annotations

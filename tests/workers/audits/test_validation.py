@@ -19,7 +19,7 @@ from workers.scoring import datasets
 
 def _plain_loop(path: Path, *, one_based: bool) -> tuple[set[int], set[int]]:
     """(errors, checked) straight from the JSON: an error is any example fewer than 3 of
-    the 5 workers kept the given label of (every category but non-error, SPEC 2)."""
+    the 5 workers kept the given label of (every category but non-error, docs/metrics.md §3)."""
     with open(path, encoding="utf-8") as handle:
         entries = json.load(handle)
     errors, checked = set(), set()

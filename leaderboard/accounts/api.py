@@ -7,12 +7,12 @@ from typing import Any
 from django.contrib.auth import authenticate
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
-from rest_framework.authtoken.models import Token
 from rest_framework.permissions import AllowAny, BasePermission, IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from leaderboard.accounts.services import token_get_or_create, token_revoke
 from leaderboard.common.api import CodedCharField, error_responses, signed_in_user
 from leaderboard.common.api_errors import error_response
 
@@ -51,7 +51,7 @@ class TokenView(APIView):
         if user is None:
             return error_response("invalid_credentials",
                                   "wrong username or password (or the account is inactive)")
-        token, _ = Token.objects.get_or_create(user=user)
+        token, _ = token_get_or_create(user=user)
         return Response(TokenOutput({"token": token.key}).data)
 
     @extend_schema(
@@ -61,5 +61,5 @@ class TokenView(APIView):
         responses={204: None, **error_responses(401)},
     )
     def delete(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        Token.objects.filter(user=signed_in_user(request)).delete()
+        token_revoke(user=signed_in_user(request))
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -11,9 +11,10 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
-from rest_framework.authtoken.models import Token
 
+from leaderboard.accounts import services as token_services
 from leaderboard.accounts.forms import SignupForm
+from leaderboard.accounts.selectors import token_get
 
 
 def _safe_next(request: HttpRequest) -> str:
@@ -45,15 +46,15 @@ def _user(request: HttpRequest) -> User:
 
 @login_required
 def profile(request: HttpRequest) -> HttpResponse:
-    token = Token.objects.filter(user=_user(request)).first()
+    token = token_get(user=_user(request))
     return render(request, "leaderboard/profile.html", {"token": token})
 
 
 @login_required
 @require_POST
 def token_create(request: HttpRequest) -> HttpResponse:
-    # DRF's Token is one key per user: creating when one exists keeps it.
-    _, created = Token.objects.get_or_create(user=_user(request))
+    # One key per user (docs/api.md §2): creating when one exists keeps it.
+    _, created = token_services.token_get_or_create(user=_user(request))
     messages.success(request, "API token created." if created else "You already have a token.")
     return redirect("profile")
 
@@ -61,7 +62,7 @@ def token_create(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_POST
 def token_revoke(request: HttpRequest) -> HttpResponse:
-    deleted, _ = Token.objects.filter(user=_user(request)).delete()
+    revoked = token_services.token_revoke(user=_user(request))
     messages.success(request, "API token revoked: requests with it are refused from now on."
-                     if deleted else "You had no token.")
+                     if revoked else "You had no token.")
     return redirect("profile")

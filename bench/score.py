@@ -9,7 +9,8 @@ submission is the real cross-validated ResNet-50 of cleanlab (its top-1) with sy
 scores around it; the multi-label file is synthetic (the real one is not public here) in the
 human_accuracy_v3.0.0.json layout so that all seven label sets are scored. Peak memory is
 measured in a fresh process as the rise of its peak resident size over its size just before
-parsing.
+parsing. Last, the whole local command (`python -m workers.score`, a fresh process from start
+to exit, imports included) against a process that runs the ReaL reference evaluation alone.
 """
 
 from __future__ import annotations
@@ -159,6 +160,48 @@ def _rss_mb() -> float:
     return int(fields["VmRSS"].split()[0]) / 1024
 
 
+# The reference: what the ReaL authors' example evaluation does, alone in a process (load
+# real.json, compare each top-1 with the image's list, average over images with a list).
+REAL_REFERENCE = """
+import json, sys
+import numpy as np
+real = json.load(open(sys.argv[1]))
+top = np.load(sys.argv[2])
+top1 = (top if top.ndim == 1 else top[:, 0]).tolist()
+hits = [int(p) in labels for p, labels in zip(top1, real) if labels]
+print(sum(hits) / len(hits))
+"""
+
+TARGET_COMMAND_RATIO = 2.0
+
+
+def whole_process(topk_path: Path, *, data_dir: Path, cache_dir: Path, multilabel_file: Path,
+                  repeats: int) -> tuple[float, float, int]:
+    """(best s of `python -m workers.score` on every ImageNet label set, best s of the ReaL
+    reference evaluation, label sets scored), each a fresh process from start to exit."""
+    command = [sys.executable, "-m", "workers.score", "--benchmark", "imagenet", "--json",
+               "--data-dir", str(data_dir), "--cache-dir", str(cache_dir),
+               "--multilabel-file", str(multilabel_file), str(topk_path)]
+    reference = [sys.executable, "-c", REAL_REFERENCE, str(data_dir / "imagenet/real.json"),
+                 str(topk_path)]
+
+    def best(argv: list[str]) -> tuple[float, str]:
+        times, out = [], ""
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            out = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True,
+                                 check=True).stdout
+            times.append(time.perf_counter() - t0)
+        return min(times), out
+
+    command_s, printed = best(command)
+    reference_s, real_accuracy = best(reference)
+    scores = json.loads(printed)["scores"]
+    # the two processes must agree on the one figure they share
+    assert abs(scores["real"]["accuracy"] - float(real_accuracy)) < 1e-12
+    return command_s, reference_s, len(scores)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="one repetition, for CI")
@@ -190,6 +233,15 @@ def main() -> None:
                 f"python loop {loop_s:6.2f} s  ratio {loop_s / total:5.0f}x  "
                 f"peak memory +{peak:.0f} MB ({peak / size_mb:.2f}x file)"
             )
+        command_s, reference_s, scored = whole_process(topk_path, repeats=3 if args.quick
+                                                       else 7, **kw)
+        ratio = command_s / reference_s
+        print(
+            f"  whole process, top-5 ids: `python -m workers.score` on {scored} label sets "
+            f"{command_s:.3f} s; the ReaL reference evaluation alone {reference_s:.3f} s; "
+            f"ratio {ratio:.2f}x (target <= {TARGET_COMMAND_RATIO:.0f}x: "
+            f"{'met' if ratio <= TARGET_COMMAND_RATIO else 'MISSED'})"
+        )
 
 
 if __name__ == "__main__":

@@ -166,3 +166,31 @@ def test_it_exits_3_for_a_data_directory_without_the_label_files(run_score,
                        str(_model_file("original")))
     assert result.returncode == 3
     assert "cifar10/original_labels.npy" in result.stderr
+
+
+def test_it_scores_imagenet_without_importing_scipy(run_score, data_dir: Path,
+                                                    tmp_path: Path) -> None:
+    """The light path: the accuracies' intervals need no SciPy (its import alone takes
+    several times the scoring), so an ImageNet run never imports it."""
+    top1 = datasets.imagenet_cleanlab_to_canonical(
+        data_dir, np.load(data_dir / "imagenet" / "cleanlab_cv_predicted_labels.npy"))
+    path = tmp_path / "top1.npy"
+    np.save(path, top1.astype(np.int64))
+    done = run_score("--benchmark", "imagenet", "--json", str(path))
+    assert done.returncode == 0, done.stderr
+    traced = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "workers.score", "--benchmark", "imagenet",
+         str(path)], cwd=REPO_ROOT, env={**os.environ, "EVALSERVER_CACHE_DIR":
+                                         str(tmp_path / "cache"),
+                                         "EVALSERVER_DATA_DIR": str(data_dir)},
+        capture_output=True, text=True, timeout=120)
+    assert traced.returncode == 0, traced.stderr
+    imported = {line.rsplit("|", 1)[-1].strip() for line in traced.stderr.splitlines()
+                if line.startswith("import time:")}
+    assert "numpy" in imported  # the trace is real
+    assert not {name for name in imported if name.split(".")[0] == "scipy"}
+    # the same accuracy as a direct count on ReaL's own file
+    real = json.loads((data_dir / "imagenet" / "real.json").read_text())
+    hits = [int(p) in labels for p, labels in zip(top1.tolist(), real, strict=True) if labels]
+    assert json.loads(done.stdout)["scores"]["real"]["accuracy"] == pytest.approx(
+        sum(hits) / len(hits), abs=1e-15)

@@ -33,6 +33,22 @@ def test_it_gives_the_exact_clopper_pearson_interval_of_scipy(k: int, n: int) ->
     assert high == pytest.approx(expected.high, abs=BRENTQ_TOL)
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_it_matches_scipys_beta_quantiles_within_5e13(seed: int) -> None:
+    """The interval is computed without SciPy (workers/scoring/binomial_interval.py); SciPy's
+    beta quantiles are the independent reference, on counts like the benchmarks' and random
+    ones."""
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 60_000, size=40).tolist() + rng.integers(1, 80, size=40).tolist()
+    for n in sizes:
+        k = int(rng.integers(0, n + 1))
+        low, high = clopper_pearson(k, n)
+        expected_low = 0.0 if k == 0 else scipy_stats.beta.ppf(0.025, k, n - k + 1)
+        expected_high = 1.0 if k == n else scipy_stats.beta.ppf(0.975, k + 1, n - k)
+        assert abs(low - expected_low) < 5e-13, (k, n)
+        assert abs(high - expected_high) < 5e-13, (k, n)
+
+
 def test_it_gives_exact_edges_at_no_and_all_correct() -> None:
     assert clopper_pearson(0, 20)[0] == 0.0
     assert clopper_pearson(20, 20)[1] == 1.0

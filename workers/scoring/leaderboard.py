@@ -63,14 +63,20 @@ def new_test_set_fit(
     original: str = "original",
     n_boot: int = 1000,
     seed: int = 0,
+    scale: str = "linear",
 ) -> tuple[LinearFit, np.ndarray] | None:
-    """docs/metrics.md §8: new = a * original + b over submissions having both; the indices used."""
+    """docs/metrics.md §8: t(new) = a * t(original) + b over the submissions having both
+    (off `linear`, and not at an accuracy of 0 or 1), t the scale's transform; the indices
+    used."""
     x = np.array([_value(r, original) for r in submissions])
     y = np.array([_value(r, new_slug) for r in submissions])
-    used = np.flatnonzero(~np.isnan(x) & ~np.isnan(y))
+    usable = ~np.isnan(x) & ~np.isnan(y)
+    if scale != "linear":
+        usable &= (x > 0) & (x < 1) & (y > 0) & (y < 1)
+    used = np.flatnonzero(usable)
     if used.size < 3 or np.ptp(x[used]) == 0:
         return None
-    return linear_fit(x[used], y[used], n_boot=n_boot, seed=seed), used
+    return linear_fit(x[used], y[used], n_boot=n_boot, seed=seed, scale=scale), used
 
 
 def noise_prevalence(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from statistics import NormalDist
 
 import numpy as np
 
@@ -65,17 +66,56 @@ def competition_ranks(values: np.ndarray, *, higher_is_better: bool = True) -> n
     return (np.searchsorted(-order, -key, side="left") + 1).astype(np.int64)
 
 
+# The scales an accuracy can be fitted on (docs/metrics.md §8): as it is (Recht et al. 2019,
+# CIFAR-10.1), probit (Recht et al. 2019's ImageNetV2 plots; Miller et al. 2021) or logit
+# (Taori et al. 2020, effective robustness).
+FIT_SCALES = ("linear", "probit", "logit")
+_NORMAL = NormalDist()
+
+
+def scale_forward(accuracy: np.ndarray, scale: str) -> np.ndarray:
+    """Accuracies (fractions) on the fit's scale; 0 and 1 map to -inf and inf off `linear`."""
+    a = np.asarray(accuracy, dtype=np.float64)
+    if scale == "linear":
+        return a
+    with np.errstate(divide="ignore"):
+        if scale == "logit":
+            return np.log(a) - np.log1p(-a)
+        if scale == "probit":
+            inv = np.vectorize(lambda v: _NORMAL.inv_cdf(v) if 0 < v < 1
+                               else (-math.inf if v <= 0 else math.inf), otypes=[float])
+            return np.asarray(inv(a), dtype=np.float64)
+    raise ValueError(f"unknown fit scale {scale!r}; choose from {', '.join(FIT_SCALES)}")
+
+
+def scale_inverse(z: np.ndarray, scale: str) -> np.ndarray:
+    """The inverse of `scale_forward`: back to accuracies."""
+    z = np.asarray(z, dtype=np.float64)
+    if scale == "linear":
+        return z
+    if scale == "logit":
+        return 1 / (1 + np.exp(-z))
+    if scale == "probit":
+        return 0.5 * np.vectorize(math.erfc, otypes=[float])(-z / math.sqrt(2))
+    raise ValueError(f"unknown fit scale {scale!r}; choose from {', '.join(FIT_SCALES)}")
+
+
 @dataclass(frozen=True)
 class LinearFit:
+    """t(y) = slope * t(x) + intercept, with t the scale's transform (identity on `linear`).
+    The grid, the band and the residuals are in accuracy units, whatever the scale."""
+
     slope: float
     intercept: float
     grid: np.ndarray  # x values of the band
     band_low: np.ndarray  # 2.5th percentile of bootstrap fits at each grid x
     band_high: np.ndarray
-    residuals: np.ndarray  # y - (slope * x + intercept), per point
+    residuals: np.ndarray  # y - predict(x), per point (effective robustness)
+    scale: str = "linear"
 
     def predict(self, x: np.ndarray | float) -> np.ndarray:
-        return self.slope * np.asarray(x, dtype=np.float64) + self.intercept
+        z = self.slope * scale_forward(np.asarray(x, dtype=np.float64), self.scale)
+        return scale_inverse(z + self.intercept, self.scale)
 
 
 def linear_fit(
@@ -85,16 +125,25 @@ def linear_fit(
     n_boot: int = 1000,
     seed: int = 0,
     grid: np.ndarray | None = None,
+    scale: str = "linear",
 ) -> LinearFit:
-    """Least-squares y = a x + b with a bootstrap (over points) 95% band; seeded, so repeatable."""
-    x = np.asarray(x, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
-    if x.shape != y.shape or x.ndim != 1 or x.size < 3:
+    """Least-squares t(y) = a t(x) + b on the scale's transform t, with a bootstrap (over
+    points) 95% band; seeded, so repeatable. Off `linear`, accuracies of exactly 0 or 1 have
+    no finite transform: give none."""
+    if scale not in FIT_SCALES:
+        raise ValueError(f"unknown fit scale {scale!r}; choose from {', '.join(FIT_SCALES)}")
+    x_acc = np.asarray(x, dtype=np.float64)
+    y_acc = np.asarray(y, dtype=np.float64)
+    if x_acc.shape != y_acc.shape or x_acc.ndim != 1 or x_acc.size < 3:
         raise ValueError("a linear fit needs at least 3 paired points")
+    x, y = scale_forward(x_acc, scale), scale_forward(y_acc, scale)
+    if not (np.isfinite(x).all() and np.isfinite(y).all()):
+        raise ValueError(f"accuracies of 0 or 1 cannot be fitted on the {scale} scale")
     if np.ptp(x) == 0:
         raise ValueError("a linear fit needs at least two distinct x values")
     slope, intercept = np.polyfit(x, y, 1)
-    grid = np.linspace(x.min(), x.max(), 50) if grid is None else np.asarray(grid, float)
+    grid = np.linspace(x_acc.min(), x_acc.max(), 50) if grid is None else np.asarray(grid, float)
+    grid_t = scale_forward(grid, scale)
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, x.size, size=(n_boot, x.size))
     bx, by = x[idx], y[idx]
@@ -103,9 +152,12 @@ def linear_fit(
     ok = sxx > 0  # a resample of one repeated x has no slope; drop it
     b_slope = ((bx - mx) * (by - my)).sum(axis=1)[ok] / sxx[ok]
     b_intercept = my[ok, 0] - b_slope * mx[ok, 0]
-    lines = b_slope[:, None] * grid[None, :] + b_intercept[:, None]
+    lines = b_slope[:, None] * grid_t[None, :] + b_intercept[:, None]
     low, high = np.percentile(lines, [2.5, 97.5], axis=0)
-    return LinearFit(float(slope), float(intercept), grid, low, high, y - (slope * x + intercept))
+    fit = LinearFit(float(slope), float(intercept), grid, scale_inverse(low, scale),
+                    scale_inverse(high, scale), np.zeros(0), scale)
+    return LinearFit(fit.slope, fit.intercept, grid, fit.band_low, fit.band_high,
+                     y_acc - fit.predict(x_acc), scale)
 
 
 # --------------------------------------------- noise prevalence (docs/metrics.md §9)

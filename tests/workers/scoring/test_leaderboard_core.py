@@ -215,6 +215,23 @@ def test_it_fits_new_against_original_accuracy_like_polyfit(
     assert np.array_equal(fit.band_high, again.band_high)
 
 
+@pytest.mark.parametrize("scale", ["probit", "logit"])
+def test_it_fits_the_real_models_on_probit_and_logit_scales_like_polyfit(
+        scale: str, model_records: list[dict], direct_accuracies: dict[str, np.ndarray]) -> None:
+    from scipy.stats import norm
+
+    forward = {"probit": norm.ppf, "logit": lambda a: np.log(a) - np.log1p(-a)}[scale]
+    x, y = direct_accuracies["original"], direct_accuracies["cifar10.1-v6"]
+    slope, intercept = np.polyfit(forward(x), forward(y), 1)
+    fit, used = new_test_set_fit(model_records, "cifar10.1-v6", scale=scale)
+    assert used.tolist() == list(range(30))
+    assert fit.slope == pytest.approx(slope, rel=1e-12)
+    assert fit.intercept == pytest.approx(intercept, rel=1e-12)
+    predicted = {"probit": norm.cdf, "logit": lambda z: 1 / (1 + np.exp(-z))}[scale](
+        slope * forward(x) + intercept)
+    np.testing.assert_allclose(fit.residuals, y - predicted, rtol=0, atol=1e-13)
+
+
 def test_it_fits_only_the_submissions_having_both_accuracies(
         model_records: list[dict], direct_accuracies: dict[str, np.ndarray]) -> None:
     partial = [dict(r) for r in model_records]

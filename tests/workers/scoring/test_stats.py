@@ -266,3 +266,39 @@ def test_it_finds_no_crossing_when_the_models_tie_on_b() -> None:
 def test_it_finds_a_crossing_at_the_end_when_the_models_tie_on_c() -> None:
     assert noise_prevalence_crossing(first=(0.5, 0.9), second=(0.5, 0.8), n_c=N_C,
                                      n_b=N_B) == 1.0
+
+
+@pytest.mark.parametrize("scale", ["probit", "logit"])
+def test_it_fits_on_probit_and_logit_scales_like_a_direct_computation(scale: str) -> None:
+    rng = np.random.default_rng(11)
+    x = rng.uniform(0.55, 0.97, size=25)
+    y = np.clip(x - 0.08 + rng.normal(0, 0.01, size=25), 0.01, 0.99)
+    forward = {"probit": scipy_stats.norm.ppf, "logit": lambda a: np.log(a / (1 - a))}[scale]
+    back = {"probit": scipy_stats.norm.cdf, "logit": lambda z: 1 / (1 + np.exp(-z))}[scale]
+    slope, intercept = np.polyfit(forward(x), forward(y), 1)
+    fit = linear_fit(x, y, scale=scale, n_boot=300, seed=2)
+    assert fit.scale == scale
+    assert fit.slope == pytest.approx(slope, rel=1e-12)
+    assert fit.intercept == pytest.approx(intercept, rel=1e-12, abs=1e-14)
+    predicted = back(slope * forward(x) + intercept)
+    np.testing.assert_allclose(fit.residuals, y - predicted, rtol=0, atol=1e-13)
+    np.testing.assert_allclose(fit.predict(x), predicted, rtol=0, atol=1e-13)
+    # the band: bootstrap lines on the transformed scale, their percentiles mapped back
+    idx = np.random.default_rng(2).integers(0, x.size, size=(300, x.size))
+    lines = []
+    for rows in idx:
+        if np.ptp(forward(x[rows])) > 0:
+            b_slope, b_intercept = np.polyfit(forward(x[rows]), forward(y[rows]), 1)
+            lines.append(b_slope * forward(fit.grid) + b_intercept)
+    low, high = np.percentile(np.array(lines), [2.5, 97.5], axis=0)
+    np.testing.assert_allclose(fit.band_low, back(low), rtol=0, atol=1e-10)
+    np.testing.assert_allclose(fit.band_high, back(high), rtol=0, atol=1e-10)
+    assert np.all(fit.band_low <= fit.predict(fit.grid) + 1e-12)
+
+
+def test_it_refuses_an_accuracy_of_one_on_the_logit_scale_and_an_unknown_scale() -> None:
+    x = np.array([0.5, 0.7, 1.0])
+    with pytest.raises(ValueError, match="0 or 1 cannot be fitted on the logit scale"):
+        linear_fit(x, x, scale="logit")
+    with pytest.raises(ValueError, match="unknown fit scale 'log'"):
+        linear_fit(x, x, scale="log")

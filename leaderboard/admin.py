@@ -1,75 +1,27 @@
+"""The admin writes only through the services, like the pages and the API: a direct edit of a
+row would skip what the service does with it (the leaderboard cache generation above all,
+leaderboard/presentation/caching.py). So state fields are read-only here, and each change a
+maintainer may make is an action or a `save_model` that calls its service."""
+
 from __future__ import annotations
 
 from typing import Any
 
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.db import models
+from django.db.models import QuerySet
+from django.forms import ModelForm
 from django.http import HttpRequest
 
 from leaderboard.audits.models import Audit
 from leaderboard.catalog.models import Benchmark, ImageSet, LabelSet, LabelSetVersion
+from leaderboard.catalog.services import benchmark_panel_sizes_set
 from leaderboard.submissions.models import Score, Submission, SubmissionFile
+from leaderboard.submissions.services import submission_details_set, submission_visibility_set
 
 
-class ImageSetInline(admin.TabularInline):
-    model = ImageSet
-    extra = 0
-    fields = ("slug", "name", "size")
-    show_change_link = True
-
-
-@admin.register(Benchmark)
-class BenchmarkAdmin(admin.ModelAdmin):
-    list_display = ("slug", "name", "num_classes", "main_image_set", "created")
-    search_fields = ("slug", "name")
-    readonly_fields = ("created",)
-    inlines = (ImageSetInline,)
-
-
-@admin.register(ImageSet)
-class ImageSetAdmin(admin.ModelAdmin):
-    list_display = ("slug", "benchmark", "name", "size")
-    list_filter = ("benchmark",)
-    search_fields = ("slug", "name")
-
-
-class LabelSetVersionInline(admin.TabularInline):
-    """Versions are listed, never added or edited here: they come from services."""
-
-    model = LabelSetVersion
-    fk_name = "label_set"
-    extra = 0
-    fields = ("number", "content_hash", "parent", "author", "created", "note")
-    readonly_fields = fields
-    show_change_link = True
-    can_delete = False
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-
-@admin.register(LabelSet)
-class LabelSetAdmin(admin.ModelAdmin):
-    list_display = ("slug", "benchmark", "image_set", "kind", "family", "name")
-    list_filter = ("benchmark", "kind", "family")
-    search_fields = ("slug", "name")
-    inlines = (LabelSetVersionInline,)
-
-
-@admin.register(LabelSetVersion)
-class LabelSetVersionAdmin(admin.ModelAdmin):
-    """Read only: a version is immutable once made (LabelSetVersion.save raises)."""
-
-    list_display = ("label_set", "number", "short_hash", "author", "created")
-    list_filter = ("label_set__benchmark", "label_set")
-    search_fields = ("content_hash", "note")
-    list_select_related = ("label_set", "label_set__benchmark", "author")
-
-    @admin.display(description="content hash")
-    def short_hash(self, obj: LabelSetVersion) -> str:
-        return obj.content_hash[:12]
+class ViewOnlyAdmin(admin.ModelAdmin):
+    """Shown, never added, edited or deleted here."""
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
@@ -81,56 +33,161 @@ class LabelSetVersionAdmin(admin.ModelAdmin):
         return False
 
 
-class SubmissionFileInline(admin.TabularInline):
-    model = SubmissionFile
+class ViewOnlyInline(admin.TabularInline):
     extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+class ImageSetInline(ViewOnlyInline):
+    model = ImageSet
+    fields = ("slug", "name", "size")
+    readonly_fields = fields
+    show_change_link = True
+
+
+@admin.register(Benchmark)
+class BenchmarkAdmin(admin.ModelAdmin):
+    """Benchmarks, image sets and label sets come from the catalog (workers/scoring/catalog.py,
+    `manage.py load_benchmarks`), which would undo an edit here, and their sizes and classes
+    decide every stored score: read-only. The panel sizes are the admin's to set."""
+
+    list_display = ("slug", "name", "num_classes", "main_image_set", "created")
+    search_fields = ("slug", "name")
+    fields = ("slug", "name", "num_classes", "main_image_set", "created",
+              "review_panel_size", "ground_truth_panel_size")
+    readonly_fields = ("slug", "name", "num_classes", "main_image_set", "created")
+    inlines = (ImageSetInline,)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def save_model(self, request: HttpRequest, obj: Benchmark, form: ModelForm,
+                   change: bool) -> None:
+        benchmark_panel_sizes_set(
+            benchmark=obj, review_panel_size=form.cleaned_data["review_panel_size"],
+            ground_truth_panel_size=form.cleaned_data["ground_truth_panel_size"])
+
+
+@admin.register(ImageSet)
+class ImageSetAdmin(ViewOnlyAdmin):
+    list_display = ("slug", "benchmark", "name", "size")
+    list_filter = ("benchmark",)
+    search_fields = ("slug", "name")
+
+
+class LabelSetVersionInline(ViewOnlyInline):
+    """Versions are listed, never added or edited here: they come from services."""
+
+    model = LabelSetVersion
+    fk_name = "label_set"
+    fields = ("number", "content_hash", "parent", "author", "created", "note")
+    readonly_fields = fields
+    show_change_link = True
+
+
+@admin.register(LabelSet)
+class LabelSetAdmin(ViewOnlyAdmin):
+    list_display = ("slug", "benchmark", "image_set", "kind", "family", "name")
+    list_filter = ("benchmark", "kind", "family")
+    search_fields = ("slug", "name")
+    inlines = (LabelSetVersionInline,)
+
+
+@admin.register(LabelSetVersion)
+class LabelSetVersionAdmin(ViewOnlyAdmin):
+    """Read only: a version is immutable once made (LabelSetVersion.save raises)."""
+
+    list_display = ("label_set", "number", "short_hash", "author", "created")
+    list_filter = ("label_set__benchmark", "label_set")
+    search_fields = ("content_hash", "note")
+    list_select_related = ("label_set", "label_set__benchmark", "author")
+
+    @admin.display(description="content hash")
+    def short_hash(self, obj: LabelSetVersion) -> str:
+        return obj.content_hash[:12]
+
+
+class SubmissionFileInline(ViewOnlyInline):
+    model = SubmissionFile
     fields = ("image_set", "original_name", "size", "sha256", "file", "compact")
     readonly_fields = fields
-    can_delete = False
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
 
-class ScoreInline(admin.TabularInline):
+class ScoreInline(ViewOnlyInline):
     model = Score
-    extra = 0
     fields = ("label_set", "label_set_version", "accuracy", "correct", "total", "updated")
     readonly_fields = fields
-    can_delete = False
 
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
+
+# What a maintainer may correct in a submission: what the submitter named and linked.
+SUBMISSION_DETAILS = ("model_name", "description", "paper_url", "code_url")
 
 
 @admin.register(Submission)
 class SubmissionAdmin(admin.ModelAdmin):
-    """Status, claims and scores move only through the workers (conditional updates); the
-    admin may edit what a person owns: names, description, links and visibility."""
+    """Status, claims and scores move only through the workers (conditional updates).
+    Visibility moves by the two actions and the names and links by `save_model`, each through
+    its service, which bumps the leaderboard generation so the public board follows at once.
+    No deletion here: making a submission private takes it off every public page."""
 
     list_display = ("id", "model_name", "benchmark", "owner", "public", "status", "created")
     list_filter = ("benchmark", "status", "public")
     search_fields = ("model_name", "owner__username")
     list_select_related = ("benchmark", "owner")
-    readonly_fields = ("owner", "benchmark", "kind", "status", "failure_code", "failure_reason",
-                       "created", "queued_at", "started", "scored", "claimed_by", "attempts")
+    readonly_fields = ("owner", "benchmark", "kind", "public", "status", "failure_code",
+                       "failure_reason", "created", "queued_at", "started", "scored",
+                       "claimed_by", "attempts")
     inlines = (SubmissionFileInline, ScoreInline)
+    actions = ("make_public", "make_private")
+    # As on the submit form (submissions/forms.py): a link typed without a scheme is https.
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # submissions come through the form, the API or the client
 
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def save_model(self, request: HttpRequest, obj: Submission, form: ModelForm,
+                   change: bool) -> None:
+        submission_details_set(submission=obj,
+                               **{name: form.cleaned_data[name] for name in SUBMISSION_DETAILS})
+
+    def _visibility_set(self, request: HttpRequest, queryset: QuerySet[Submission], *,
+                        public: bool) -> None:
+        submissions = list(queryset)
+        for submission in submissions:
+            submission_visibility_set(submission=submission, public=public)
+        self.message_user(request, f"{len(submissions)} submission(s) made "
+                          f"{'public' if public else 'private'}.", messages.SUCCESS)
+
+    @admin.action(description="Make public (shown on the leaderboard)", permissions=["change"])
+    def make_public(self, request: HttpRequest, queryset: QuerySet[Submission]) -> None:
+        self._visibility_set(request, queryset, public=True)
+
+    @admin.action(description="Make private (only the submitter sees it)",
+                  permissions=["change"])
+    def make_private(self, request: HttpRequest, queryset: QuerySet[Submission]) -> None:
+        self._visibility_set(request, queryset, public=False)
+
 
 @admin.register(Audit)
-class AuditAdmin(admin.ModelAdmin):
+class AuditAdmin(ViewOnlyAdmin):
     """Read-only: audits are started from /audits/ (or the API) and moved by their task."""
 
     list_display = ("id", "kind", "benchmark", "status", "created_by", "created",
                     "candidates_created")
     list_filter = ("kind", "benchmark", "status")
     list_select_related = ("benchmark", "created_by")
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False

@@ -1,18 +1,27 @@
-"""The admin shows all four catalog models; versions are view-only there."""
+"""The admin shows all four catalog models; versions are view-only there; every change it
+makes goes through a service, so the public leaderboard follows at once."""
 
 from __future__ import annotations
 
+from html.parser import HTMLParser
+
 import pytest
+from django.contrib.auth.models import Permission
+from django.contrib.messages import get_messages
 from django.test import Client
 from django.urls import reverse
+from rest_framework.test import APIClient
 
-from leaderboard.catalog.models import LabelSetVersion
+from leaderboard.catalog.models import Benchmark, LabelSet, LabelSetVersion
 from leaderboard.catalog.services import (
     benchmark_sync,
     image_set_sync,
     label_set_sync,
     label_set_version_create,
 )
+from leaderboard.submissions.models import Submission
+from tests import factories
+from tests.pages import leaderboard_table
 from workers.scoring.catalog import BENCHMARKS
 
 pytestmark = pytest.mark.django_db
@@ -49,3 +58,174 @@ def test_it_shows_versions_read_only(admin_client: Client, version: LabelSetVers
     assert post.status_code == 403
     assert add.status_code == 403
     assert LabelSetVersion.objects.get(pk=version.pk).note == ""
+
+
+# -- changes go through the services, and the public board follows at once ------------------
+
+BOARD_PAGE = "/benchmarks/cifar10/"
+BOARD_API = "/api/benchmarks/cifar10/leaderboard/"
+SUBMISSIONS = "/admin/leaderboard/submission/"
+
+
+class _FormFields(HTMLParser):
+    """What a browser posts from the page's form: inputs (checked boxes only), textareas and
+    the selected option of each select."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.data: dict[str, str] = {}
+        self._textarea: str | None = None
+        self._select: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = {k: v or "" for k, v in attrs}
+        name = a.get("name", "")
+        if tag == "input" and name and a.get("type") not in ("submit", "button"):
+            if a.get("type") != "checkbox" or "checked" in a:
+                self.data[name] = a.get("value", "")
+        elif tag == "textarea" and name:
+            self._textarea, self.data[name] = name, ""
+        elif tag == "select" and name:
+            self._select = name
+        elif tag == "option" and self._select is not None and "selected" in a:
+            self.data[self._select] = a.get("value", "")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "textarea":
+            self._textarea = None
+        elif tag == "select":
+            self._select = None
+
+    def handle_data(self, data: str) -> None:
+        if self._textarea is not None:
+            self.data[self._textarea] += data
+
+
+def form_fields(html: str) -> dict[str, str]:
+    parser = _FormFields()
+    parser.feed(html)
+    return parser.data
+
+
+def staff_client(*permissions: str) -> Client:
+    user = factories.user_create("moderator", staff=True)
+    user.user_permissions.set(Permission.objects.filter(
+        content_type__app_label="leaderboard", codename__in=permissions))
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def board_rows(client: Client) -> tuple[list[tuple[str, str]], list[tuple[str, int]]]:
+    """(model, rank) on the public page and in the public API, sorted by original labels."""
+    page = leaderboard_table(client.get(BOARD_PAGE).content.decode())[1]
+    api = APIClient().get(BOARD_API).json()["rows"]
+    return ([(row.model, row.rank) for row in page],
+            [(row["model_name"], row["ranks"]["original"]) for row in api])
+
+
+def test_it_changes_visibility_in_the_admin_and_the_public_board_follows(
+    scored_models: dict[str, Submission]
+) -> None:
+    client = staff_client("view_submission", "change_submission")
+    vgg = scored_models["vgg16_keras"]
+    everyone = ([("vgg16_keras", "1"), ("resnet_basic_110", "2"),
+                 ("resnet_preact_basic_110", "3")],
+                [("vgg16_keras", 1), ("resnet_basic_110", 2), ("resnet_preact_basic_110", 3)])
+    assert board_rows(client) == everyone  # both are cached now
+
+    hidden = client.post(SUBMISSIONS, {"action": "make_private", "_selected_action": [vgg.pk]})
+
+    assert hidden.status_code == 302
+    assert Submission.objects.get(pk=vgg.pk).public is False
+    assert board_rows(client) == (
+        [("resnet_basic_110", "1"), ("resnet_preact_basic_110", "2")],
+        [("resnet_basic_110", 1), ("resnet_preact_basic_110", 2)])
+    messages = [str(m) for m in get_messages(hidden.wsgi_request)]
+    assert messages == ["1 submission(s) made private."]
+
+    shown = client.post(SUBMISSIONS, {"action": "make_public",
+                                      "_selected_action": [vgg.pk]})
+
+    assert shown.status_code == 302
+    assert board_rows(client) == everyone
+
+
+def test_it_renames_in_the_admin_and_the_public_board_follows(
+    scored_models: dict[str, Submission]
+) -> None:
+    client = staff_client("view_submission", "change_submission")
+    vgg = scored_models["vgg16_keras"]
+    change_url = reverse("admin:leaderboard_submission_change", args=[vgg.pk])
+    assert board_rows(client)[1][0] == ("vgg16_keras", 1)  # cached now
+    page = client.get(change_url).content.decode()
+    data = form_fields(page)
+    assert 'name="public"' not in page and 'name="status"' not in page
+
+    data.update(model_name="VGG-16 (Keras)", paper_url="https://arxiv.org/abs/1409.1556",
+                public="", status="scored")
+    saved = client.post(change_url, data)
+
+    assert saved.status_code == 302
+    assert board_rows(client) == (
+        [("VGG-16 (Keras)", "1"), ("resnet_basic_110", "2"), ("resnet_preact_basic_110", "3")],
+        [("VGG-16 (Keras)", 1), ("resnet_basic_110", 2), ("resnet_preact_basic_110", 3)])
+    after = Submission.objects.get(pk=vgg.pk)
+    assert (after.model_name, after.paper_url, after.public) == (
+        "VGG-16 (Keras)", "https://arxiv.org/abs/1409.1556", True)
+
+
+def test_it_refuses_the_visibility_actions_to_view_only_staff(
+    scored_models: dict[str, Submission]
+) -> None:
+    client = staff_client("view_submission")
+    vgg = scored_models["vgg16_keras"]
+
+    listing = client.get(SUBMISSIONS).content.decode()
+    refused = client.post(SUBMISSIONS, {"action": "make_private", "_selected_action": [vgg.pk]})
+
+    assert 'value="make_private"' not in listing
+    assert refused.status_code == 200  # the list again, the unknown action ignored
+    assert Submission.objects.get(pk=vgg.pk).public is True
+    assert board_rows(client)[1][0] == ("vgg16_keras", 1)
+
+
+def test_it_offers_no_deletion_and_no_direct_edit_of_state(
+    admin_client: Client, scored_models: dict[str, Submission]
+) -> None:
+    vgg = scored_models["vgg16_keras"]
+    benchmark = Benchmark.objects.get(slug="cifar10")
+    listing = admin_client.get(SUBMISSIONS).content.decode()
+    delete = admin_client.post(reverse("admin:leaderboard_submission_delete", args=[vgg.pk]),
+                               {"post": "yes"})
+    benchmark_page = admin_client.get(
+        reverse("admin:leaderboard_benchmark_change", args=[benchmark.pk])).content.decode()
+    label_set = LabelSet.objects.get(benchmark=benchmark, slug="original")
+    label_set_post = admin_client.post(
+        reverse("admin:leaderboard_labelset_change", args=[label_set.pk]), {"name": "edited"})
+
+    assert [v for v in ("delete_selected", "make_public", "make_private")
+            if f'value="{v}"' in listing] == ["make_public", "make_private"]
+    assert delete.status_code == 403
+    assert Submission.objects.filter(pk=vgg.pk).exists()
+    assert [name for name in ("name", "num_classes", "review_panel_size",
+                              "ground_truth_panel_size", "image_sets-0-size")
+            if f'name="{name}"' in benchmark_page] == ["review_panel_size",
+                                                       "ground_truth_panel_size"]
+    assert label_set_post.status_code == 403
+    assert LabelSet.objects.get(pk=label_set.pk).name == label_set.name
+
+
+def test_it_sets_the_panel_sizes_through_the_service(admin_client: Client,
+                                                     version: LabelSetVersion) -> None:
+    benchmark = version.label_set.benchmark
+    change_url = reverse("admin:leaderboard_benchmark_change", args=[benchmark.pk])
+    data = form_fields(admin_client.get(change_url).content.decode())
+
+    data.update(review_panel_size="4", ground_truth_panel_size="7", name="renamed")
+    saved = admin_client.post(change_url, data)
+
+    assert saved.status_code == 302
+    after = Benchmark.objects.get(pk=benchmark.pk)
+    assert (after.review_panel_size, after.ground_truth_panel_size, after.name) == (
+        4, 7, BENCHMARKS["mnist"].name)

@@ -135,6 +135,16 @@ def label_set_sync(
     return label_set, change
 
 
+def benchmark_panel_sizes_set(*, benchmark: Benchmark, review_panel_size: int,
+                              ground_truth_panel_size: int) -> None:
+    """The votes that decide a review item and the answers that decide a ground-truth
+    candidate (set by maintainers in the admin; the catalog does not carry them)."""
+    if min(review_panel_size, ground_truth_panel_size) < 1:
+        raise ValueError("a panel needs at least one member")
+    Benchmark.objects.filter(pk=benchmark.pk).update(
+        review_panel_size=review_panel_size, ground_truth_panel_size=ground_truth_panel_size)
+
+
 def label_set_version_create(
     *,
     label_set: LabelSet,

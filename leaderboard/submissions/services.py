@@ -387,5 +387,19 @@ def benchmark_leaderboard_touch(*, benchmark_id: int) -> None:
 
 
 def submission_visibility_set(*, submission: Submission, public: bool) -> None:
-    Submission.objects.filter(pk=submission.pk).update(public=public)
-    benchmark_leaderboard_touch(benchmark_id=submission.benchmark_id)
+    # One transaction: the generation bump commits with the change it announces
+    # (leaderboard/presentation/caching.py), whichever caller (page, API, admin action).
+    with transaction.atomic():
+        Submission.objects.filter(pk=submission.pk).update(public=public)
+        benchmark_leaderboard_touch(benchmark_id=submission.benchmark_id)
+
+
+def submission_details_set(*, submission: Submission, model_name: str, description: str,
+                           paper_url: str, code_url: str) -> None:
+    """What the submitter named and linked, as a maintainer corrects it in the admin; the
+    leaderboard shows the name and links, so its cached pages are invalidated with it."""
+    with transaction.atomic():
+        Submission.objects.filter(pk=submission.pk).update(
+            model_name=model_name, description=description, paper_url=paper_url,
+            code_url=code_url)
+        benchmark_leaderboard_touch(benchmark_id=submission.benchmark_id)

@@ -201,11 +201,16 @@ def _empty(frame: Frame, text: str) -> None:
                        f'fill="{COLOURS["axis"]}">{escape(text)}</text>')
 
 
-def equation(fit: dict[str, Any]) -> str:
-    """The fit in the axes' units (percent): "y = 1.234x − 29.85"."""
-    intercept = fit["intercept"] * 100
+def equation(fit: dict[str, Any], y: str = "y", x: str = "x") -> str:
+    """The fit as an equation: on the linear scale in the axes' units (percent), "y = 1.234 ×
+    x − 29.85"; on probit or logit, of the transformed fractions, "probit(y) = 1.102 ×
+    probit(x) − 0.338"."""
+    intercept = fit["intercept"] * (100 if fit.get("scale", "linear") == "linear" else 1)
     sign = "−" if intercept < 0 else "+"
-    return f"y = {fit['slope']:.3f}x {sign} {abs(intercept):.2f}"
+    digits = 2 if fit.get("scale", "linear") == "linear" else 3
+    if fit.get("scale", "linear") != "linear":
+        y, x = f"{fit['scale']}({y})", f"{fit['scale']}({x})"
+    return f"{y} = {fit['slope']:.3f} × {x} {sign} {abs(intercept):.{digits}f}"
 
 
 def scatter_svg(data: dict[str, Any], *, link: Link, layout: Layout = WIDE,
@@ -245,12 +250,11 @@ def scatter_svg(data: dict[str, Any], *, link: Link, layout: Layout = WIDE,
                            f'{frame.clip}/>')
     frame.parts.append(_diagonal(frame))
     if fit:
-        a, b = fit["slope"], fit["intercept"] * 100
-        g0, g1 = fit["grid"][0] * 100, fit["grid"][-1] * 100
-        frame.parts.append(f'<line class="fit-line" x1="{frame.sx(g0):.1f}" '
-                           f'y1="{frame.sy(a * g0 + b):.1f}" x2="{frame.sx(g1):.1f}" '
-                           f'y2="{frame.sy(a * g1 + b):.1f}" stroke="{COLOURS["fit"]}" '
-                           f'stroke-width="2" {frame.clip}/>')
+        # the fit at each grid x: a straight line on the linear scale, a curve on the others
+        line = " ".join(f"{frame.sx(g * 100):.1f},{frame.sy(v * 100):.1f}"
+                        for g, v in zip(fit["grid"], fit["line"], strict=True))
+        frame.parts.append(f'<polyline class="fit-line" fill="none" points="{line}" '
+                           f'stroke="{COLOURS["fit"]}" stroke-width="2" {frame.clip}/>')
     frame.legend(entries)
     frame.parts.append('<g class="points">')
     for p in points:

@@ -51,8 +51,8 @@ def band_csv(data: dict[str, Any]) -> str:
     """The fit line and its bootstrap 95% band at each grid x (no rows without a fit)."""
     fit = data.get("fit")
     rows = [] if not fit else [
-        [x, fit["slope"] * x + fit["intercept"], low, high]
-        for x, low, high in zip(fit["grid"], fit["band_low"], fit["band_high"], strict=True)]
+        [x, line, low, high] for x, line, low, high
+        in zip(fit["grid"], fit["line"], fit["band_low"], fit["band_high"], strict=True)]
     return _csv(["x", "fit", "band_low", "band_high"], rows)
 
 

@@ -2,8 +2,9 @@
 JSON-able dicts.
 
 - `new_test_set_plot`: original accuracy (x) against a new test set's (y), one point per public
-  scored submission with both Clopper-Pearson intervals, and the linear fit new = a * original
-  + b with its bootstrap 95% band and each point's residual ("effective robustness").
+  scored submission with both Clopper-Pearson intervals, and the linear fit t(new) = a *
+  t(original) + b on a linear, probit or logit scale t, with its bootstrap 95% band and each
+  point's residual ("effective robustness").
 - `label_set_plot`: original accuracy against another label set of the same image set
   (corrected, ReaL, multi-label, CIFAR-10H), with each point's rank on both and the rank
   inversions.
@@ -31,7 +32,7 @@ from leaderboard.presentation.boards import Leaderboard, LeaderboardColumn, lead
 from leaderboard.submissions.models import Score, Submission
 from leaderboard.submissions.selectors import submission_scores
 from workers.scoring import leaderboard as core
-from workers.scoring.stats import noise_prevalence_curve
+from workers.scoring.stats import FIT_SCALES, noise_prevalence_curve, scale_forward, scale_inverse
 
 ORIGINAL = "original"
 NEW_TEST_SET_FAMILY = "new_test_set"
@@ -44,7 +45,7 @@ FIT_BOOTSTRAP = 1000
 FIT_SEED = 0
 CACHE_TIMEOUT = 3600  # seconds; the generation in the key, not the timeout, keeps it fresh
 # Bump when the shape of any dict below changes, so a shared cache never serves an old one.
-PLOT_DATA_FORMAT = "plots1"
+PLOT_DATA_FORMAT = "plots2"  # 2: the fit's scale and its line at the grid
 
 
 class PlotQueryError(ValueError):
@@ -128,57 +129,74 @@ def _check(choices: Sequence[tuple[str, str]], slug: str, what: str) -> None:
 # ------------------------------------------------ new test sets (docs/metrics.md §8)
 
 
-def new_test_set_plot(*, benchmark: Benchmark, label_set: str) -> dict[str, Any]:
-    """Original (x) against new-test-set (y) accuracy with the linear fit (None under 3 points
-    or one distinct x); each point's `predicted` and `residual` = y - predicted."""
+def fit_scale_check(scale: str) -> None:
+    if scale not in FIT_SCALES:
+        raise PlotQueryError("unknown_scale", f"no fit scale {scale!r}; choose one of "
+                             + ", ".join(FIT_SCALES), "scale")
+
+
+def new_test_set_plot(*, benchmark: Benchmark, label_set: str,
+                      scale: str = "linear") -> dict[str, Any]:
+    """Original (x) against new-test-set (y) accuracy with the fit on `scale` (None under 3
+    points or one distinct x); each point's `predicted` and `residual` = y - predicted. Off
+    `linear`, a point at an accuracy of 0 or 1 stays on the chart but out of the fit."""
     _check(plot_choices(benchmark=benchmark).new_test_sets, label_set, "new test set")
+    fit_scale_check(scale)
 
     def build() -> dict[str, Any]:
         board = _board(benchmark)
         rows = _pairs(board, ORIGINAL, label_set)
         points = [_point(r, ORIGINAL, label_set) for r in rows]
         result = core.new_test_set_fit([r["scores"] for r in rows], label_set,
-                                       n_boot=FIT_BOOTSTRAP, seed=FIT_SEED)
+                                       n_boot=FIT_BOOTSTRAP, seed=FIT_SEED, scale=scale)
         fit = None
         if result is not None:
             line, used = result
-            assert used.size == len(points)  # every row has both accuracies
-            for point, residual in zip(points, line.residuals, strict=True):
-                point["predicted"] = float(line.predict(point["x"]))
-                point["residual"] = float(residual)
-            fit = {"slope": line.slope, "intercept": line.intercept, "n": len(points),
-                   "bootstrap": FIT_BOOTSTRAP, "seed": FIT_SEED,
-                   "grid": line.grid.tolist(), "band_low": line.band_low.tolist(),
-                   "band_high": line.band_high.tolist()}
+            for i, residual in zip(used.tolist(), line.residuals, strict=True):
+                points[i]["predicted"] = float(line.predict(points[i]["x"]))
+                points[i]["residual"] = float(residual)
+            fit = {"scale": scale, "slope": line.slope, "intercept": line.intercept,
+                   "n": int(used.size), "bootstrap": FIT_BOOTSTRAP, "seed": FIT_SEED,
+                   "grid": line.grid.tolist(), "line": line.predict(line.grid).tolist(),
+                   "band_low": line.band_low.tolist(), "band_high": line.band_high.tolist()}
         return {**_axes(board, ORIGINAL, label_set), "kind": "new_test_set",
                 "points": points, "fit": fit}
 
-    return _cached(benchmark, ("new", label_set), build)
+    return _cached(benchmark, ("new", label_set, scale), build)
 
 
-def submission_effective_robustness(*, submission: Submission) -> list[dict[str, Any]]:
+def fit_predict(fit: dict[str, Any], original: float) -> float:
+    """The new-test-set accuracy a fit expects at this original accuracy, on its scale."""
+    z = fit["slope"] * scale_forward(np.array([original]), fit["scale"]) + fit["intercept"]
+    return float(scale_inverse(z, fit["scale"])[0])
+
+
+def submission_effective_robustness(*, submission: Submission,
+                                    scale: str = "linear") -> list[dict[str, Any]]:
     """Per new test set of the benchmark: the submission's original and new accuracy, the fit
-    over the public leaderboard and the residual new - (a * original + b). A submission that is
-    not on the public leaderboard (private) is measured against the same fit, `in_fit` False."""
+    over the public leaderboard (on `scale`) and the residual new - predicted. A submission
+    that is not on the public leaderboard (private) is measured against the same fit,
+    `in_fit` False."""
     if submission.status != Submission.Status.SCORED:
         return []
     benchmark = submission.benchmark
     own = submission_scores(submission=submission)
     out = []
     for slug, name in plot_choices(benchmark=benchmark).new_test_sets:
-        plot = new_test_set_plot(benchmark=benchmark, label_set=slug)
+        plot = new_test_set_plot(benchmark=benchmark, label_set=slug, scale=scale)
         fit = plot["fit"]
         mine = next((p for p in plot["points"] if p["submission_id"] == submission.pk), None)
         if mine is None and ORIGINAL in own and slug in own:
             mine = {"x": own[ORIGINAL].accuracy, "y": own[slug].accuracy}
             if fit is not None and None not in (mine["x"], mine["y"]):
-                mine["predicted"] = fit["slope"] * mine["x"] + fit["intercept"]
+                mine["predicted"] = fit_predict(fit, mine["x"])
                 mine["residual"] = mine["y"] - mine["predicted"]
         if fit is None or mine is None or mine.get("residual") is None:
             continue
         out.append({"label_set": slug, "name": name, "original": mine["x"], "new": mine["y"],
                     "predicted": mine["predicted"], "residual": mine["residual"],
                     "slope": fit["slope"], "intercept": fit["intercept"], "n": fit["n"],
+                    "scale": fit["scale"],
                     "in_fit": "submission_id" in mine})
     return out
 

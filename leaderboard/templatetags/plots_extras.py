@@ -8,6 +8,7 @@ from typing import Any
 from django import template
 
 from leaderboard.presentation import plots as selectors_plots
+from leaderboard.presentation.charts import equation
 from leaderboard.submissions.models import Submission
 
 register = template.Library()
@@ -20,13 +21,10 @@ def signed_points(value: float | None) -> str:
 
 
 @register.filter
-def fit_equation(fit: dict[str, Any] | None) -> str:
-    """new = a × original + b, in percent: "1.234 × original − 29.85"."""
-    if not fit:
-        return ""
-    intercept = fit["intercept"] * 100
-    sign = "−" if intercept < 0 else "+"
-    return f"{fit['slope']:.3f} × original {sign} {abs(intercept):.2f}"
+def fit_equation(fit: dict[str, Any] | None, new: str) -> str:
+    """The fit of `new` against original: "cifar10.1-v6 = 1.234 × original − 29.85" (in
+    percent), or "probit(cifar10.1-v6) = 1.102 × probit(original) − 0.338"."""
+    return equation(fit, new, "original") if fit else ""
 
 
 @register.inclusion_tag("leaderboard/_effective_robustness.html")

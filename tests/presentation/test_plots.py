@@ -96,6 +96,50 @@ def test_it_plots_new_test_sets_and_their_fit_like_a_direct_computation(
     assert data["fit"]["slope"] > 1 and all(p["y"] < p["x"] for p in data["points"])
 
 
+@pytest.mark.parametrize("scale", ["probit", "logit"])
+def test_it_fits_new_test_sets_on_probit_and_logit_scales_like_a_direct_computation(
+        scale: str, scored: list[Submission], client: Client) -> None:
+    from scipy.stats import norm
+
+    forward = {"probit": norm.ppf, "logit": lambda a: np.log(a / (1 - a))}[scale]
+    back = {"probit": norm.cdf, "logit": lambda z: 1 / (1 + np.exp(-z))}[scale]
+    data = client.get(f"/benchmarks/cifar10/plots/new-test-set/cifar10.1-v6.json?scale={scale}"
+                      ).json()
+    x = np.array([_stored(s, "original").accuracy for s in scored])
+    y = np.array([_stored(s, "cifar10.1-v6").accuracy for s in scored])
+    slope, intercept = np.polyfit(forward(x), forward(y), 1)
+    assert data["fit"]["scale"] == scale and data["fit"]["n"] == 6
+    assert data["fit"]["slope"] == pytest.approx(slope, rel=1e-12)
+    assert data["fit"]["intercept"] == pytest.approx(intercept, rel=1e-12)
+    predicted = back(slope * forward(x) + intercept)
+    np.testing.assert_allclose([p["residual"] for p in data["points"]], y - predicted,
+                               rtol=0, atol=1e-13)
+    np.testing.assert_allclose(data["fit"]["line"],
+                               back(slope * forward(np.array(data["fit"]["grid"])) + intercept),
+                               rtol=0, atol=1e-13)
+    # a private submission is measured against the same fit, on the same scale
+    private = scored[2]
+    Submission.objects.filter(pk=private.pk).update(public=False)
+    scored[0].benchmark.refresh_from_db()
+    rows = selectors_plots.submission_effective_robustness(submission=private, scale=scale)
+    assert rows[0]["scale"] == scale
+    assert rows[0]["residual"] == pytest.approx(
+        y[2] - back(slope * forward(x[2]) + intercept), abs=1e-13)
+    page = client.get(f"/benchmarks/cifar10/plots/?scale={scale}").content.decode()
+    assert f'<option value="{scale}" selected>' in page
+    assert f"<strong>{scale}(cifar10.1-v6) = {slope:.3f} × {scale}(original)" in page
+
+
+def test_it_refuses_an_unknown_fit_scale_with_the_error_shape(
+        scored: list[Submission], client: Client) -> None:
+    answer = client.get("/benchmarks/cifar10/plots/new-test-set/cifar10.1-v6.json?scale=cubic")
+    assert answer.status_code == 400
+    assert answer.json() == {"error": {
+        "code": "unknown_scale", "field": "scale",
+        "message": "no fit scale 'cubic'; choose one of linear, probit, logit"}}
+    assert client.get("/benchmarks/cifar10/plots/?scale=cubic").status_code == 400
+
+
 def test_it_shows_each_submissions_residual_on_its_page(
         scored: list[Submission], client: Client) -> None:
     data = selectors_plots.new_test_set_plot(benchmark=scored[0].benchmark,

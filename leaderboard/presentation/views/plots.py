@@ -30,6 +30,7 @@ from leaderboard.presentation.charts import NARROW, WIDE, Layout, Link, rank_svg
 from leaderboard.presentation.charts_noise import auto_max_prevalence, noise_svg
 from leaderboard.presentation.plot_exports import band_csv, crossings_csv, curves_csv, points_csv
 from leaderboard.presentation.plots import PlotQueryError
+from workers.scoring.stats import FIT_SCALES
 
 Draw = Callable[..., str]
 SVG = {"new-test-set": scatter_svg, "label-set": scatter_svg, "ranks": rank_svg}
@@ -50,10 +51,16 @@ def _link(request: HttpRequest, *, absolute: bool = False) -> Link:
     return link
 
 
-def _data(benchmark: Benchmark, kind: str, label_set: str) -> dict[str, Any]:
+def _data(benchmark: Benchmark, kind: str, label_set: str, scale: str) -> dict[str, Any]:
     if kind == "new-test-set":
-        return selectors_plots.new_test_set_plot(benchmark=benchmark, label_set=label_set)
+        return selectors_plots.new_test_set_plot(benchmark=benchmark, label_set=label_set,
+                                                 scale=scale)
     return selectors_plots.label_set_plot(benchmark=benchmark, label_set=label_set)
+
+
+def _scale(request: HttpRequest) -> str:
+    """The new-test-set fit's scale (`?scale=linear|probit|logit`; default linear)."""
+    return request.GET.get("scale") or "linear"
 
 
 def _both(benchmark: Benchmark, draw: Draw, data: dict[str, Any], link: Link, ident: str,
@@ -69,11 +76,13 @@ def _both(benchmark: Benchmark, draw: Draw, data: dict[str, Any], link: Link, id
         for name, layout in layouts}
 
 
-def _downloads(benchmark: Benchmark, kind: str, label_set: str) -> dict[str, str]:
+def _downloads(benchmark: Benchmark, kind: str, label_set: str,
+               scale: str) -> dict[str, str]:
     data_kind = "label-set" if kind == "ranks" else kind
+    query = f"?scale={scale}" if kind == "new-test-set" and scale != "linear" else ""
     return {fmt: reverse("plot_download", kwargs={
         "slug": benchmark.slug, "kind": kind if fmt == "svg" else data_kind,
-        "label_set": label_set, "fmt": fmt}) for fmt in ("svg", "csv", "json")}
+        "label_set": label_set, "fmt": fmt}) + query for fmt in ("svg", "csv", "json")}
 
 
 def _chosen(request: HttpRequest, name: str, choices: list[tuple[str, str]]) -> str | None:
@@ -84,7 +93,8 @@ def _scatter_sections(request: HttpRequest, benchmark: Benchmark,
                       choices: selectors_plots.PlotChoices) -> dict[str, Any]:
     link = _link(request)
     out: dict[str, Any] = {"new": _chosen(request, "new", choices.new_test_sets),
-                           "labels": _chosen(request, "labels", choices.label_sets)}
+                           "labels": _chosen(request, "labels", choices.label_sets),
+                           "scale": _scale(request), "scales": FIT_SCALES}
     specs = (("new_test_set", "new-test-set", out["new"]),
              ("label_set", "label-set", out["labels"]), ("ranks", "ranks", out["labels"]))
     for key, kind, slug in specs:
@@ -92,12 +102,13 @@ def _scatter_sections(request: HttpRequest, benchmark: Benchmark,
             out[key] = None
             continue
         try:
-            data = _data(benchmark, kind, slug)
+            data = _data(benchmark, kind, slug, out["scale"])
         except PlotQueryError as exc:
             out[key] = {"error": exc.message}
             continue
-        out[key] = {"data": data, **_both(benchmark, SVG[kind], data, link, kind, (slug,)),
-                    "downloads": _downloads(benchmark, kind, slug)}
+        out[key] = {"data": data,
+                    **_both(benchmark, SVG[kind], data, link, kind, (slug, out["scale"])),
+                    "downloads": _downloads(benchmark, kind, slug, out["scale"])}
     if isinstance(out["new_test_set"], dict) and "data" in out["new_test_set"]:
         points = out["new_test_set"]["data"]["points"]  # most effectively robust first
         out["new_test_set"]["table"] = sorted(points, key=lambda p: -p.get("residual", 0.0))
@@ -172,13 +183,16 @@ def _svg_body(svg: str) -> str:
 @require_GET
 def plot_download(request: HttpRequest, slug: str, kind: str, label_set: str,
                   fmt: str) -> HttpResponse:
-    """One scatter's SVG, or its data as CSV (`?part=band`: the fit and its band) or JSON."""
+    """One scatter's SVG, or its data as CSV (`?part=band`: the fit and its band) or JSON;
+    `?scale=probit|logit` fits a new test set on that scale."""
     benchmark = _benchmark(slug)
     try:
-        data = _data(benchmark, kind, label_set)
+        data = _data(benchmark, kind, label_set, _scale(request))
     except PlotQueryError as exc:
         return _error(exc)
     name = f"{benchmark.slug}-{kind}-{label_set}"
+    if kind == "new-test-set" and _scale(request) != "linear":
+        name += f"-{_scale(request)}"
     if fmt == "json":
         return JsonResponse(data)
     if fmt == "csv":

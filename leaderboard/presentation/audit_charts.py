@@ -10,14 +10,14 @@ for phones (its text stays readable when the chart is scaled to a 375 px screen)
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from django.utils.html import escape
+
+from leaderboard.presentation.csv_export import csv_text
 
 COLOURS = {"bar": "#9fb3d1", "flagged": "#e8a29c", "low": "#137333", "high": "#b3261e",
            "axis": "#5b6475", "grid": "#e3e6ec", "text": "#1d2330"}
@@ -199,15 +199,10 @@ def _legend(layout: Layout, *, with_curves: bool) -> str:
 def histogram_csv(histogram: dict[str, Any]) -> str:
     """One row per bin: its edges and centre, the count, and both components' expected
     counts (empty when no mixture was fitted)."""
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["bin_low", "bin_high", "centre", "count", "low_component",
-                     "high_component"])
     low, high = histogram.get("low_curve"), histogram.get("high_curve")
     edges = histogram["edges"]
-    for i, count in enumerate(histogram["counts"]):
-        writer.writerow([repr(float(edges[i])), repr(float(edges[i + 1])),
-                         repr(float(histogram["centres"][i])), int(count),
-                         "" if low is None else repr(float(low[i])),
-                         "" if high is None else repr(float(high[i]))])
-    return out.getvalue()
+    return csv_text(
+        ["bin_low", "bin_high", "centre", "count", "low_component", "high_component"],
+        ([float(edges[i]), float(edges[i + 1]), float(histogram["centres"][i]), int(count),
+          None if low is None else float(low[i]), None if high is None else float(high[i])]
+         for i, count in enumerate(histogram["counts"])))

@@ -4,26 +4,9 @@ floats are written with `repr`, so they read back exactly."""
 
 from __future__ import annotations
 
-import csv
-import io
-from collections.abc import Iterable, Sequence
 from typing import Any
 
-
-def _number(value: Any) -> str:
-    if value is None:
-        return ""
-    return repr(float(value)) if isinstance(value, float) else str(value)
-
-
-def _csv(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(header)
-    for row in rows:
-        writer.writerow([_number(v) if not isinstance(v, str) else v for v in row])
-    return out.getvalue()
-
+from leaderboard.presentation.csv_export import csv_text
 
 POINT_COLUMNS = ("submission_id", "model_name", "x", "x_low", "x_high", "y", "y_low", "y_high")
 
@@ -44,7 +27,7 @@ def points_csv(data: dict[str, Any]) -> str:
     fit = data.get("fit") or {}
     rows = [[p.get(c) if c not in ("slope", "intercept") else fit.get(c)
              for c in (*POINT_COLUMNS, *extra)] for p in data["points"]]
-    return _csv([names.get(c, c) for c in (*POINT_COLUMNS, *extra)], rows)
+    return csv_text([names.get(c, c) for c in (*POINT_COLUMNS, *extra)], rows)
 
 
 def band_csv(data: dict[str, Any]) -> str:
@@ -53,7 +36,7 @@ def band_csv(data: dict[str, Any]) -> str:
     rows = [] if not fit else [
         [x, line, low, high] for x, line, low, high
         in zip(fit["grid"], fit["line"], fit["band_low"], fit["band_high"], strict=True)]
-    return _csv(["x", "fit", "band_low", "band_high"], rows)
+    return csv_text(["x", "fit", "band_low", "band_high"], rows)
 
 
 def curves_csv(data: dict[str, Any]) -> str:
@@ -61,7 +44,7 @@ def curves_csv(data: dict[str, Any]) -> str:
     rows = [[s["submission_id"], s["model_name"], labels, x, n, acc]
             for s in data["submissions"] for labels in ("original", "corrected")
             for x, n, acc in zip(data["x"], data["prevalence"], s[labels], strict=True)]
-    return _csv(["submission_id", "model_name", "labels", "removed_fraction",
+    return csv_text(["submission_id", "model_name", "labels", "removed_fraction",
                  "noise_prevalence", "accuracy"], rows)
 
 
@@ -70,5 +53,5 @@ def crossings_csv(data: dict[str, Any]) -> str:
     rows = [[i, c["labels"], c["first"], names[c["first"]], c["second"], names[c["second"]],
              c["x"], c["prevalence"], c["accuracy"], c["ahead_before"]]
             for i, c in enumerate(data["crossings"], start=1)]
-    return _csv(["number", "labels", "first_id", "first_model", "second_id", "second_model",
+    return csv_text(["number", "labels", "first_id", "first_model", "second_id", "second_model",
                  "removed_fraction", "noise_prevalence", "accuracy", "ahead_before_id"], rows)

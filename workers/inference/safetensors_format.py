@@ -98,9 +98,15 @@ def read_header(source: Path | bytes) -> SafetensorsHeader:
             object_pairs_hook=_refuse_duplicates,
             parse_constant=_refuse_constant,
         )
+    except CheckpointError:  # a key twice or a constant, refused by name (a ValueError too)
+        raise
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise CheckpointError(
             "safetensors_header_invalid", f"the header is not valid UTF-8 JSON ({exc})"
+        ) from None
+    except ValueError:  # an integer past Python's 4,300-digit conversion limit
+        raise CheckpointError(
+            "safetensors_header_invalid", "the header holds a number with thousands of digits"
         ) from None
     if not isinstance(header, dict):
         raise CheckpointError("safetensors_header_invalid", "the header is not a JSON object")

@@ -69,6 +69,18 @@ def _array_or_overflow(rows: list[Any], dtype: type, first_line: int | None) -> 
         raise
 
 
+def _refuse_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # Python's json keeps the last of two equal keys, other readers may keep the first: a
+    # file that means two things to two readers is refused, naming the key.
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise PredictionError("duplicate_key",
+                                  f"the .json file has the key {key!r} twice in one object")
+        result[key] = value
+    return result
+
+
 def read_json(path: Path, *, size: int, max_bytes: int, check: LayoutCheck) -> RawArray:
     text = _decode_text(path, ".json")
     if not text.strip():
@@ -80,7 +92,10 @@ def read_json(path: Path, *, size: int, max_bytes: int, check: LayoutCheck) -> R
         return float(name)
 
     try:
-        data = json.loads(text, parse_constant=on_constant)
+        data = json.loads(text, parse_constant=on_constant,
+                          object_pairs_hook=_refuse_duplicate_keys)
+    except PredictionError:  # a duplicate key, refused by name (it is a ValueError too)
+        raise
     except RecursionError as exc:
         raise PredictionError("corrupt_file", "the .json file is nested too deeply") from exc
     except json.JSONDecodeError as exc:  # its message names the line and column

@@ -298,3 +298,14 @@ def test_it_keeps_code_and_message_through_pickling_and_copying() -> None:
         assert str(clone) == "model_timeout: the model did not finish in time"
     with pytest.raises(ValueError, match="unknown CheckpointError code 'timeout'"):
         CheckpointError("timeout", "x")
+
+
+def test_it_refuses_a_header_dimension_of_thousands_of_digits(tmp_path: Path) -> None:
+    """A 5,001-digit integer passes JSON's grammar but not Python's int-string limit: a
+    named refusal, not a ValueError escaping to a 500."""
+    body = ('{"w": {"dtype": "F32", "shape": [' + "9" * 5001
+            + '], "data_offsets": [0, 4]}}').encode()
+    path = write(tmp_path, "big.safetensors", struct.pack("<Q", len(body)) + body + b"\0" * 4)
+    error = refused(path)
+    assert error.code == "safetensors_header_invalid"
+    assert error.message == "the header holds a number with thousands of digits"

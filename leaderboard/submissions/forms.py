@@ -8,6 +8,10 @@ from typing import Any
 from django import forms
 
 from leaderboard.catalog.models import Benchmark, ImageSet
+from leaderboard.submissions.models import Submission
+
+# the database column's limit (URLField: 200 characters)
+URL_MAX_LENGTH = Submission._meta.get_field("paper_url").max_length
 
 
 @dataclass(frozen=True)
@@ -48,8 +52,10 @@ class SubmissionForm(forms.Form):
         help_text="Shown on the public leaderboard once scored. You can change this later.",
     )
     paper_url = forms.URLField(required=False, label="Paper URL", assume_scheme="https",
+                               max_length=URL_MAX_LENGTH,
                                error_messages={"invalid": "enter a full web address (https://…)"})
     code_url = forms.URLField(required=False, label="Code URL", assume_scheme="https",
+                              max_length=URL_MAX_LENGTH,
                               error_messages={"invalid": "enter a full web address (https://…)"})
 
     def __init__(self, *args: Any, image_sets: list[ImageSet], **kwargs: Any) -> None:

@@ -17,6 +17,8 @@ from leaderboard.submissions.models import Score, Submission
 from leaderboard.submissions.selectors import submission_scores
 from workers.scoring.catalog import BENCHMARKS
 
+URL_MAX_LENGTH = Submission._meta.get_field("paper_url").max_length
+
 
 class SubmissionCreateInput(serializers.Serializer):
     """The form fields of a submission; the files (one per image set, named by its slug) are
@@ -30,8 +32,12 @@ class SubmissionCreateInput(serializers.Serializer):
     description = serializers.CharField(required=False, allow_blank=True, default="")
     public = serializers.BooleanField(default=True, help_text="shown on the public leaderboard "
                                       "once scored (default true)")
-    paper_url = serializers.URLField(required=False, allow_blank=True, default="")
-    code_url = serializers.URLField(required=False, allow_blank=True, default="")
+    # The database's limits, checked here: PostgreSQL refuses a longer value at insert
+    # (a 500), SQLite would store it.
+    paper_url = serializers.URLField(required=False, allow_blank=True, default="",
+                                     max_length=URL_MAX_LENGTH)
+    code_url = serializers.URLField(required=False, allow_blank=True, default="",
+                                    max_length=URL_MAX_LENGTH)
 
     def validate_benchmark(self, value: str) -> Benchmark:
         try:

@@ -103,6 +103,16 @@ EVALSERVER_AUDIT_TIME_LIMIT: int = env.get_int("EVALSERVER_AUDIT_TIME_LIMIT", 18
 # Debugging and the worker-killed test only: milliseconds a scoring task sleeps after its claim.
 EVALSERVER_SCORING_DELAY_MS: int = env.get_int("EVALSERVER_SCORING_DELAY_MS", 0, min_value=0)
 
+# Failed logins (API token and login page) allowed per username and per client address in a
+# window; past them every attempt is refused with 429 until the window ends
+# (leaderboard/accounts/login_throttle.py).
+EVALSERVER_LOGIN_FAILURES_PER_USER: int = env.get_int("EVALSERVER_LOGIN_FAILURES_PER_USER", 10,
+                                                      min_value=1)
+EVALSERVER_LOGIN_FAILURES_PER_ADDRESS: int = env.get_int(
+    "EVALSERVER_LOGIN_FAILURES_PER_ADDRESS", 50, min_value=1)
+EVALSERVER_LOGIN_WINDOW_SECONDS: int = env.get_int("EVALSERVER_LOGIN_WINDOW_SECONDS", 900,
+                                                   min_value=1)
+
 # Uploads: the size cap is enforced while the request streams in (leaderboard/uploads.py);
 # files over FILE_UPLOAD_MAX_MEMORY_SIZE go to a temporary file, never whole into memory.
 FILE_UPLOAD_HANDLERS = [
@@ -206,6 +216,16 @@ LOGGING = {
 }
 
 # -- Celery (read by evalserver/celery.py through the CELERY_ prefix) --------------------------
+# `default` stays in each process (rendered leaderboards keyed by generation: see
+# leaderboard/presentation/caching.py); `throttle` is shared through Redis, so that every web
+# process counts the same failed logins.
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "throttle": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
+                 "LOCATION": REDIS_URL, "KEY_PREFIX": "evalserver-throttle",
+                 "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1}},
+}
+
 CELERY_BROKER_URL = REDIS_URL
 CELERY_RESULT_BACKEND = REDIS_URL
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True

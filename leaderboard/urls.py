@@ -3,7 +3,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path, re_path
 
-from leaderboard.accounts.views import profile, signup, token_create, token_revoke
+from leaderboard.accounts.views import LoginView, profile, signup, token_create, token_revoke
 from leaderboard.audits.views import (
     audit_detail,
     audit_histogram_csv,
@@ -29,8 +29,7 @@ from leaderboard.submissions.views import (
 urlpatterns = [
     path("", home, name="home"),
     path("signup/", signup, name="signup"),
-    path("login/", auth_views.LoginView.as_view(template_name="leaderboard/login.html",
-                                                redirect_authenticated_user=True), name="login"),
+    path("login/", LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("profile/", profile, name="profile"),
     path("profile/token/create/", token_create, name="token_create"),

@@ -6,12 +6,17 @@ from typing import Any
 
 from django.contrib.auth import authenticate
 from drf_spectacular.utils import extend_schema
-from rest_framework import serializers, status
+from rest_framework import exceptions, serializers, status
 from rest_framework.permissions import AllowAny, BasePermission, IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from leaderboard.accounts.login_throttle import (
+    login_attempt_retry_after,
+    login_failure_record,
+    login_success_record,
+)
 from leaderboard.accounts.services import token_get_or_create, token_revoke
 from leaderboard.common.api import CodedCharField, error_responses, signed_in_user
 from leaderboard.common.api_errors import error_response
@@ -40,17 +45,25 @@ class TokenView(APIView):
         operation_id="auth_token_create",
         summary="Get an API token with a username and password",
         request=TokenCreateInput,
-        responses={200: TokenOutput, **error_responses(400)},
+        responses={200: TokenOutput, **error_responses(400, 429)},
         auth=[],
     )
     def post(self, request: Request) -> Response:
         form = TokenCreateInput(data=request.data)
         form.is_valid(raise_exception=True)
-        user = authenticate(request._request, username=form.validated_data["username"],
+        username = form.validated_data["username"]
+        address = request.META.get("REMOTE_ADDR", "")
+        wait = login_attempt_retry_after(username=username, address=address)
+        if wait is not None:
+            raise exceptions.Throttled(
+                wait, detail=f"too many failed logins; try again in {wait} s")
+        user = authenticate(request._request, username=username,
                             password=form.validated_data["password"])
         if user is None:
+            login_failure_record(username=username, address=address)
             return error_response("invalid_credentials",
                                   "wrong username or password (or the account is inactive)")
+        login_success_record(username=username, address=address)
         token, _ = token_get_or_create(user=user)
         return Response(TokenOutput({"token": token.key}).data)
 

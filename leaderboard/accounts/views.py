@@ -1,10 +1,14 @@
-"""Sign-up and the profile page with the user's API token. Log in and out are Django's own
-views (`leaderboard/urls.py`); logging out is a POST form in the navigation bar."""
+"""Sign-up and the profile page with the user's API token. Log in is Django's view held to the
+failed-login limits (`LoginView`); log out is Django's, a POST form in the navigation bar."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import messages
+from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.forms import AuthenticationForm
 from django.contrib.auth.models import User
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -14,6 +18,11 @@ from django.views.decorators.http import require_POST
 
 from leaderboard.accounts import services as token_services
 from leaderboard.accounts.forms import SignupForm
+from leaderboard.accounts.login_throttle import (
+    login_attempt_retry_after,
+    login_failure_record,
+    login_success_record,
+)
 from leaderboard.accounts.selectors import token_get
 
 
@@ -66,3 +75,34 @@ def token_revoke(request: HttpRequest) -> HttpResponse:
     messages.success(request, "API token revoked: requests with it are refused from now on."
                      if revoked else "You had no token.")
     return redirect("profile")
+
+
+class LoginView(auth_views.LoginView):
+    """Django's login page, held to the same failed-login limits as the API's token endpoint
+    (leaderboard/accounts/login_throttle.py): past them it answers 429 with `Retry-After`."""
+
+    template_name = "leaderboard/login.html"
+    redirect_authenticated_user = True
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        username = request.POST.get("username", "")
+        wait = login_attempt_retry_after(username=username,
+                                         address=request.META.get("REMOTE_ADDR", ""))
+        if wait is not None:
+            form = self.get_form()
+            form.errors.clear()
+            form.add_error(None, f"Too many failed logins: try again in {wait} seconds.")
+            response = self.render_to_response(self.get_context_data(form=form), status=429)
+            response["Retry-After"] = str(wait)
+            return response
+        return super().post(request, *args, **kwargs)
+
+    def form_invalid(self, form: AuthenticationForm) -> HttpResponse:
+        login_failure_record(username=self.request.POST.get("username", ""),
+                             address=self.request.META.get("REMOTE_ADDR", ""))
+        return super().form_invalid(form)
+
+    def form_valid(self, form: AuthenticationForm) -> HttpResponse:
+        login_success_record(username=form.get_user().get_username(),
+                             address=self.request.META.get("REMOTE_ADDR", ""))
+        return super().form_valid(form)

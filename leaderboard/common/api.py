@@ -17,7 +17,8 @@ ERROR_DESCRIPTIONS = {
     404: "No such object, or one the caller may not see (`not_found`).",
     409: "In conflict with the current state (`already_voted`, `already_decided`).",
     413: "An uploaded file is over the size cap (`file_too_large`).",
-    429: "Daily submission quota reached (`quota_exceeded`).",
+    429: ("Too many requests: the daily submission quota (`quota_exceeded`) or too many failed "
+          "logins (`throttled`, with `Retry-After`)."),
 }
 
 

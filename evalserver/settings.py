@@ -185,6 +185,10 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    # No OPTIONS metadata: DRF builds it from a view's serializer_class, which views with
+    # one input and one output serializer per operation do not have (it answered 500).
+    # OPTIONS answers 405 in the error shape; the schema at /api/schema/ describes everything.
+    "DEFAULT_METADATA_CLASS": None,
     "PAGE_SIZE": 50,
     # Every 4xx answers {"error": {"code", "message", "field"}} (docs/api.md §3).
     "EXCEPTION_HANDLER": "leaderboard.common.api_errors.exception_handler",

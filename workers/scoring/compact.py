@@ -11,8 +11,18 @@ import ast
 import struct
 import zipfile
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
+
+
+class SeekableReader(Protocol):
+    """What is read from: an open file, a BytesIO, a Django `File` from a storage."""
+
+    def read(self, size: int = -1, /) -> bytes: ...
+    def seek(self, offset: int, whence: int = 0, /) -> int: ...
+    def tell(self) -> int: ...
+
 
 _LOCAL_HEADER = struct.Struct("<4s2B4HL2L2H")  # the zip local file header, 30 bytes
 _MAGIC = b"\x93NUMPY"
@@ -23,15 +33,15 @@ _HEAD_BYTES = 512
 _PARSED: dict[bytes, tuple[tuple[int, ...], np.dtype]] = {}
 
 
-def _parse_npy_header(text: bytes, path: Path, member: str) -> tuple[tuple[int, ...], np.dtype]:
+def _parse_npy_header(text: bytes, shown: object, member: str) -> tuple[tuple[int, ...], np.dtype]:
     parsed = _PARSED.get(text)
     if parsed is None:
         header = ast.literal_eval(text.decode("latin1"))
         if not isinstance(header, dict) or header.get("fortran_order") is not False:
-            raise ValueError(f"{path}: {member} is not a C-ordered plain array")
+            raise ValueError(f"{shown}: {member} is not a C-ordered plain array")
         dtype = np.dtype(header["descr"])
         if dtype.hasobject:
-            raise ValueError(f"{path}: {member} is not a C-ordered plain array")
+            raise ValueError(f"{shown}: {member} is not a C-ordered plain array")
         parsed = (tuple(int(n) for n in header["shape"]), dtype)
         if len(_PARSED) < 64:
             _PARSED[text] = parsed
@@ -66,36 +76,45 @@ def _npy_header(head: bytes, start: int) -> tuple[int, bytes] | None:
     return text_start + length, head[text_start:text_start + length]
 
 
-def _slow_member_data(path: Path, member: str) -> tuple[int, bytes]:
-    with zipfile.ZipFile(path) as archive:
+def _slow_member_data(handle: SeekableReader, shown: object, member: str) -> tuple[int, bytes]:
+    handle.seek(0)
+    with zipfile.ZipFile(handle) as archive:  # leaves the handle open: it did not open it
         info = archive.getinfo(f"{member}.npy")
         if info.compress_type != zipfile.ZIP_STORED:
-            raise ValueError(f"{path}: {member} is compressed; rows cannot be read in place")
-    with open(path, "rb") as handle:
-        handle.seek(info.header_offset)
-        head = handle.read(_HEAD_BYTES * 8)
+            raise ValueError(f"{shown}: {member} is compressed; rows cannot be read in place")
+    handle.seek(info.header_offset)
+    head = handle.read(_HEAD_BYTES * 8)
     fields = _LOCAL_HEADER.unpack_from(head)
     if fields[0] != b"PK\x03\x04":
-        raise ValueError(f"{path}: not a zip local header at {info.header_offset}")
+        raise ValueError(f"{shown}: not a zip local header at {info.header_offset}")
     found = _npy_header(head, _LOCAL_HEADER.size + fields[-2] + fields[-1])
     if found is None:
-        raise ValueError(f"{path}: {member} has no readable .npy header")
+        raise ValueError(f"{shown}: {member} has no readable .npy header")
     return info.header_offset + found[0], found[1]
 
 
-def npz_member_rows(path: Path, member: str, rows: np.ndarray) -> np.ndarray:
-    """`np.load(path)[member][rows]` for an uncompressed .npz, reading only those rows."""
-    with open(path, "rb") as handle:
-        # Fast path: the member is the first entry (the worker writes `topk` first), so one
-        # read from the start of the file holds every header; no zip directory is parsed.
-        found = _first_member_data(handle.read(_HEAD_BYTES), member)
-        data_start, text = found if found is not None else _slow_member_data(path, member)
-        shape, dtype = _parse_npy_header(text, path, member)
-        row_bytes = int(np.prod(shape[1:], dtype=np.int64)) * dtype.itemsize
-        out = np.empty((len(rows), *shape[1:]), dtype=dtype)
-        for i, row in enumerate(np.asarray(rows, dtype=np.int64).tolist()):
-            if not 0 <= row < shape[0]:
-                raise IndexError(f"row {row} outside 0..{shape[0] - 1}")
-            handle.seek(data_start + row * row_bytes)
-            out[i] = np.frombuffer(handle.read(row_bytes), dtype=dtype).reshape(shape[1:])
+def npz_member_rows(source: Path | SeekableReader, member: str, rows: np.ndarray) -> np.ndarray:
+    """`np.load(source)[member][rows]` for an uncompressed .npz, reading only those rows;
+    `source` is a path or a seekable binary file (a stored file opened by the web side)."""
+    if isinstance(source, Path):
+        with open(source, "rb") as handle:
+            return _member_rows(handle, source, member, rows)
+    return _member_rows(source, getattr(source, "name", "<file>"), member, rows)
+
+
+def _member_rows(handle: SeekableReader, shown: object, member: str,
+                 rows: np.ndarray) -> np.ndarray:
+    # Fast path: the member is the first entry (the worker writes `topk` first), so one read
+    # from the start of the file holds every header; no zip directory is parsed.
+    handle.seek(0)
+    found = _first_member_data(handle.read(_HEAD_BYTES), member)
+    data_start, text = found if found is not None else _slow_member_data(handle, shown, member)
+    shape, dtype = _parse_npy_header(text, shown, member)
+    row_bytes = int(np.prod(shape[1:], dtype=np.int64)) * dtype.itemsize
+    out = np.empty((len(rows), *shape[1:]), dtype=dtype)
+    for i, row in enumerate(np.asarray(rows, dtype=np.int64).tolist()):
+        if not 0 <= row < shape[0]:
+            raise IndexError(f"row {row} outside 0..{shape[0] - 1}")
+        handle.seek(data_start + row * row_bytes)
+        out[i] = np.frombuffer(handle.read(row_bytes), dtype=dtype).reshape(shape[1:])
     return out

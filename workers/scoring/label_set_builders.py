@@ -10,6 +10,7 @@ what scoring reads, so equal hashes mean equal scores; compiled sets are cached 
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import tempfile
@@ -22,6 +23,7 @@ import numpy as np
 
 from . import datasets
 from .catalog import MULTILABEL_SOURCE, LabelSetSpec, benchmark_spec
+from .compact import SeekableReader
 from .multilabel import build_multilabel_arrays
 
 # Bump when a builder's output changes, so stale caches are not reused.
@@ -296,8 +298,8 @@ def missing_files(
     return missing
 
 
-def save_compiled(compiled: CompiledLabelSet, path: Path) -> None:
-    """Write atomically as an uncompressed .npz; metadata goes in as JSON bytes, not pickles."""
+def compiled_bytes(compiled: CompiledLabelSet) -> bytes:
+    """The set as an uncompressed .npz; metadata goes in as JSON bytes, not pickles."""
     header = {
         "slug": compiled.slug,
         "benchmark": compiled.benchmark,
@@ -311,19 +313,27 @@ def save_compiled(compiled: CompiledLabelSet, path: Path) -> None:
     }
     payload = dict(compiled.arrays)
     payload["__header__"] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
+    buffer = io.BytesIO()
+    np.savez(buffer, **payload)  # type: ignore[arg-type]
+    return buffer.getvalue()
+
+
+def save_compiled(compiled: CompiledLabelSet, path: Path) -> None:
+    """Write atomically (a reader never sees half a file) as `compiled_bytes`."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".npz.tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
-            np.savez(handle, **payload)  # type: ignore[arg-type]
+            handle.write(compiled_bytes(compiled))
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
 
 
-def load_compiled(path: Path, *, verify: bool = False) -> CompiledLabelSet:
-    with np.load(path, allow_pickle=False) as z:
+def load_compiled(source: Path | SeekableReader, *, verify: bool = False) -> CompiledLabelSet:
+    """Read a set written by `compiled_bytes`, from a path or an open binary file."""
+    with np.load(source, allow_pickle=False) as z:
         arrays = {name: z[name] for name in z.files if name != "__header__"}
         header = json.loads(z["__header__"].tobytes())
     stored_hash = header.pop("content_hash")
@@ -331,7 +341,8 @@ def load_compiled(path: Path, *, verify: bool = False) -> CompiledLabelSet:
     if verify:
         compiled = make_compiled(header, arrays, meta)
         if compiled.content_hash != stored_hash:
-            raise datasets.DataError(f"{path}: content does not match its hash")
+            shown = source if isinstance(source, Path) else getattr(source, "name", source)
+            raise datasets.DataError(f"{shown}: content does not match its hash")
         return compiled
     for array in arrays.values():
         array.setflags(write=False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import numpy as np
@@ -41,3 +42,19 @@ def test_it_refuses_a_row_outside_the_array(tmp_path: Path,
     np.savez(path, **arrays)  # type: ignore[arg-type]
     with pytest.raises(IndexError, match="row 500 outside 0..499"):
         npz_member_rows(path, "topk", np.array([500]))
+
+
+@pytest.mark.parametrize("member", ["topk", "topk_scores"])
+def test_it_reads_the_same_rows_from_an_open_file(tmp_path: Path, arrays: dict[str, np.ndarray],
+                                                  member: str) -> None:
+    """A stored file opened through a storage (no path on disk) reads like the path does."""
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)  # type: ignore[arg-type]
+    buffer.seek(123)  # wherever the caller left it
+    rows = np.array([3, 0, 498])
+
+    got = npz_member_rows(buffer, member, rows)
+
+    assert got.dtype == arrays[member].dtype
+    assert got.tolist() == arrays[member][[3, 0, 498]].tolist()
+    assert not buffer.closed

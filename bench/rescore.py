@@ -21,6 +21,7 @@ tie groups on the leaderboard): (1) 1.83 s (re-score 1.30 s, leaderboard 0.46 s)
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import shutil
 import sys
@@ -42,6 +43,8 @@ def setup(count: int, seed: int = 0) -> tuple[int, list[int]]:
     """Store `count` scored ImageNet submissions; returns (review item id, reviewer ids)."""
     from django.conf import settings
     from django.contrib.auth.models import Group, User
+    from django.core.files.base import ContentFile
+    from django.core.files.storage import default_storage
     from django.utils import timezone
 
     from leaderboard.catalog.label_set_version_files import compiled_for_version
@@ -77,8 +80,6 @@ def setup(count: int, seed: int = 0) -> tuple[int, list[int]]:
         [Submission(owner=owner, benchmark=benchmark, model_name=f"bench {i:05d}",
                     status=Submission.Status.SCORED, started=now, scored=now, attempts=1)
          for i in range(count)], batch_size=500)
-    compact_dir = Path(settings.MEDIA_ROOT) / "compact"
-    compact_dir.mkdir(parents=True, exist_ok=True)
     files, scores, predicting = [], [], []
     for i, sub in enumerate(subs):
         top1 = base.copy()
@@ -90,8 +91,9 @@ def setup(count: int, seed: int = 0) -> tuple[int, list[int]]:
         topk = np.empty((50_000, 5), dtype=np.int16)
         topk[:, 0] = top1
         topk[:, 1:] = (top1[:, None] + rng.integers(1, 1000, size=(50_000, 4))) % 1000
-        name = f"compact/bench-{sub.pk}.npz"
-        np.savez(Path(settings.MEDIA_ROOT) / name, topk=topk)
+        buffer = io.BytesIO()
+        np.savez(buffer, topk=topk)
+        name = default_storage.save(f"compact/bench-{sub.pk}.npz", ContentFile(buffer.getvalue()))
         files.append(SubmissionFile(submission=sub, image_set=image_set, file=name,
                                     original_name="bench.npy", size=0, sha256="0" * 64,
                                     compact=name))

@@ -11,6 +11,7 @@ so the server reads the same files wherever it is started from.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Mapping
@@ -25,6 +26,7 @@ TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
 FALSE_WORDS = frozenset({"0", "false", "no", "off"})
 REDIS_SCHEMES = frozenset({"redis", "rediss", "unix"})
 _PASSWORD_IN_URL = re.compile(r"://([^:/@]*):[^@/]*@")
+_DOTTED_PATH = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)+\Z")
 
 
 class _Required:
@@ -114,6 +116,30 @@ class EnvReader:
             self._bad(name, value, "a comma-separated list")
             return list(default)
         return items
+
+    def get_dotted_path(self, name: str, default: str) -> str:
+        """A class named by its import path (checked for form only: importing it is Django's
+        job, once the settings are read)."""
+        value = self.raw(name)
+        if value is None:
+            return default
+        if not _DOTTED_PATH.match(value):
+            self._bad(name, value, "a dotted import path such as " + default)
+            return default
+        return value
+
+    def get_json_object(self, name: str) -> dict[str, Any]:
+        value = self.raw(name)
+        if value is None:
+            return {}
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            parsed = None
+        if not isinstance(parsed, dict):
+            self._bad(name, value, 'a JSON object such as {"bucket_name": "media"}')
+            return {}
+        return parsed
 
     def get_path(self, name: str, default: Path) -> Path:
         return self.get_optional_path(name) or default

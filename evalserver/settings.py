@@ -7,6 +7,7 @@ A bad value stops the process with a message naming the variable: see `evalserve
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import environ
 from kombu import Queue
@@ -41,6 +42,21 @@ MEDIA_ROOT: Path = env.get_path("MEDIA_ROOT", BASE_DIR / "var" / "media")
 MEDIA_URL = "media/"
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "var" / "static"
+# Where stored files live: uploads, checkpoints, the compact prediction arrays and the compiled
+# label-set versions (labelsets/<sha256>.npz). Every read and write goes through Django's
+# storage API (leaderboard/common/storage.py), so this class is the only thing to change:
+# the default keeps them under MEDIA_ROOT; S3 through django-storages is
+#   EVALSERVER_STORAGE_BACKEND=storages.backends.s3.S3Storage
+#   EVALSERVER_STORAGE_OPTIONS='{"bucket_name": "evalserver-media"}'
+# (a JSON object, passed to the class as keyword arguments; credentials from the usual AWS_*
+# variables). Web and worker processes must all name the same store.
+EVALSERVER_STORAGE_BACKEND: str = env.get_dotted_path(
+    "EVALSERVER_STORAGE_BACKEND", "django.core.files.storage.FileSystemStorage")
+EVALSERVER_STORAGE_OPTIONS: dict[str, Any] = env.get_json_object("EVALSERVER_STORAGE_OPTIONS")
+STORAGES = {
+    "default": {"BACKEND": EVALSERVER_STORAGE_BACKEND, "OPTIONS": EVALSERVER_STORAGE_OPTIONS},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
 
 
 def _default_data_dir() -> Path:

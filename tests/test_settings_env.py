@@ -24,13 +24,14 @@ print(json.dumps({
     "CACHE_DIR": str(s.EVALSERVER_CACHE_DIR),
     "MULTILABEL": s.EVALSERVER_MULTILABEL_FILE and str(s.EVALSERVER_MULTILABEL_FILE),
     "MAX_UPLOAD": s.EVALSERVER_MAX_UPLOAD_BYTES,
+    "STORAGE": s.STORAGES["default"],
 }))
 """
 
 SETTINGS_VARIABLES = (
     "SECRET_KEY", "DEBUG", "ALLOWED_HOSTS", "DATABASE_URL", "REDIS_URL", "MEDIA_ROOT",
     "EVALSERVER_DATA_DIR", "EVALSERVER_CACHE_DIR", "EVALSERVER_MULTILABEL_FILE",
-    "EVALSERVER_MAX_UPLOAD_BYTES",
+    "EVALSERVER_MAX_UPLOAD_BYTES", "EVALSERVER_STORAGE_BACKEND", "EVALSERVER_STORAGE_OPTIONS",
 )
 
 
@@ -85,6 +86,8 @@ def test_it_has_working_defaults() -> None:
     assert values["CACHE_DIR"] == str(PROJECT_ROOT / "var" / "media" / "compiled")
     assert values["MULTILABEL"] is None
     assert values["MAX_UPLOAD"] == 512 * 1024 * 1024
+    assert values["STORAGE"] == {"BACKEND": "django.core.files.storage.FileSystemStorage",
+                                 "OPTIONS": {}}
 
 
 def test_it_reads_each_setting_from_the_environment(tmp_path: Path) -> None:
@@ -94,6 +97,8 @@ def test_it_reads_each_setting_from_the_environment(tmp_path: Path) -> None:
         REDIS_URL="redis://cache:6380/2", MEDIA_ROOT=str(tmp_path / "media"),
         EVALSERVER_MULTILABEL_FILE="var/human_accuracy_v3.0.0.json",
         EVALSERVER_MAX_UPLOAD_BYTES="1_000_000",
+        EVALSERVER_STORAGE_BACKEND="storages.backends.s3.S3Storage",
+        EVALSERVER_STORAGE_OPTIONS='{"bucket_name": "evalserver-media"}',
     )
 
     assert result.returncode == 0, result.stderr
@@ -106,6 +111,8 @@ def test_it_reads_each_setting_from_the_environment(tmp_path: Path) -> None:
     # relative paths are taken from the project root
     assert values["MULTILABEL"] == str(PROJECT_ROOT / "var" / "human_accuracy_v3.0.0.json")
     assert values["MAX_UPLOAD"] == 1_000_000
+    assert values["STORAGE"] == {"BACKEND": "storages.backends.s3.S3Storage",
+                                 "OPTIONS": {"bucket_name": "evalserver-media"}}
 
 
 def test_it_fails_loudly_on_an_unknown_inference_device() -> None:
@@ -114,3 +121,14 @@ def test_it_fails_loudly_on_an_unknown_inference_device() -> None:
     assert result.returncode != 0
     assert ("EVALSERVER_INFERENCE_DEVICE='tpu' is not valid: expected one of auto, cpu, cuda"
             in result.stderr)
+
+
+def test_it_fails_loudly_on_a_bad_storage_setting() -> None:
+    result = run_settings(SECRET_KEY="x" * 50, EVALSERVER_STORAGE_BACKEND="s3 please",
+                          EVALSERVER_STORAGE_OPTIONS='["bucket"]')
+
+    assert result.returncode != 0
+    assert ("EVALSERVER_STORAGE_BACKEND='s3 please' is not valid: expected a dotted import path "
+            "such as django.core.files.storage.FileSystemStorage") in result.stderr
+    assert ("""EVALSERVER_STORAGE_OPTIONS='["bucket"]' is not valid: expected a JSON object """
+            """such as {"bucket_name": "media"}""") in result.stderr

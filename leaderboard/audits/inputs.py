@@ -18,8 +18,8 @@ from leaderboard.catalog.label_set_version_files import compiled_for_version
 from leaderboard.catalog.models import Benchmark, ImageSet, LabelSet
 from leaderboard.catalog.selectors import label_set_version_latest
 from leaderboard.common.errors import ServiceError
+from leaderboard.common.storage import stored_file_path, stored_npz
 from leaderboard.submissions.models import Submission, SubmissionFile
-from leaderboard.submissions.services import stored_file_local_copy
 from workers.scoring import datasets
 from workers.scoring.predictions import PredictionError, parse_predictions
 
@@ -207,12 +207,8 @@ def _compact_members(row: SubmissionFile) -> list[str] | None:
     """The arrays of the submission file's compact .npz (None when there is none)."""
     if not row.compact:
         return None
-    path, cleanup = stored_file_local_copy(row.compact)
-    try:
-        with np.load(path) as archive:
-            return list(archive.files)
-    finally:
-        cleanup()
+    with stored_npz(row.compact) as archive:
+        return list(archive.files)
 
 
 def submission_scores_check(submission: Submission, image_set: ImageSet) -> SubmissionFile:
@@ -239,24 +235,19 @@ def submission_probabilities(submission: Submission, image_set: ImageSet) -> np.
     scores: np.ndarray | None = None
     kind: str | None = None
     if row.compact and "scores" in (_compact_members(row) or []):
-        path, cleanup = stored_file_local_copy(row.compact)
-        try:
-            with np.load(path) as archive:
-                scores, kind = archive["scores"], str(archive["scores_kind"])
-        finally:
-            cleanup()
+        with stored_npz(row.compact) as archive:
+            scores, kind = archive["scores"], str(archive["scores_kind"])
     else:
-        path, cleanup = stored_file_local_copy(row.file)
         try:
-            preds = parse_predictions(
-                path, num_examples=image_set.size, num_classes=submission.benchmark.num_classes,
-                max_bytes=settings.EVALSERVER_MAX_UPLOAD_BYTES, keep_scores=True,
-                filename=row.original_name)
+            with stored_file_path(row.file) as path:  # the .npy reader memory-maps it
+                preds = parse_predictions(
+                    path, num_examples=image_set.size,
+                    num_classes=submission.benchmark.num_classes,
+                    max_bytes=settings.EVALSERVER_MAX_UPLOAD_BYTES, keep_scores=True,
+                    filename=row.original_name)
         except PredictionError as exc:
             raise AuditError("invalid_predictions", f"submission #{submission.pk}: "
                              f"{exc.message}", field="submission_ids") from None
-        finally:
-            cleanup()
         scores, kind = preds.scores, preds.scores_kind
     if scores is None:
         raise _no_scores(submission, image_set)

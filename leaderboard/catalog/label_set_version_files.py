@@ -1,16 +1,20 @@
 """Compiled label-set versions, by content hash, for the workers.
 
-Version 1 of a catalog label set is compiled from the data directory; later versions (from
-maintainer review) are written here when they are created. Files live under
-MEDIA_ROOT/labelsets/<hash>.npz and a worker keeps the ones it has used in memory.
+Each version's compiled labels are stored once, as `labelsets/<sha256>.npz` in the default
+storage (leaderboard/common/storage.py): version 1 of a catalog label set when
+`load_benchmarks` creates it (compiled again from the data directory should the file be
+gone), later versions (review decisions, imports) before their row is created. So a process
+that learns a hash from the database finds a complete file. A worker keeps the ones it has
+used in memory.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
-from pathlib import Path
 
 from django.conf import settings
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
 
 from leaderboard.catalog.models import LabelSetVersion
 from workers.scoring import catalog, label_set_builders
@@ -21,15 +25,31 @@ class LabelStoreError(RuntimeError):
     """A version's compiled labels cannot be found or rebuilt."""
 
 
-def version_path(content_hash: str) -> Path:
-    return Path(settings.MEDIA_ROOT) / "labelsets" / f"{content_hash}.npz"
+def version_file_name(content_hash: str) -> str:
+    """The version's name in the default storage."""
+    return f"labelsets/{content_hash}.npz"
+
+
+def compiled_store(compiled: CompiledLabelSet) -> str:
+    """Store the compiled labels under their content hash unless they are there; the name.
+
+    Same hash, same labels: when a concurrent writer got there first, the storage has saved
+    this copy under another name, which is removed."""
+    name = version_file_name(compiled.content_hash)
+    if not default_storage.exists(name):
+        saved = default_storage.save(
+            name, ContentFile(label_set_builders.compiled_bytes(compiled)))
+        if saved != name:
+            default_storage.delete(saved)
+    return name
 
 
 @lru_cache(maxsize=32)
 def _load(content_hash: str, benchmark: str, slug: str) -> CompiledLabelSet:
-    path = version_path(content_hash)
-    if path.is_file():
-        return label_set_builders.load_compiled(path)
+    name = version_file_name(content_hash)
+    if default_storage.exists(name):
+        with default_storage.open(name, "rb") as handle:
+            return label_set_builders.load_compiled(handle)
     spec = catalog.label_set_spec(benchmark, slug)
     compiled = label_set_builders.compile_label_set(
         spec,
@@ -42,7 +62,7 @@ def _load(content_hash: str, benchmark: str, slug: str) -> CompiledLabelSet:
             f"labels of {benchmark}/{slug} version {content_hash[:12]} are not stored, and the "
             f"data directory now compiles to {compiled.content_hash[:12]}"
         )
-    label_set_builders.save_compiled(compiled, path)
+    compiled_store(compiled)
     return compiled
 
 

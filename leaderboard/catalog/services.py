@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.db import models, transaction
 
+from leaderboard.catalog.label_set_version_files import compiled_store
 from leaderboard.catalog.models import Benchmark, ImageSet, LabelSet, LabelSetVersion
 from leaderboard.catalog.selectors import (
     catalog_counts,
@@ -368,6 +369,9 @@ def _label_set_load(
     if change is Change.UPDATED:
         report.add("info", f"  {name}: label set details updated")
     first = label_set_version_first(label_set=label_set)
+    if first is None or first.content_hash == compiled.content_hash:
+        # stored before the row commits: a worker that reads the hash finds the whole file
+        compiled_store(compiled)
     if first is None:
         version = label_set_version_create(
             label_set=label_set,

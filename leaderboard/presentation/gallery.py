@@ -21,11 +21,11 @@ from typing import Any
 
 import numpy as np
 from django.conf import settings
-from django.core.files.storage import default_storage
 
 from leaderboard.catalog.example_images import example_image_uri
 from leaderboard.catalog.label_set_version_files import LabelStoreError, compiled_for_version
 from leaderboard.catalog.models import LabelSet, LabelSetVersion
+from leaderboard.common.storage import stored_npz
 from leaderboard.review.selectors import ClassLabel, example_classes
 from leaderboard.submissions.models import Score, Submission, SubmissionFile
 from leaderboard.submissions.selectors import submission_scores
@@ -73,8 +73,7 @@ class MistakeCard:
 
 def _top1(row: SubmissionFile) -> np.ndarray:
     """The stored top-1 class of every example (the compact .npz of the scoring worker)."""
-    with default_storage.open(str(row.compact.name), "rb") as handle, \
-            np.load(handle, allow_pickle=False) as arrays:
+    with stored_npz(row.compact) as arrays:
         return np.asarray(arrays["topk"][:, 0], dtype=np.int64)
 
 

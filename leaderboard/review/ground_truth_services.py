@@ -18,7 +18,7 @@ from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from leaderboard.catalog.label_set_version_files import compiled_for_version, version_path
+from leaderboard.catalog.label_set_version_files import compiled_for_version, compiled_store
 from leaderboard.catalog.models import LabelSet, LabelSetVersion
 from leaderboard.catalog.services import label_set_version_create
 from leaderboard.review.ground_truth_models import (
@@ -141,9 +141,7 @@ def ground_truth_version_revise(*, label_set: LabelSet,
             raise ReviewError("invalid_candidate", str(exc)) from None
         threshold = int(previous.meta["threshold"])
         categories = [label_set_builders.corrected_categories(v, threshold) for v in votes]
-        path = version_path(compiled.content_hash)
-        if not path.is_file():
-            label_set_builders.save_compiled(compiled, path)
+        compiled_store(compiled)
         settled = [{"item": None, "candidate": c.pk, "example": c.example_index,
                     "class": c.guessed, "given": c.given, "verdict": category,
                     "problematic": False, "votes": v}

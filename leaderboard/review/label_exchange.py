@@ -14,7 +14,7 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from leaderboard.catalog.label_set_version_files import compiled_for_version, version_path
+from leaderboard.catalog.label_set_version_files import compiled_for_version, compiled_store
 from leaderboard.catalog.models import LabelSet, LabelSetVersion
 from leaderboard.catalog.selectors import label_set_version_latest, label_set_version_list
 from leaderboard.catalog.services import (
@@ -68,9 +68,7 @@ def multilabel_import(*, path: Path, author: User | None = None,
             image_set, _ = image_set_sync(benchmark=benchmark,
                                           spec=bench_spec.image_set(spec.image_set))
             label_set, _ = label_set_sync(benchmark=benchmark, image_set=image_set, spec=spec)
-            target = version_path(labels.content_hash)
-            if not target.is_file():
-                label_set_builders.save_compiled(labels, target)
+            compiled_store(labels)
             latest = label_set_version_latest(label_set=label_set)
             if latest is not None and latest.content_hash == labels.content_hash:
                 results.append(ImportResult(slug, latest.number, latest.content_hash, False))

@@ -8,21 +8,20 @@ from collections import Counter
 from collections.abc import Sequence
 from datetime import timedelta
 from functools import partial
-from pathlib import Path
 from typing import Any, cast
 
 import numpy as np
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Max, OuterRef, Subquery
 from django.utils import timezone
 
-from leaderboard.catalog.label_set_version_files import compiled_for_version, version_path
+from leaderboard.catalog.label_set_version_files import compiled_for_version, compiled_store
 from leaderboard.catalog.models import LabelSet, LabelSetVersion
 from leaderboard.catalog.services import label_set_version_create
 from leaderboard.common.errors import ServiceError
+from leaderboard.common.storage import stored_npz
 from leaderboard.review.models import (
     ReviewItem,
     ReviewItemSubmission,
@@ -159,9 +158,7 @@ def label_set_version_revise(*, label_set: LabelSet, verdicts: Sequence[revision
         if parent is None:
             raise ReviewError("no_version", f"{label_set} has no version to revise")
         compiled = revisions.apply_verdicts(compiled_for_version(parent), verdicts)
-        path = version_path(compiled.content_hash)
-        if not path.is_file():
-            label_set_builders.save_compiled(compiled, path)
+        compiled_store(compiled)
         settled = [{"item": i.pk, "example": i.example_index, "class": i.class_id,
                     "verdict": v.verdict, "problematic": v.problematic}
                    for i, v in zip(items, verdicts, strict=True)]
@@ -205,8 +202,7 @@ def versions_sweep() -> list[int]:
 
 
 def _compact_predictions(row: SubmissionFile) -> Predictions:
-    with default_storage.open(str(row.compact.name), "rb") as handle, \
-            np.load(handle, allow_pickle=False) as arrays:
+    with stored_npz(row.compact) as arrays:
         topk = arrays["topk"].astype(np.int32)
         scores = arrays["topk_scores"] if "topk_scores" in arrays.files else None
     return Predictions(topk=topk, topk_scores=scores, scores=None, scores_kind=None)
@@ -294,11 +290,11 @@ def _rescore_incrementally(version: LabelSetVersion) -> int | None:
                      .values_list("submission_id", flat=True))
     if any(submission_id not in parent_ids for submission_id, _ in rows):
         return None  # a submission was not scored on the parent
-    try:
-        media = Path(default_storage.path(""))
-    except NotImplementedError:
-        return None  # remote storage: read whole files instead
-    stored = [npz_member_rows(media / str(name), "topk", examples) for _, name in rows]
+    storage = SubmissionFile._meta.get_field("compact").storage
+    stored = []
+    for _, name in rows:  # a local file reads only those rows; a remote one is fetched
+        with storage.open(str(name), "rb") as handle:
+            stored.append(npz_member_rows(handle, "topk", examples))
     width = max((top.shape[1] for top in stored), default=1)
     tops = np.full((len(stored), examples.size, width), -1, dtype=np.int64)  # -1: no guess
     for i, top in enumerate(stored):

@@ -24,8 +24,8 @@ from django.db import transaction
 
 from leaderboard.catalog.models import Benchmark, ImageSet
 from leaderboard.common.errors import ServiceError
+from leaderboard.common.storage import stored_file_path
 from leaderboard.submissions.models import CheckpointFile, Submission, SubmissionFile
-from leaderboard.submissions.services import stored_file_local_copy
 from workers import inference
 
 CHECKPOINT_FIELD = "checkpoint"
@@ -155,8 +155,8 @@ def submission_infer(*, submission_id: int, task_id: str) -> bool:
     device = _device(checkpoint.format)
     runs: list[tuple[ImageSet, np.ndarray]] = []
     rates = []
-    path, cleanup = stored_file_local_copy(checkpoint.file)
-    try:
+    # a path: the sandboxed child process opens the model file itself
+    with stored_file_path(checkpoint.file) as path:
         for image_set in checkpoint_image_sets(benchmark=submission.benchmark):
             report = inference.run_checkpoint_report(
                 path, benchmark=submission.benchmark.slug, images=_images(image_set.slug),
@@ -168,8 +168,6 @@ def submission_infer(*, submission_id: int, task_id: str) -> bool:
             runs.append((image_set, report.scores))
             rates.append(report.scores.shape[0] / max(report.inference_seconds, 1e-9))
             device = report.device
-    finally:
-        cleanup()
     with transaction.atomic():
         if not _claim_held(submission_id, task_id):
             return False

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import io
-import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, TypeVar
@@ -26,6 +25,7 @@ from django.utils import timezone
 from leaderboard.catalog.label_set_version_files import compiled_for_version
 from leaderboard.catalog.models import Benchmark, LabelSetVersion
 from leaderboard.common.errors import ServiceError
+from leaderboard.common.storage import stored_file_path
 from leaderboard.submissions.models import HitVector, Score, Submission, SubmissionFile
 from workers.scoring import datasets
 from workers.scoring.metrics import score_predictions
@@ -207,19 +207,6 @@ def submission_fail(*, submission_id: int, code: str, reason: str,
                        scored=timezone.now()) == 1
 
 
-def stored_file_local_copy(field: Any) -> tuple[Path, Callable[[], None]]:
-    """A local path for a stored file (a temporary copy when storage is remote, e.g. S3)."""
-    try:
-        return Path(field.path), lambda: None
-    except NotImplementedError:
-        handle = tempfile.NamedTemporaryFile(suffix=Path(field.name).suffix, delete=False)
-        with field.open("rb") as source:
-            for chunk in source.chunks():
-                handle.write(chunk)
-        handle.close()
-        return Path(handle.name), lambda: Path(handle.name).unlink(missing_ok=True)
-
-
 def _save_compact(row: SubmissionFile, preds: Predictions) -> None:
     arrays: dict[str, np.ndarray] = {"topk": preds.topk.astype(np.int16)}
     if preds.topk_scores is not None:
@@ -258,18 +245,17 @@ def submission_scores_compute(*, submission_id: int, task_id: str) -> bool:
     benchmark = submission.benchmark
     predictions: dict[str, Predictions] = {}
     for row in submission.files.select_related("image_set"):
-        path, cleanup = stored_file_local_copy(row.file)
         try:
-            preds = parse_predictions(
-                path, num_examples=row.image_set.size, num_classes=benchmark.num_classes,
-                max_bytes=settings.EVALSERVER_MAX_UPLOAD_BYTES, filename=row.original_name,
-                keep_scores=benchmark.num_classes <= 100,
-            )
+            # a path: the .npy reader memory-maps the upload
+            with stored_file_path(row.file) as path:
+                preds = parse_predictions(
+                    path, num_examples=row.image_set.size, num_classes=benchmark.num_classes,
+                    max_bytes=settings.EVALSERVER_MAX_UPLOAD_BYTES, filename=row.original_name,
+                    keep_scores=benchmark.num_classes <= 100,
+                )
         except Exception as exc:
             exc.image_set = row.image_set.slug  # type: ignore[attr-defined]
             raise
-        finally:
-            cleanup()
         predictions[row.image_set.slug] = preds
         _save_compact(row, preds)
     versions = {v.label_set.slug: v for v in latest_versions(benchmark)}

@@ -10,10 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.core.files.storage import default_storage
 from django.core.management import CommandError, call_command
 from pytest_django.fixtures import Settings
 
-from leaderboard.catalog.label_set_version_files import version_path
+from leaderboard.catalog.label_set_version_files import version_file_name
 from leaderboard.catalog.models import LabelSetVersion
 from workers.scoring import datasets
 
@@ -63,7 +64,8 @@ def test_it_round_trips_a_multilabel_file_through_import_and_export(
     assert out.splitlines() == [
         f"imagenet/multilabel: version 1 created (sha256 {ml.content_hash[:12]})",
         f"imagenet/imagenet-m: version 1 created (sha256 {im.content_hash[:12]})"]
-    assert version_path(ml.content_hash).is_file() and version_path(im.content_hash).is_file()
+    assert default_storage.exists(version_file_name(ml.content_hash))
+    assert default_storage.exists(version_file_name(im.content_hash))
     assert (ml.summary["annotated"], ml.summary["problematic"], ml.summary["included"]) == (4, 1, 3)
     assert "unchanged, latest is" in _run("import_multilabel", str(source))
     assert len(_versions("multilabel")) == 1

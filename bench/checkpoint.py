@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -94,6 +95,47 @@ def in_process(paths: dict[str, Path], images: np.ndarray, batch: int) -> tuple[
     return onnx_s, time.perf_counter() - start
 
 
+UPLOAD_CHECK = """
+import sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+from workers.inference import detect_and_validate
+def rss(field):
+    with open("/proc/self/status") as handle:
+        return int(dict(line.split(":", 1) for line in handle)[field].split()[0]) * 1024
+open("/proc/self/clear_refs", "w").write("5")  # reset the peak to here
+before = rss("VmRSS")
+detect_and_validate(sys.argv[2], benchmark="mnist", original_name="big.onnx",
+                    max_bytes=1 << 31, parse_onnx=sys.argv[3] == "parse")
+print(rss("VmHWM") - before)
+"""
+TARGET_UPLOAD_MEMORY = 2.0  # the web process's peak rise, at most 2x the upload's size
+
+
+def upload_check_memory(tmp: Path, megabytes: int = 60) -> tuple[int, int, int]:
+    """(file bytes, peak rise of a process checking it as the web does, and as it would with
+    the graph parsed): a linear MNIST model padded with an unused initializer to `megabytes`."""
+    import onnx
+    from onnx import helper, numpy_helper
+
+    features, classes = 28 * 28, 10
+    weight = numpy_helper.from_array(np.zeros((features, classes), np.float32), "w")
+    pad = numpy_helper.from_array(np.zeros(megabytes * 2**18, np.float32), "unused")
+    graph = helper.make_graph(
+        [helper.make_node("Flatten", ["x"], ["f"]), helper.make_node("MatMul", ["f", "w"], ["y"])],
+        "padded", [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, ["n", 1, 28, 28])],
+        [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, ["n", classes])],
+        [weight, pad])
+    path = tmp / "big.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    peaks = []
+    for mode in ("web", "parse"):
+        out = subprocess.run([sys.executable, "-c", UPLOAD_CHECK, str(ROOT), str(path), mode],
+                             capture_output=True, text=True, check=True)
+        peaks.append(int(out.stdout.strip().splitlines()[-1]))
+    return path.stat().st_size, peaks[0], peaks[1]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="one repetition, for CI")
@@ -113,6 +155,14 @@ def main() -> None:
         f"load average {os.getloadavg()[0]:.1f}; best of {repeats}"
     )
     with tempfile.TemporaryDirectory() as tmp:
+        size, web, parsed = upload_check_memory(Path(tmp))
+        print(
+            f"Upload check of a {size / 2**20:.0f} MB ONNX file as the web process does it: "
+            f"peak memory +{web / 2**20:.0f} MB ({web / size:.2f}x the file; target < "
+            f"{TARGET_UPLOAD_MEMORY:.0f}x: "
+            f"{'met' if web < TARGET_UPLOAD_MEMORY * size else 'MISSED'}); parsing the graph "
+            f"there would take +{parsed / 2**20:.0f} MB ({parsed / size:.1f}x)"
+        )
         paths = export("mnist", (1, 28, 28), Path(tmp))
         for device in devices:
             print(f"{device.upper()}, through run_checkpoint (sandboxed child process):")

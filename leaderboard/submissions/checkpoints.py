@@ -1,7 +1,9 @@
 """Checkpoint submissions: a model instead of predictions.
 
-The upload is checked before anything is stored (`checkpoint_validate`: format, structure,
-shapes; nothing is loaded), stored with its submission, and run by a gpu-queue worker
+The upload is checked before anything is stored (`checkpoint_validate`: size, format by
+name and by bytes, no pickle; a safetensors header's structure and shapes; an ONNX graph is
+left to the worker, whose sandboxed child refuses a bad one with a named reason; nothing is
+loaded), stored with its submission, and run by a gpu-queue worker
 (`submission_infer`) on every image set the server has images for. Each run's scores become a
 SubmissionFile exactly like an uploaded predictions file, so scoring, re-scoring and the pages
 treat both kinds the same. The model itself only ever runs in the sandboxed child process of
@@ -75,9 +77,11 @@ def checkpoint_validate(*, benchmark: Benchmark, upload: Any) -> inference.Check
             "submit predictions instead", field=CHECKPOINT_FIELD)
     path, copied = _local(upload)
     try:
+        # parse_onnx=False: an ONNX graph is parsed by the worker's sandboxed child, not in
+        # the web process (it takes ~27x the file in memory); the child refuses a bad one.
         return inference.detect_and_validate(
             path, benchmark=benchmark.slug, original_name=Path(upload.name or "").name,
-            max_bytes=settings.EVALSERVER_CHECKPOINT_MAX_BYTES)
+            max_bytes=settings.EVALSERVER_CHECKPOINT_MAX_BYTES, parse_onnx=False)
     except inference.CheckpointError as exc:
         raise CheckpointSubmissionError(exc.code, exc.message, field=CHECKPOINT_FIELD,
                                         http_status=_STATUS.get(exc.code, 400)) from None

@@ -148,3 +148,24 @@ def test_it_documents_the_input_on_the_submit_page(loaded: Settings, client: Cli
 def _write(path: Path, data: bytes) -> Path:
     path.write_bytes(data)
     return path
+
+
+@pytest.mark.django_db
+def test_it_leaves_an_onnx_graph_to_the_worker_which_refuses_it_by_name(
+    loaded: Settings, tmp_path: Path
+) -> None:
+    """The web process does not parse ONNX graphs (~27x the file in memory): a model with a
+    custom operator is accepted at upload, and the gpu task fails it with the named reason
+    its sandboxed child gives, storing no predictions."""
+    custom = builders.save(builders.with_custom_op(), tmp_path / "custom.onnx")
+    response = _post(_api(factories.user_create()), "custom",
+                     checkpoint=factories.upload_from_path(custom))
+    assert response.status_code == 201
+    submission_id = response.json()["id"]
+    assert run_checkpoint.apply(args=[submission_id], task_id="gpu-custom").get() == "failed"
+    failed = Submission.objects.get(id=submission_id)
+    assert failed.failure_code == "onnx_custom_domain"
+    assert failed.failure_reason == (
+        "the model imports operator domain 'com.example.evil'; only the standard "
+        "ONNX operators (domain '' / 'ai.onnx') are accepted")
+    assert not SubmissionFile.objects.filter(submission_id=submission_id).exists()

@@ -70,6 +70,7 @@ step "benchmarks: leaderboard under load (quick)" .venv/bin/python bench/leaderb
 step "benchmarks: re-scoring after a review decision (quick)" .venv/bin/python bench/rescore.py --quick
 step "benchmarks: checkpoint inference (quick)" .venv/bin/python bench/checkpoint.py --quick
 step "benchmarks: label audits (quick)" .venv/bin/python bench/audit.py --quick
+step "benchmarks: multi-host cluster (quick)" .venv/bin/python bench/cluster.py --quick
 
 # -- PostgreSQL ------------------------------------------------------------------------------------
 start_postgres() {

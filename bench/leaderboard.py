@@ -84,12 +84,9 @@ def insert_submissions(count: int, seed: int = 0) -> None:
     from django.utils import timezone
 
     from leaderboard.catalog.models import Benchmark
+    from leaderboard.catalog.services import benchmark_leaderboard_touch
     from leaderboard.submissions.models import Score, Submission
-    from leaderboard.submissions.services import (
-        benchmark_leaderboard_touch,
-        hit_vectors_store,
-        latest_versions,
-    )
+    from leaderboard.submissions.services import hit_vectors_store, latest_versions
     from workers.scoring.stats import accuracy_record
 
     rng = np.random.default_rng(seed)

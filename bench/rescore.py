@@ -145,6 +145,7 @@ def main() -> int:
         from django.contrib.auth.models import User
         from django.db import transaction
 
+        from leaderboard import queue
         from leaderboard.catalog.models import LabelSetVersion
         from leaderboard.catalog.selectors import benchmark_get
         from leaderboard.presentation.boards import leaderboard_get
@@ -156,7 +157,7 @@ def main() -> int:
         print(f"Setup: {count} stored ImageNet submissions, {time.perf_counter() - t0:.1f} s")
         queued: list[int] = []
         # Run the re-scoring here, synchronously, instead of queueing it for a worker.
-        review.rescore_version_queue = queued.append  # type: ignore[assignment]
+        queue.task_send = lambda name, version_id: queued.append(version_id)
         t1 = time.perf_counter()
         for user in User.objects.filter(pk__in=reviewer_ids):
             with transaction.atomic():

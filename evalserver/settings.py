@@ -83,6 +83,9 @@ EVALSERVER_SCORING_SOFT_TIME_LIMIT: int = env.get_int(
     "EVALSERVER_SCORING_SOFT_TIME_LIMIT", 300, min_value=1
 )
 EVALSERVER_SCORING_TIME_LIMIT: int = env.get_int("EVALSERVER_SCORING_TIME_LIMIT", 360, min_value=2)
+# Starts of any claimed job (a submission's scoring or model run, a label audit, a version's
+# re-scoring) before the sweep fails it. Every start counts, a Celery retry after a transient
+# error included, but only a new delivery is refused past the limit (leaderboard/common/jobs.py).
 EVALSERVER_SCORING_MAX_ATTEMPTS: int = env.get_int(
     "EVALSERVER_SCORING_MAX_ATTEMPTS", 3, min_value=1
 )

@@ -5,3 +5,7 @@ class LeaderboardConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "leaderboard"
     verbose_name = "Leaderboard"
+
+    def ready(self) -> None:
+        # The review queue receives the submissions domain's signals (a domain below it).
+        from leaderboard.review import receivers  # noqa: F401

@@ -10,7 +10,9 @@ from celery import shared_task
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
 
-from workers.tasks import audit_task_run
+from leaderboard.submissions import checkpoints
+from leaderboard.submissions import services as submissions
+from workers.tasks import audit_task_run, run_claimed
 
 # -- label audits: the area under the loss curve -------------------------------------------
 
@@ -45,14 +47,10 @@ def run_aul_audit(self, audit_id: int) -> str:
 def run_checkpoint(self, submission_id: int) -> str:
     """Run a checkpoint submission's model in the sandbox on every image set with images,
     store its scores as prediction files, then score them: "scored", "failed" or "skipped"."""
-    from leaderboard.submissions import checkpoints
-    from leaderboard.submissions import services as submissions
-    from workers.tasks import run_claimed
-
     task_id = self.request.id or f"local-{submission_id}"
     if not submissions.submission_claim(submission_id=submission_id, task_id=task_id,
                                         retry=bool(self.request.retries)):
-        return "skipped"  # scored, failed, or running under another task
+        return "skipped"  # scored, failed, out of attempts, or running under another task
 
     def infer_then_score() -> bool:
         return (checkpoints.submission_infer(submission_id=submission_id, task_id=task_id)

@@ -1,6 +1,9 @@
 """Celery tasks: thin wrappers that take ids, do their work through the leaderboard services,
-and are safe to run twice (tasks are acknowledged late and may be redelivered).
+and are safe to run twice (tasks are acknowledged late and may be redelivered). Each claims
+its job first (leaderboard/common/jobs.py); `retry`, passed to the claim, says whether this
+run is a Celery retry after a transient error.
 
+The web side sends these by name (leaderboard/queue.py) and never imports this module.
 Routing (settings.CELERY_TASK_ROUTES): everything here goes to the `cpu` queue.
 """
 
@@ -16,6 +19,11 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
 
+from leaderboard.audits import jobs as audit_jobs
+from leaderboard.audits import services as audits
+from leaderboard.review import jobs as review_jobs
+from leaderboard.review import services as review
+from leaderboard.submissions import jobs as submission_jobs
 from leaderboard.submissions import services as submissions
 from workers.inference.errors import CheckpointError
 from workers.scoring.predictions import PredictionError
@@ -42,10 +50,9 @@ def ping() -> str:
 )
 def score_submission(self, submission_id: int) -> str:
     task_id = self.request.id or f"local-{submission_id}"
-    retry = bool(self.request.retries)  # a retry after a transient error, not a new attempt
     if not submissions.submission_claim(submission_id=submission_id, task_id=task_id,
-                                        retry=retry):
-        return "skipped"  # scored, failed, or running under another task
+                                        retry=bool(self.request.retries)):
+        return "skipped"  # scored, failed, out of attempts, or running under another task
     if settings.EVALSERVER_SCORING_DELAY_MS:
         time.sleep(settings.EVALSERVER_SCORING_DELAY_MS / 1000)
     return run_claimed(
@@ -85,53 +92,68 @@ def run_claimed(*, submission_id: int, task_id: str, work: Callable[[], bool],
     return "scored" if done else "skipped"
 
 
+# The sweeps (Celery beat, settings.CELERY_BEAT_SCHEDULE): one lifecycle, one sweep per kind
+# of job; each returns the ids it sent again.
+
+
 @shared_task
 def sweep_submissions() -> list[int]:
-    """Periodic (Celery beat): re-queue submissions stuck in running or lost while queued."""
-    from leaderboard.submissions.sweeps import submissions_sweep
-
-    return submissions_sweep()
+    """Re-queue submissions whose worker or message was lost; fail those out of attempts."""
+    return submission_jobs.submissions_sweep()
 
 
 @shared_task
 def sweep_audits() -> list[int]:
-    """Periodic (Celery beat): re-queue label audits whose task was lost or died."""
-    from leaderboard.submissions.sweeps import audits_sweep
-
-    return audits_sweep()
+    """Re-queue label audits whose worker or message was lost; fail those out of attempts."""
+    return audit_jobs.audits_sweep()
 
 
 @shared_task
 def sweep_versions() -> list[int]:
-    """Periodic (Celery beat): re-queue re-scorings of versions that never finished."""
-    from leaderboard.review import services as review
-
-    return review.versions_sweep()
+    """Re-queue re-scorings whose worker or message was lost; fail those out of attempts."""
+    return review_jobs.versions_sweep()
 
 
 @shared_task(
+    bind=True,
     autoretry_for=(OperationalError, InterfaceError, OSError),
     retry_backoff=True,
     max_retries=5,
     soft_time_limit=settings.EVALSERVER_RESCORE_TIME_LIMIT - 1,
     time_limit=settings.EVALSERVER_RESCORE_TIME_LIMIT,
 )
-def rescore_version(version_id: int) -> int:
-    """Score every scored submission on a new label-set version (idempotent: upserts)."""
-    from leaderboard.review import services as review
-
-    return review.label_set_version_rescore(version_id=version_id)
+def rescore_version(self, version_id: int) -> str:
+    """Score every scored submission on a new label-set version (idempotent: upserts):
+    "done", "failed" or "skipped" (claimed by another task, finished, or asked for again)."""
+    task_id = self.request.id or f"local-rescore-{version_id}"
+    try:
+        return review.version_rescore_run(version_id=version_id, task_id=task_id,
+                                          retry=bool(self.request.retries))
+    except SoftTimeLimitExceeded:
+        review.version_rescore_fail(
+            version_id=version_id, task_id=task_id,
+            reason=f"the re-scoring took longer than "
+                   f"{settings.EVALSERVER_RESCORE_TIME_LIMIT - 1} s")
+        return "failed"
+    except (OperationalError, InterfaceError, OSError):
+        raise  # retried by autoretry_for
+    except Exception as exc:
+        log.exception("re-scoring of version %s failed", version_id)
+        review.version_rescore_fail(
+            version_id=version_id, task_id=task_id,
+            reason=f"the server could not re-score this version ({type(exc).__name__}); "
+                   "the details are in the worker's log")
+        return "failed"
 
 
 def audit_task_run(task: Any, audit_id: int) -> str:
     """The body of both audit tasks (this module's confident learning, `gpu_tasks`' AUL):
     the service runs the audit and stores its own failures; a time limit or a bug fails it
     here with a plain reason (details in the log)."""
-    from leaderboard.audits import services as audits
-
     task_id = task.request.id or f"local-audit-{audit_id}"
     try:
-        return audits.audit_run(audit_id=audit_id, task_id=task_id)
+        return audits.audit_run(audit_id=audit_id, task_id=task_id,
+                                retry=bool(task.request.retries))
     except SoftTimeLimitExceeded:
         audits.audit_fail(audit_id=audit_id, task_id=task_id,
                           reason=f"the audit took longer than "

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
-from django.utils import timezone
 
 from leaderboard.catalog.models import Benchmark, ImageSet, LabelSet
+from leaderboard.common.jobs import ClaimedJob
 from leaderboard.submissions.models import Submission
 
 
-class Audit(models.Model):
-    """One audit of one image set's original labels, run by a worker (`workers.audits`)."""
+class Audit(ClaimedJob):
+    """One audit of one image set's original labels, run by a worker (`workers.audits`): a job
+    a worker claims (leaderboard/common/jobs.py), `finished` when done or failed."""
 
     class Kind(models.TextChoices):
         CONFIDENT_LEARNING = "confident_learning", "Confident learning"
@@ -35,16 +36,10 @@ class Audit(models.Model):
     # The core's `to_dict()` (flags and evidence, no per-example arrays) plus the precision
     # and recall against the human-validated errors; empty until done.
     result = models.JSONField(default=dict, blank=True)
-    failure_reason = models.TextField(blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
                                    related_name="audits")
     created = models.DateTimeField(auto_now_add=True, db_index=True)
-    # When its task was last queued (the sweep re-queues audits whose message was lost).
-    queued_at = models.DateTimeField(default=timezone.now)
-    started = models.DateTimeField(null=True, blank=True)
     finished = models.DateTimeField(null=True, blank=True)
-    # The Celery task id holding the claim while running (as Submission.claimed_by).
-    claimed_by = models.CharField(max_length=64, blank=True)
     candidates_created = models.PositiveIntegerField(default=0)
     # Confident learning: the submissions whose probabilities are averaged.
     submissions = models.ManyToManyField(Submission, blank=True, related_name="audits")

@@ -1,7 +1,7 @@
 """Label audits (docs/metrics.md §13): a maintainer starts one, a worker runs it, and its flags,
 best first, become ground-truth review candidates on the benchmark's corrected label set.
 
-queued -> running -> done | failed, every change a conditional UPDATE (as submissions): a
+queued -> running -> done | failed, the claimed-job lifecycle of leaderboard/common/jobs.py: a
 redelivered task (same id) may take its own claim back, a duplicate cannot, and only the task
 holding the claim stores a result.
 """
@@ -16,9 +16,8 @@ import numpy as np
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
-from django.db.models import Q
-from django.utils import timezone
 
+from leaderboard import queue
 from leaderboard.audits.inputs import (
     MAX_SUBMISSIONS,
     AuditError,
@@ -30,8 +29,10 @@ from leaderboard.audits.inputs import (
     submission_probabilities,
     submission_scores_check,
 )
+from leaderboard.audits.jobs import AUDIT_JOBS
 from leaderboard.audits.models import Audit
 from leaderboard.catalog.models import Benchmark
+from leaderboard.common.jobs import job_claim, job_fail, job_finish, job_held
 from leaderboard.review.ground_truth_models import GroundTruthCandidate
 from leaderboard.review.ground_truth_services import ground_truth_candidate_create
 from leaderboard.review.services import ReviewError, user_is_reviewer
@@ -110,37 +111,23 @@ def audit_create(*, author: User, benchmark: Benchmark, kind: str,
                                      label_set=corrected, kind=kind, config=clean,
                                      created_by=author)
         audit.submissions.set(submissions)
-        transaction.on_commit(lambda: audit_task_queue(audit))
+        # its task: confident learning on the cpu queue, AUL on the gpu queue
+        queue.audit_run_queue(audit_id=audit.pk, kind=kind)
     return audit
-
-
-def audit_task_queue(audit: Audit) -> None:
-    """Send the audit's task to its queue: cpu for confident learning, gpu for AUL."""
-    from workers import gpu_tasks, tasks  # the tasks import the services
-
-    task = (tasks.run_confident_learning_audit if audit.kind == Audit.Kind.CONFIDENT_LEARNING
-            else gpu_tasks.run_aul_audit)
-    task.delay(audit.pk)
 
 
 # ---------------------------------------------------------------- the worker's side
 
 
-def audit_claim(*, audit_id: int, task_id: str) -> bool:
-    """queued -> running for this task; a redelivery of the same task may re-claim."""
-    claimable = Q(status=Status.QUEUED) | Q(status=Status.RUNNING, claimed_by=task_id)
-    return Audit.objects.filter(claimable, id=audit_id).update(
-        status=Status.RUNNING, claimed_by=task_id, started=timezone.now(),
-        result={}) == 1
+def audit_claim(*, audit_id: int, task_id: str, retry: bool = False) -> bool:
+    """queued -> running for this task; a redelivery of the same task may re-claim. Every
+    start counts an attempt; past the limit only a Celery retry (`retry=True`) is let in."""
+    return job_claim(AUDIT_JOBS, job_id=audit_id, task_id=task_id, retry=retry)
 
 
-def audit_fail(*, audit_id: int, reason: str, task_id: str | None = None) -> bool:
-    """Mark failed with a reason (only while this task holds the claim, when given)."""
-    rows = Audit.objects.filter(id=audit_id, status__in=(Status.QUEUED, Status.RUNNING))
-    if task_id is not None:
-        rows = rows.filter(claimed_by=task_id)
-    return rows.update(status=Status.FAILED, failure_reason=reason,
-                       finished=timezone.now()) == 1
+def audit_fail(*, audit_id: int, task_id: str, reason: str) -> bool:
+    """running -> failed with a reason, only while this task holds the claim."""
+    return job_fail(AUDIT_JOBS, job_id=audit_id, task_id=task_id, reason=reason)
 
 
 def _progress(audit_id: int, task_id: str) -> Callable[[int, int], None]:
@@ -152,6 +139,7 @@ def _progress(audit_id: int, task_id: str) -> Callable[[int, int], None]:
 
 
 def _run_confident_learning(audit: Audit, labels: np.ndarray) -> dict[str, Any]:
+    # workers.audits imports torch (the AUL probe): here, so the web process never does
     from workers.audits import ConfidentLearningOptions, run_confident_learning
 
     config = audit.config
@@ -169,9 +157,9 @@ def _run_confident_learning(audit: Audit, labels: np.ndarray) -> dict[str, Any]:
 
 
 def _run_aul(audit: Audit, labels: np.ndarray, task_id: str) -> dict[str, Any]:
-    import torch
+    import torch  # here, not at the top: only an AUL audit needs it, never the web process
 
-    from workers.audits import AulConfig, run_aul_audit
+    from workers.audits import AulConfig, run_aul_audit  # torch, as above
 
     config = {k: v for k, v in audit.config.items() if k != "max_candidates"}
     if config["device"] == "auto":
@@ -188,7 +176,7 @@ def _run_aul(audit: Audit, labels: np.ndarray, task_id: str) -> dict[str, Any]:
 def _validation(benchmark: str, flagged: list[int], top: list[int]) -> dict[str, Any] | None:
     """Precision and recall of all flags, and of the top ones, against the human-validated
     errors (None when the benchmark has no vote file)."""
-    from workers.audits import load_validated_errors, precision_recall
+    from workers.audits import load_validated_errors, precision_recall  # torch, as above
 
     try:
         errors = load_validated_errors(settings.EVALSERVER_DATA_DIR, benchmark)
@@ -236,11 +224,12 @@ def _candidates(audit: Audit, evidence: list[dict[str, Any]]
     return created, skipped
 
 
-def audit_run(*, audit_id: int, task_id: str) -> str:
+def audit_run(*, audit_id: int, task_id: str, retry: bool = False) -> str:
     """Claim, run the core on the original labels, then in one transaction store the result
     and create the candidates. Returns "done", "failed" (the reason stored) or "skipped"
-    (not claimable: done, failed, or running under another task)."""
-    if not audit_claim(audit_id=audit_id, task_id=task_id):
+    (not claimable: done, failed, or running under another task). `retry`: a Celery retry of
+    this task (audit_claim)."""
+    if not audit_claim(audit_id=audit_id, task_id=task_id, retry=retry):
         return "skipped"
     audit = Audit.objects.select_related("benchmark", "image_set", "label_set").get(id=audit_id)
     try:
@@ -258,15 +247,13 @@ def audit_run(*, audit_id: int, task_id: str) -> str:
     result["validation"] = _validation(audit.benchmark.slug, flagged, flagged[:limit])
     try:
         with transaction.atomic():
-            if not Audit.objects.select_for_update().filter(
-                    id=audit_id, status=Status.RUNNING, claimed_by=task_id).exists():
+            if not job_held(AUDIT_JOBS, job_id=audit_id, task_id=task_id):
                 return "skipped"
             created, skipped = _candidates(audit, result["evidence"])
             result["candidates"] = {"created": len(created), "ids": created,
                                     "skipped": skipped}
-            Audit.objects.filter(id=audit_id).update(
-                status=Status.DONE, result=result, finished=timezone.now(),
-                candidates_created=len(created), failure_reason="")
+            job_finish(AUDIT_JOBS, job_id=audit_id, task_id=task_id, status=Status.DONE,
+                       result=result, candidates_created=len(created))
     except ReviewError as exc:  # a flag the corrected label set refuses: nothing is kept
         audit_fail(audit_id=audit_id, reason=f"ground-truth candidates: {exc.message}",
                    task_id=task_id)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from django.db import models, transaction
+from django.db.models import F
 
 from leaderboard.catalog.label_set_version_files import compiled_store
 from leaderboard.catalog.models import Benchmark, ImageSet, LabelSet, LabelSetVersion
@@ -22,7 +23,6 @@ from leaderboard.catalog.selectors import (
     label_set_version_first,
     label_set_version_latest,
 )
-from leaderboard.submissions.services import benchmark_leaderboard_touch
 from workers.scoring import label_set_builders
 from workers.scoring.catalog import (
     BENCHMARKS,
@@ -134,6 +134,13 @@ def label_set_sync(
         },
     )
     return label_set, change
+
+
+def benchmark_leaderboard_touch(*, benchmark_id: int) -> None:
+    """Invalidate every cached leaderboard of the benchmark, in all processes (its generation
+    is part of their cache keys: leaderboard/presentation/caching.py)."""
+    Benchmark.objects.filter(pk=benchmark_id).update(
+        leaderboard_generation=F("leaderboard_generation") + 1)
 
 
 def benchmark_panel_sizes_set(*, benchmark: Benchmark, review_panel_size: int,

@@ -13,7 +13,6 @@ from rest_framework.views import exception_handler as drf_exception_handler
 
 from leaderboard.common.errors import ServiceError
 from leaderboard.common.uploads import upload_too_large
-from leaderboard.submissions.services import SubmissionError
 
 
 def error_response(code: str, message: str, *, field: str | None = None,
@@ -24,11 +23,11 @@ def error_response(code: str, message: str, *, field: str | None = None,
     return Response({"error": body}, status=http_status)
 
 
-def file_too_large_error(what: str) -> SubmissionError:
+def file_too_large_error(what: str) -> ServiceError:
     """The 413 answer when the streaming size cap stopped an upload (leaderboard/uploads.py);
     `what` is the file field, or "the request body" when its declared length was too big."""
     field = None if what == "the request body" else what
-    return SubmissionError(
+    return ServiceError(
         "file_too_large",
         f"{what if field is None else repr(what)} is larger than the upload limit of "
         f"{settings.EVALSERVER_MAX_UPLOAD_BYTES} bytes",

@@ -3,7 +3,8 @@
 Why a stale copy is never served, in any process: every key holds the benchmark's
 `leaderboard_generation`, read from the database on each request (one cheap query), and every
 write that can change a leaderboard (a submission scored, one turning public or private, a new
-label-set version) bumps that number in the database (`services.benchmark_leaderboard_touch`).
+label-set version) bumps that number in the database
+(`catalog.services.benchmark_leaderboard_touch`).
 After a bump every process asks for a key nobody has built yet, so nothing has to be deleted or
 broadcast: with a per-process cache (LocMemCache, the default) or a shared one (Redis), the old
 entries just age out. This is the same scheme as `selectors.leaderboard_get`.

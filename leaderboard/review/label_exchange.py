@@ -23,6 +23,7 @@ from leaderboard.catalog.services import (
     label_set_sync,
     label_set_version_create,
 )
+from leaderboard.review.services import version_rescore_request
 from workers.scoring import catalog, datasets, label_set_builders, revisions
 
 MULTILABEL_SLUGS = ("multilabel", "imagenet-m")
@@ -44,9 +45,7 @@ def multilabel_import(*, path: Path, author: User | None = None,
                       note: str = "") -> list[ImportResult]:
     """Compile `multilabel` and `imagenet-m` of ImageNet from the file; each becomes a new
     version unless its latest version already has that content. New versions are re-scored
-    after the commit (workers.tasks.rescore_version)."""
-    from leaderboard.review.services import version_rescore_request
-
+    after the commit (review.services.version_rescore_request)."""
     path = Path(path)
     if not path.is_file():
         raise LabelIOError(f"no file {path}")

@@ -6,6 +6,7 @@ from django.conf import settings
 from django.db import models
 
 from leaderboard.catalog.models import LabelSet, LabelSetVersion
+from leaderboard.common.jobs import ClaimedJob
 from leaderboard.submissions.models import Submission
 
 
@@ -108,19 +109,26 @@ class ReviewVote(models.Model):
         return f"{self.reviewer} on {self.item_id}: {self.verdict}"
 
 
-class VersionRescore(models.Model):
+class VersionRescore(ClaimedJob):
     """Whether every scored submission has been re-scored on a version (versions themselves are
-    immutable, so this state lives beside them). The sweep re-queues requests whose task never
-    ran (a broker down at commit) or died."""
+    immutable, so this state lives beside them): a job a worker claims, keyed by the version
+    (leaderboard/common/jobs.py). Asked for again while it runs (a submission scored on an
+    older version meanwhile), it is queued again and runs once more."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
 
     version = models.OneToOneField(LabelSetVersion, on_delete=models.CASCADE,
                                    related_name="rescore")
-    queued_at = models.DateTimeField()
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     finished_at = models.DateTimeField(null=True, blank=True)
     submissions = models.PositiveIntegerField(default=0, help_text="re-scored by the last run")
 
     class Meta:
-        indexes = [models.Index(fields=("finished_at", "queued_at"))]
+        indexes = [models.Index(fields=("status", "queued_at"))]
 
     def __str__(self) -> str:
         state = f"done {self.finished_at:%Y-%m-%d %H:%M}" if self.finished_at else "pending"

@@ -18,7 +18,7 @@ from django.db.models import Count, Q, QuerySet
 from leaderboard.catalog.label_set_version_files import compiled_for_version
 from leaderboard.catalog.models import Benchmark, LabelSet, LabelSetVersion
 from leaderboard.review.ground_truth_models import GroundTruthVote
-from leaderboard.review.models import ReviewItem, ReviewVote
+from leaderboard.review.models import ReviewItem, ReviewVote, VersionRescore
 from leaderboard.submissions.models import Score, Submission
 from workers.scoring import datasets
 from workers.scoring import leaderboard as core_leaderboard
@@ -154,12 +154,15 @@ class VersionHistory:
     @property
     def rescore_status(self) -> str:
         """"done" once every submission is scored on it, "pending" while that is under way,
-        "none" for a first version (submissions are scored on it directly)."""
+        "failed" when its re-scoring gave up (leaderboard/common/jobs.py), "none" for a first
+        version (submissions are scored on it directly)."""
         try:
             rescore = self.version.rescore
         except ObjectDoesNotExist:
             return "none"
-        return "done" if rescore.finished_at is not None else "pending"
+        if rescore.status in (VersionRescore.Status.DONE, VersionRescore.Status.FAILED):
+            return str(rescore.status)  # "done", "failed"
+        return "pending"
 
 
 def _accuracies(version: LabelSetVersion) -> dict[int, float | None]:

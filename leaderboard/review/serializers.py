@@ -118,7 +118,7 @@ class LabelSetVersionOutput(serializers.Serializer):
     note = serializers.CharField(source="version.note")
     settled = SettledOutput(many=True, help_text="the review decisions this version made")
     rescore_status = serializers.ChoiceField(
-        choices=["none", "pending", "done"],
+        choices=["none", "pending", "done", "failed"],
         help_text="whether every submission has been re-scored on this version yet")
 
 

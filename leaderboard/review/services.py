@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from datetime import timedelta
-from functools import partial
 from typing import Any, cast
 
 import numpy as np
@@ -17,11 +15,14 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, Max, OuterRef, Subquery
 from django.utils import timezone
 
+from leaderboard import queue
 from leaderboard.catalog.label_set_version_files import compiled_for_version, compiled_store
 from leaderboard.catalog.models import LabelSet, LabelSetVersion
-from leaderboard.catalog.services import label_set_version_create
+from leaderboard.catalog.services import benchmark_leaderboard_touch, label_set_version_create
 from leaderboard.common.errors import ServiceError
+from leaderboard.common.jobs import job_claim, job_fail, job_finish, job_request_fields
 from leaderboard.common.storage import stored_npz
+from leaderboard.review.jobs import VERSION_RESCORE_JOBS
 from leaderboard.review.models import (
     ReviewItem,
     ReviewItemSubmission,
@@ -30,7 +31,7 @@ from leaderboard.review.models import (
     VersionRescore,
 )
 from leaderboard.submissions.models import Score, Submission, SubmissionFile
-from leaderboard.submissions.services import benchmark_leaderboard_touch, scores_copy, scores_upsert
+from leaderboard.submissions.services import scores_copy, scores_upsert
 from workers.scoring import datasets, label_set_builders, revisions
 from workers.scoring.compact import npz_member_rows
 from workers.scoring.metrics import NovelPairs, headline_hits, score_label_set
@@ -170,35 +171,31 @@ def label_set_version_revise(*, label_set: LabelSet, verdicts: Sequence[revision
     return version
 
 
-def rescore_version_queue(version_id: int) -> None:
-    """Queue the re-scoring of every submission on a version (after the version commits)."""
-    from workers.tasks import rescore_version
-
-    rescore_version.delay(version_id)
-
-
 def version_rescore_request(*, version_id: int) -> None:
-    """Every scored submission must be (re-)scored on this version: recorded in the caller's
-    transaction, queued after it commits, and re-queued by the sweep if that task is lost."""
+    """Every scored submission must be (re-)scored on this version: a job recorded in the
+    caller's transaction, sent after it commits, and sent again by the sweep if it is lost
+    (review/jobs.py). Asked for while it runs, it is queued anew: the running task may no
+    longer finish it, and the new one re-scores with what changed meanwhile."""
     VersionRescore.objects.update_or_create(
-        version_id=version_id, defaults={"queued_at": timezone.now(), "finished_at": None})
-    transaction.on_commit(partial(rescore_version_queue, version_id))
+        version_id=version_id, defaults={**job_request_fields(), "finished_at": None})
+    queue.version_rescore_queue(version_id=version_id)
 
 
-def versions_sweep() -> list[int]:
-    """Re-queue re-scorings requested long ago and not finished (their task was never sent,
-    or died); returns the version ids queued again."""
-    now = timezone.now()
-    stale = now - timedelta(seconds=settings.EVALSERVER_RESCORE_TIME_LIMIT + 30)
-    requeued = []
-    for version_id in VersionRescore.objects.filter(
-            finished_at=None, queued_at__lt=stale).values_list("version_id", flat=True):
-        if VersionRescore.objects.filter(version_id=version_id, finished_at=None,
-                                         queued_at__lt=stale).update(queued_at=now) == 1:
-            requeued.append(version_id)
-    for version_id in requeued:
-        rescore_version_queue(version_id)
-    return requeued
+def version_rescore_run(*, version_id: int, task_id: str, retry: bool = False) -> str:
+    """The re-scoring task's work: claim the version's job, re-score, finish. Returns "done",
+    or "skipped": not claimable (done, failed, running under another task) or asked for again
+    while this ran (the task that request sent finishes it)."""
+    if not job_claim(VERSION_RESCORE_JOBS, job_id=version_id, task_id=task_id, retry=retry):
+        return "skipped"
+    done = label_set_version_rescore(version_id=version_id)
+    finished = job_finish(VERSION_RESCORE_JOBS, job_id=version_id, task_id=task_id,
+                          status=VersionRescore.Status.DONE, submissions=done)
+    return "done" if finished else "skipped"
+
+
+def version_rescore_fail(*, version_id: int, task_id: str, reason: str) -> bool:
+    """running -> failed with a reason, only while this task holds the claim."""
+    return job_fail(VERSION_RESCORE_JOBS, job_id=version_id, task_id=task_id, reason=reason)
 
 
 def _compact_predictions(row: SubmissionFile) -> Predictions:
@@ -209,27 +206,19 @@ def _compact_predictions(row: SubmissionFile) -> Predictions:
 
 
 def label_set_version_rescore(*, version_id: int) -> int:
-    """Score every scored submission on this version (idempotent); returns how many.
+    """Score every scored submission on this version (idempotent); returns how many. The
+    re-scoring job's state is its caller's (`version_rescore_run`).
 
     A version that differs from its parent only in which (example, class) pairs are judged
     how, at a few examples, re-scores only the submissions that predict a changed pair (fast:
     only each stored file's rows at those examples are read); anything else re-scores every
     submission from its stored predictions."""
-    started = timezone.now()
     version = LabelSetVersion.objects.select_related(
         "label_set__benchmark", "label_set__image_set", "parent").get(id=version_id)
     done = _rescore_incrementally(version)
     if done is None:
         done = _rescore_fully(version)
     benchmark_leaderboard_touch(benchmark_id=version.label_set.benchmark_id)
-    # Finished, unless it was requested again meanwhile (a submission scored on an older
-    # version while this ran): then the run that request queued finishes it.
-    finished = VersionRescore.objects.filter(
-        version_id=version_id, queued_at__lte=started).update(
-        finished_at=timezone.now(), submissions=done)
-    if not finished:
-        VersionRescore.objects.get_or_create(version_id=version_id, defaults={
-            "queued_at": started, "finished_at": timezone.now(), "submissions": done})
     return done
 
 

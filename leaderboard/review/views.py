@@ -21,6 +21,7 @@ from leaderboard.catalog.models import Benchmark, LabelSet, LabelSetVersion
 from leaderboard.catalog.selectors import benchmark_get
 from leaderboard.review import selectors as selectors_review
 from leaderboard.review import services as review
+from leaderboard.review.ground_truth_selectors import ground_truth_open_counts
 from leaderboard.review.models import MistakeCategory, Severity, Verdict
 
 View = Callable[..., HttpResponse]
@@ -65,8 +66,6 @@ def _benchmark(slug: str) -> Benchmark:
 
 @reviewer_required
 def review_home(request: HttpRequest) -> HttpResponse:
-    from leaderboard.review.ground_truth_selectors import ground_truth_open_counts
-
     candidates = ground_truth_open_counts()
     return render(request, "leaderboard/review_home.html", {
         "benchmarks": selectors_review.review_open_counts(),

@@ -26,7 +26,9 @@ from django.db import transaction
 
 from leaderboard.catalog.models import Benchmark, ImageSet
 from leaderboard.common.errors import ServiceError
+from leaderboard.common.jobs import job_held
 from leaderboard.common.storage import stored_file_path
+from leaderboard.submissions.jobs import SUBMISSION_JOBS
 from leaderboard.submissions.models import CheckpointFile, Submission, SubmissionFile
 from workers import inference
 
@@ -102,17 +104,11 @@ def checkpoint_store(*, submission: Submission, upload: Any,
     return str(row.file.name)
 
 
-def checkpoint_run_queue(submission_id: int) -> None:
-    """Queue the run on the gpu queue (called after the submission commits)."""
-    from workers.gpu_tasks import run_checkpoint
-
-    run_checkpoint.delay(submission_id)
-
-
 def _device(checkpoint_format: str) -> str:
     wanted = settings.EVALSERVER_INFERENCE_DEVICE
     if wanted != "auto":
         return str(wanted)
+    # the runtimes are imported by the gpu worker only, never by the web process
     if checkpoint_format == "onnx":
         import onnxruntime
 
@@ -142,11 +138,6 @@ def _images(image_set: str) -> Path:
     return path
 
 
-def _claim_held(submission_id: int, task_id: str) -> bool:
-    return Submission.objects.filter(id=submission_id, status=Submission.Status.RUNNING,
-                                     claimed_by=task_id).exists()
-
-
 def submission_infer(*, submission_id: int, task_id: str) -> bool:
     """Run the checkpoint on every image set with images and store the scores as the
     submission's prediction files (replacing any from an earlier, interrupted attempt).
@@ -173,7 +164,7 @@ def submission_infer(*, submission_id: int, task_id: str) -> bool:
             rates.append(report.scores.shape[0] / max(report.inference_seconds, 1e-9))
             device = report.device
     with transaction.atomic():
-        if not _claim_held(submission_id, task_id):
+        if not job_held(SUBMISSION_JOBS, job_id=submission_id, task_id=task_id):
             return False
         for old in SubmissionFile.objects.filter(submission=submission):
             old.file.delete(save=False)

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
-from django.utils import timezone
 
 from leaderboard.catalog.models import Benchmark, ImageSet, LabelSet, LabelSetVersion
+from leaderboard.common.jobs import ClaimedJob
 
 
-class Submission(models.Model):
-    """One model's predictions (one file per image set) and its scoring status."""
+class Submission(ClaimedJob):
+    """One model's predictions (one file per image set) and its scoring status: a job a worker
+    claims (queued_at, started, claimed_by, attempts, failure_reason: leaderboard/common/jobs.py),
+    `scored` when it finished."""
 
     class Status(models.TextChoices):
         QUEUED = "queued", "Queued"
@@ -36,16 +38,8 @@ class Submission(models.Model):
     kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.PREDICTIONS)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     failure_code = models.CharField(max_length=64, blank=True)
-    failure_reason = models.TextField(blank=True)
     created = models.DateTimeField(auto_now_add=True, db_index=True)
-    # When a scoring task was last queued for it (the sweep re-queues long-queued ones).
-    queued_at = models.DateTimeField(default=timezone.now)
-    started = models.DateTimeField(null=True, blank=True)
     scored = models.DateTimeField(null=True, blank=True)
-    # The Celery task id that holds the claim while running: a redelivered message (same id)
-    # may take the claim back, a duplicate message (another id) may not.
-    claimed_by = models.CharField(max_length=64, blank=True)
-    attempts = models.PositiveIntegerField(default=0)
 
     class Meta:
         ordering = ("-created", "-id")

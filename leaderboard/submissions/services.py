@@ -1,4 +1,5 @@
-"""Creating submissions and moving them through queued -> running -> scored | failed.
+"""Creating submissions and moving them through queued -> running -> scored | failed (the
+claimed-job lifecycle of leaderboard/common/jobs.py).
 
 Every status change is a conditional UPDATE, so a redelivered or duplicated task never
 scores twice and a late task cannot overwrite a newer state.
@@ -19,14 +20,18 @@ from django.contrib.auth.models import User
 from django.core.files.base import ContentFile, File
 from django.core.files.storage import default_storage
 from django.db import connection, transaction
-from django.db.models import F, Q
 from django.utils import timezone
 
 from leaderboard.catalog.label_set_version_files import compiled_for_version
 from leaderboard.catalog.models import Benchmark, LabelSetVersion
+from leaderboard.catalog.services import benchmark_leaderboard_touch
 from leaderboard.common.errors import ServiceError
+from leaderboard.common.jobs import job_claim, job_fail, job_finish, job_held
 from leaderboard.common.storage import stored_file_path
+from leaderboard.submissions import checkpoints
+from leaderboard.submissions.jobs import SUBMISSION_JOBS, submission_queue
 from leaderboard.submissions.models import HitVector, Score, Submission, SubmissionFile
+from leaderboard.submissions.signals import submission_scored
 from workers.scoring import datasets
 from workers.scoring.metrics import score_predictions
 from workers.scoring.predictions import SUPPORTED_EXTENSIONS, Predictions, parse_predictions
@@ -113,9 +118,6 @@ def submission_create(
 ) -> Submission:
     """Store the files (or the `checkpoint`, a model file, instead) and the row durably, then
     queue scoring (or the model's run) once the transaction commits."""
-    from leaderboard.submissions import checkpoints
-    from workers.tasks import score_submission as score_task  # tasks import services
-
     model_name = model_name.strip()
     if not model_name:
         raise SubmissionError("missing_model_name", "name the model", field="model_name")
@@ -152,8 +154,7 @@ def submission_create(
             if checkpoint is not None:
                 stored.append(checkpoints.checkpoint_store(
                     submission=submission, upload=checkpoint, info=info))
-                transaction.on_commit(
-                    lambda: checkpoints.checkpoint_run_queue(submission.pk))
+                submission_queue(submission_id=submission.pk, kind=submission.kind)
                 return submission
             image_sets = {s.slug: s for s in benchmark.image_sets.all()}
             for slug, upload in files.items():
@@ -166,7 +167,7 @@ def submission_create(
                               File(upload), save=False)
                 stored.append(str(row.file.name))
                 row.save()
-            transaction.on_commit(lambda: score_task.delay(submission.pk))
+            submission_queue(submission_id=submission.pk, kind=submission.kind)
     except BaseException:
         for name in stored:  # nothing partial: no file outlives a rolled-back row
             default_storage.delete(name)
@@ -178,33 +179,16 @@ def submission_create(
 
 
 def submission_claim(*, submission_id: int, task_id: str, retry: bool = False) -> bool:
-    """queued -> running for this task; a redelivery of the same task may re-claim.
-
-    A redelivery after a crash counts as a new attempt (so a submission that kills its
-    worker every time ends failed); a Celery retry after a transient error (`retry=True`,
-    same task id) does not.
-    """
-    now = timezone.now()
-    claimable = Q(status=Status.QUEUED) | Q(status=Status.RUNNING, claimed_by=task_id)
-    rows = Submission.objects.filter(claimable, id=submission_id)
-    if retry:
-        return rows.update(status=Status.RUNNING, claimed_by=task_id, started=now) == 1
-    return (
-        rows.filter(attempts__lt=settings.EVALSERVER_SCORING_MAX_ATTEMPTS)
-        .update(status=Status.RUNNING, claimed_by=task_id, started=now,
-                attempts=F("attempts") + 1)
-        == 1
-    )
+    """queued -> running for this task; a redelivery of the same task may re-claim. Every
+    start counts an attempt; past EVALSERVER_SCORING_MAX_ATTEMPTS only a Celery retry of the
+    same task (`retry=True`) is let in (leaderboard/common/jobs.py)."""
+    return job_claim(SUBMISSION_JOBS, job_id=submission_id, task_id=task_id, retry=retry)
 
 
-def submission_fail(*, submission_id: int, code: str, reason: str,
-                    task_id: str | None = None) -> bool:
-    """Mark failed with a reason (only while this task holds the claim, when given)."""
-    rows = Submission.objects.filter(id=submission_id, status__in=(Status.QUEUED, Status.RUNNING))
-    if task_id is not None:
-        rows = rows.filter(claimed_by=task_id)
-    return rows.update(status=Status.FAILED, failure_code=code, failure_reason=reason,
-                       scored=timezone.now()) == 1
+def submission_fail(*, submission_id: int, task_id: str, code: str, reason: str) -> bool:
+    """running -> failed with a code and a reason, only while this task holds the claim."""
+    return job_fail(SUBMISSION_JOBS, job_id=submission_id, task_id=task_id, reason=reason,
+                    failure_code=code)
 
 
 def _save_compact(row: SubmissionFile, preds: Predictions) -> None:
@@ -239,8 +223,6 @@ def submission_scores_compute(*, submission_id: int, task_id: str) -> bool:
     Raises PredictionError for a bad file (the caller marks the submission failed).
     Returns False when this task no longer holds the claim (nothing is written then).
     """
-    from leaderboard.review import services as review
-
     submission = Submission.objects.select_related("benchmark").get(id=submission_id)
     benchmark = submission.benchmark
     predictions: dict[str, Predictions] = {}
@@ -263,23 +245,24 @@ def submission_scores_compute(*, submission_id: int, task_id: str) -> bool:
     names = datasets.class_names(benchmark.slug, settings.EVALSERVER_DATA_DIR)
     result = score_predictions(predictions, compiled, class_names=names)
     with transaction.atomic():
-        if not Submission.objects.select_for_update().filter(
-                id=submission_id, status=Status.RUNNING, claimed_by=task_id).exists():
+        if not job_held(SUBMISSION_JOBS, job_id=submission_id, task_id=task_id):
             return False
         for slug, record in result.records.items():
             score_upsert(submission=submission, version=versions[slug], record=record,
                          hits=result.hits.get(slug))
-        for slug, pairs in result.novel.items():  # unjudged top-1 pairs go to review
-            review.review_items_record(submission=submission,
-                                       label_set=versions[slug].label_set, novel=pairs)
-        Submission.objects.filter(id=submission_id).update(
-            status=Status.SCORED, scored=timezone.now(), failure_code="", failure_reason="")
+        job_finish(SUBMISSION_JOBS, job_id=submission_id, task_id=task_id,
+                   status=Status.SCORED, failure_code="")
         benchmark_leaderboard_touch(benchmark_id=benchmark.pk)
         # A version made while this was scoring was re-scored without it (it was not scored
-        # yet): queue that re-scoring again so no submission misses a version.
-        for newer in latest_versions(benchmark):
-            if versions.get(newer.label_set.slug, newer).pk != newer.pk:
-                review.version_rescore_request(version_id=newer.pk)
+        # yet): its re-scoring must run again so that no submission misses a version.
+        missed = [newer.pk for newer in latest_versions(benchmark)
+                  if versions.get(newer.label_set.slug, newer).pk != newer.pk]
+        # The review queue takes the unjudged top-1 pairs and re-queues the missed versions,
+        # in this transaction (leaderboard/review/receivers.py).
+        submission_scored.send(
+            sender=Submission, submission=submission,
+            novel={versions[slug].label_set: pairs for slug, pairs in result.novel.items()},
+            missed_versions=missed)
     return True
 
 
@@ -364,12 +347,6 @@ def scores_copy(*, parent: LabelSetVersion, version: LabelSetVersion,
     """  # noqa: S608 - only quoted identifiers and placeholders are interpolated
     with connection.cursor() as cursor:
         cursor.execute(sql, [version.pk, version.content_hash, now, now, parent.pk, *exclude])
-
-
-def benchmark_leaderboard_touch(*, benchmark_id: int) -> None:
-    """Invalidate every cached leaderboard of the benchmark (all processes)."""
-    Benchmark.objects.filter(pk=benchmark_id).update(
-        leaderboard_generation=F("leaderboard_generation") + 1)
 
 
 def submission_visibility_set(*, submission: Submission, public: bool) -> None:

@@ -10,6 +10,7 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 from leaderboard.catalog.selectors import benchmark_list
+from leaderboard.review.services import user_is_reviewer
 
 register = template.Library()
 
@@ -108,6 +109,4 @@ def nav_benchmarks() -> list[tuple[str, str]]:
 @register.filter
 def is_reviewer(user: Any) -> bool:
     """Whether the nav shows the review queue (maintainers: staff or the reviewers group)."""
-    from leaderboard.review.services import user_is_reviewer
-
     return user_is_reviewer(user)

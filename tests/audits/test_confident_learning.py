@@ -186,17 +186,18 @@ def test_it_sweeps_an_audit_whose_message_was_lost(
 
     from django.utils import timezone
 
-    from leaderboard.submissions.sweeps import audits_sweep
-    from workers.tasks import run_confident_learning_audit
+    from leaderboard import queue
+    from leaderboard.audits.jobs import audits_sweep
 
     submission = submit_mnist(mnist_probs(data_dir), tmp_path)
-    with mock.patch.object(run_confident_learning_audit, "delay") as delay:  # broker down
+    with mock.patch.object(queue, "task_send") as send:  # broker down
         audit = start(maintainer(), kind="confident_learning", submission_ids=[submission.pk])
-    assert delay.call_count == 1
+    assert send.call_args_list == [mock.call(queue.RUN_CONFIDENT_LEARNING_AUDIT, audit.pk)]
     assert audits_sweep() == []  # queued just now: its message may still come
     Audit.objects.filter(pk=audit.pk).update(queued_at=timezone.now() - timedelta(hours=2))
 
     assert audits_sweep() == [audit.pk]
     assert _wait(audit, scoring_worker).status == "done", audit.failure_reason
     assert audit.result["num_flagged"] == 15
+    assert audit.attempts == 1
     assert audits_sweep() == []

@@ -151,7 +151,7 @@ def test_it_renders_the_leaderboard_and_home_for_anonymous_visitors(
 ) -> None:
     private = scored_models["resnet_preact_basic_110"]
     Submission.objects.filter(pk=private.pk).update(public=False)
-    from leaderboard.submissions.services import benchmark_leaderboard_touch
+    from leaderboard.catalog.services import benchmark_leaderboard_touch
     benchmark_leaderboard_touch(benchmark_id=private.benchmark_id)
 
     home = client.get("/")

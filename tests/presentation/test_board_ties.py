@@ -19,8 +19,8 @@ from pytest_django.fixtures import Settings
 from rest_framework.test import APIClient
 
 from leaderboard.catalog.models import Benchmark, LabelSetVersion
+from leaderboard.catalog.services import benchmark_leaderboard_touch
 from leaderboard.submissions.models import HitVector, Score, Submission
-from leaderboard.submissions.services import benchmark_leaderboard_touch
 from tests import factories
 from tests.api_support import scored_in_process
 from workers.scoring.ties import hits_count, unpack_hits

@@ -13,11 +13,12 @@ from pytest_django.fixtures import Settings
 from leaderboard.catalog.label_set_version_files import compiled_for_version
 from leaderboard.catalog.models import LabelSetVersion
 from leaderboard.review import services as review
-from leaderboard.review.models import ReviewItem
+from leaderboard.review.models import ReviewItem, VersionRescore
 from leaderboard.submissions.models import Score, Submission
 from tests import factories
 from tests.review.conftest import api_client, resnet50_top1, submit_imagenet
 from workers.scoring import revisions
+from workers.tasks import rescore_version
 
 pytestmark = pytest.mark.django_db
 
@@ -54,7 +55,9 @@ def swapped(loaded: Settings, data_dir: Path, tmp_path: Path) -> dict[str, objec
         label_set=v1.label_set, items=[e1, e2], author=staff, note="two decisions",
         verdicts=[revisions.Verdict(i.example_index, i.class_id, "correct", False)
                   for i in (e1, e2)])
-    assert review.label_set_version_rescore(version_id=v2.pk) == 2
+    # its re-scoring task, in this process: every submission (2) scored on v2, the job done
+    assert rescore_version.apply(args=[v2.pk], task_id=f"rescore-{v2.pk}").get() == "done"
+    assert VersionRescore.objects.get(version=v2).submissions == 2
     return {"a": a, "b": b, "v1": v1, "v2": v2, "items": (e1, e2), "author": staff}
 
 

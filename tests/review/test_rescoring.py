@@ -12,6 +12,7 @@ from django.contrib.auth.models import Group, User
 from django.db import connection
 from pytest_django.fixtures import Settings
 
+from leaderboard import queue
 from leaderboard.catalog.label_set_version_files import compiled_for_version
 from leaderboard.catalog.models import LabelSetVersion
 from leaderboard.catalog.selectors import benchmark_get
@@ -192,11 +193,12 @@ def test_it_queues_a_rescore_for_a_version_made_while_a_submission_was_scoring(
         return versions
 
     monkeypatch.setattr(submissions, "latest_versions", latest_then_a_reviewer_decides)
-    with django_capture_on_commit_callbacks() as callbacks:
+    sent: list[tuple[str, int]] = []
+    monkeypatch.setattr(queue, "task_send", lambda name, job_id: sent.append((name, job_id)))
+    with django_capture_on_commit_callbacks(execute=True):
         assert submission_scores_compute(submission_id=second.pk, task_id="t") is True
-    queued = [c.args for c in callbacks if getattr(c, "func", None) is review.rescore_version_queue]
     # once by the decision itself, and once more by the scoring that missed it
-    assert queued == [(made[0].pk,), (made[0].pk,)]
+    assert sent == [(queue.RESCORE_VERSION, made[0].pk), (queue.RESCORE_VERSION, made[0].pk)]
 
 
 def _submit_topk(data_dir: Path, tmp_path: Path, username: str, topk: np.ndarray) -> Submission:

@@ -15,16 +15,16 @@ from django.db.models import Count
 from django.utils import timezone
 from pytest_django.fixtures import Settings
 
+from leaderboard import queue
+from leaderboard.submissions.jobs import submissions_sweep
 from leaderboard.submissions.models import Score, Submission
 from leaderboard.submissions.services import (
     submission_claim,
     submission_create,
     submission_scores_compute,
 )
-from leaderboard.submissions.sweeps import submissions_sweep
 from tests import factories
 from tests.conftest import WorkerProcess, wait_for_status
-from workers.tasks import score_submission
 
 MODEL = "resnet_basic_110"
 CIFAR10_LABEL_SETS = {"original", "corrected", "cifar10h", "cifar10.1-v4", "cifar10.1-v6"}
@@ -41,9 +41,9 @@ def _submit(data_dir: Path, model: str = MODEL, username: str = "alice") -> Subm
 
 def _submit_without_task(data_dir: Path, username: str) -> Submission:
     """A submission whose scoring message never reaches the broker (as if it was lost)."""
-    with mock.patch.object(score_submission, "delay") as delay:
+    with mock.patch.object(queue, "task_send") as send:
         submission = _submit(data_dir, username=username)
-    assert delay.call_count == 1
+    assert send.call_args_list == [mock.call(queue.SCORE_SUBMISSION, submission.pk)]
     return submission
 
 
@@ -168,16 +168,51 @@ def test_it_refuses_a_redelivery_once_out_of_attempts(loaded: Settings, data_dir
 
 
 @pytest.mark.django_db
-def test_it_does_not_count_a_retry_as_an_attempt(loaded: Settings, data_dir: Path) -> None:
+def test_it_lets_a_retry_past_the_attempt_limit_and_counts_it(
+    loaded: Settings, data_dir: Path
+) -> None:
     loaded.EVALSERVER_SCORING_MAX_ATTEMPTS = 1
     submission = _submit(data_dir)
     assert submission_claim(submission_id=submission.pk, task_id="t") is True
-    # Celery retries after a transient error keep the task id: no attempt is used up, even
-    # at the limit, but another task id still cannot take the claim.
-    assert submission_claim(submission_id=submission.pk, task_id="t", retry=True)
-    assert not submission_claim(submission_id=submission.pk, task_id="u", retry=True)
+    # Celery retries after a transient error keep the task id: one continues a start the limit
+    # let in, so it may claim at the limit (and counts); another task id still cannot claim,
+    # and neither can a new delivery of this one.
+    assert submission_claim(submission_id=submission.pk, task_id="t", retry=True) is True
+    assert submission_claim(submission_id=submission.pk, task_id="u", retry=True) is False
+    assert submission_claim(submission_id=submission.pk, task_id="t") is False
     submission.refresh_from_db()
-    assert (submission.status, submission.claimed_by, submission.attempts) == ("running", "t", 1)
+    assert (submission.status, submission.claimed_by, submission.attempts) == ("running", "t", 2)
+
+
+@pytest.mark.django_db
+def test_it_counts_attempts_on_retries(
+    loaded: Settings, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from django.db import OperationalError
+
+    from leaderboard.submissions import services as submissions
+    from workers.tasks import score_submission
+
+    submission = _submit(data_dir)
+    compute = submissions.submission_scores_compute
+    seen: list[tuple[str, int]] = []
+
+    def database_away_once(*, submission_id: int, task_id: str) -> bool:
+        row = Submission.objects.get(pk=submission_id)
+        seen.append((row.claimed_by, row.attempts))
+        if len(seen) == 1:  # the database goes away in the middle of the first start
+            raise OperationalError("server closed the connection unexpectedly")
+        return compute(submission_id=submission_id, task_id=task_id)
+
+    monkeypatch.setattr(submissions, "submission_scores_compute", database_away_once)
+
+    # autoretry_for retries the task under its id (in-process: at once, without the backoff)
+    assert score_submission.apply(args=[submission.pk], task_id="t-retried").get() == "scored"
+    assert seen == [("t-retried", 1), ("t-retried", 2)]
+    submission.refresh_from_db()
+    assert (submission.status, submission.claimed_by, submission.attempts) == (
+        "scored", "t-retried", 2)
+    assert _scores_per_label_set(submission) == dict.fromkeys(CIFAR10_LABEL_SETS, 1)
 
 
 @pytest.mark.slow
@@ -186,36 +221,36 @@ def test_it_sweeps_a_version_whose_rescore_task_never_reached_the_broker(
     loaded: Settings, data_dir: Path, scoring_worker: Path
 ) -> None:
     from leaderboard.catalog.models import LabelSet
-    from leaderboard.review import services as review
     from leaderboard.review.ground_truth_services import (
         ground_truth_candidate_create,
         ground_truth_version_revise,
     )
+    from leaderboard.review.jobs import versions_sweep
     from leaderboard.review.models import VersionRescore
-    from workers.tasks import rescore_version
 
     submission = _submit(data_dir)
     assert wait_for_status(submission.pk, ("scored", "failed"), log=scoring_worker) == "scored"
     corrected = LabelSet.objects.get(benchmark__slug="cifar10", slug="corrected")
     candidate = ground_truth_candidate_create(label_set=corrected, example_index=0,
                                               guessed=0, source="manual", evidence={})
-    with mock.patch.object(rescore_version, "delay") as delay:  # the broker is down
+    with mock.patch.object(queue, "task_send") as send:  # the broker is down
         version, _ = ground_truth_version_revise(
             label_set=corrected, candidates=[candidate], votes=[{"guessed": 5}], author=None)
-    assert delay.call_count == 1
+    assert send.call_args_list == [mock.call(queue.RESCORE_VERSION, version.pk)]
     pending = VersionRescore.objects.get(version=version)
-    assert pending.finished_at is None
-    assert review.versions_sweep() == []  # requested just now: its task may still come
+    assert (pending.status, pending.finished_at) == ("queued", None)
+    assert versions_sweep() == []  # requested just now: its task may still come
 
     VersionRescore.objects.filter(pk=pending.pk).update(
         queued_at=timezone.now() - timedelta(hours=2))
-    assert review.versions_sweep() == [version.pk]
+    assert versions_sweep() == [version.pk]
 
     deadline = time.monotonic() + 60
     while VersionRescore.objects.get(pk=pending.pk).finished_at is None:
         assert time.monotonic() < deadline, scoring_worker.read_text()
         time.sleep(0.2)
     done = VersionRescore.objects.get(pk=pending.pk)
-    assert done.submissions == 1
+    assert (done.status, done.submissions, done.attempts, done.failure_reason) == (
+        "done", 1, 1, "")
     assert Score.objects.filter(submission=submission, label_set_version=version).count() == 1
-    assert review.versions_sweep() == []  # nothing left to sweep
+    assert versions_sweep() == []  # nothing left to sweep

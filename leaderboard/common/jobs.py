@@ -1,0 +1,156 @@
+"""One lifecycle for everything a worker claims: a submission's scoring (or its model's run),
+a label audit, the re-scoring of a label-set version.
+
+    queued -> running -> finished (the model's own word: scored, done) | failed
+
+Every change is a conditional UPDATE (`filter(...).update(...) == 1`), so a late or duplicated
+task never overwrites a newer state:
+
+- Claim (`job_claim`): queued -> running, keyed on the Celery task id. Tasks are acknowledged
+  late, so the message of a worker that died mid-task is delivered again under the same task
+  id: that redelivery may take its own claim back; a duplicate message (another id) cannot.
+- Attempts: every start counts, a Celery retry after a transient error (the database or the
+  storage unavailable; same task id, `retry=True`) included, so `attempts` is how often work
+  began. The limit applies to new deliveries only: a retry continues a start the limit already
+  let in, while a job that kills its worker every time is delivered again, not retried, and is
+  refused after `max_attempts` deliveries (the sweep then fails it). A retry can therefore take
+  `attempts` past the limit; that job may finish, but if it is lost it is not queued again.
+- Only the task holding the claim writes a result (`job_held` inside the result's
+  transaction, then `job_finish`) or a failure with its reason (`job_fail`).
+- The sweep (`jobs_sweep`, from Celery beat): a job still running its task's hard time limit
+  plus a margin after it started has lost its worker: it is queued again, or failed once out
+  of attempts. A job queued that long ago and never started has lost its message (a broker
+  down at commit, Redis restarted without persistence): it is sent again. A message sent twice
+  is harmless: only one task can claim.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from django.db import models
+from django.db.models import F, Q, QuerySet
+from django.utils import timezone
+
+QUEUED, RUNNING, FAILED = "queued", "running", "failed"
+# Past its task's hard time limit a job's pool process has been killed; the margin leaves
+# time for the kill to be reported and for clocks that differ a little between hosts.
+SWEEP_MARGIN_SECONDS = 30
+
+
+class ClaimedJob(models.Model):
+    """The lifecycle's fields. A concrete model declares `status` again with its choices,
+    "queued", "running", "failed" and its finished status, and adds when it finished."""
+
+    status = models.CharField(max_length=16, default=QUEUED)
+    # When its task was last sent: the sweep sends it again if it never starts.
+    queued_at = models.DateTimeField(default=timezone.now)
+    # When the current attempt began: the sweep takes over a job running too long.
+    started = models.DateTimeField(null=True, blank=True)
+    # The Celery task id that holds the claim while running: a redelivered message (same id)
+    # may take the claim back, a duplicate message (another id) may not.
+    claimed_by = models.CharField(max_length=64, blank=True)
+    # Starts so far, retries included (see this module's docstring).
+    attempts = models.PositiveIntegerField(default=0)
+    failure_reason = models.TextField(blank=True)
+
+    class Meta:
+        abstract = True
+
+
+@dataclass(frozen=True)
+class JobKind:
+    """How the lifecycle reaches one model's jobs; settings are read through the callables
+    when used, so a changed setting applies at once."""
+
+    model: type[ClaimedJob]
+    # The field that records when a job finished, done or failed.
+    finished_field: str
+    # The work, as the sweep's failure reason names it: "scoring", "the audit".
+    what: str
+    # (which jobs, their task's hard time limit in seconds), for every group of jobs.
+    time_limits: Callable[[], Sequence[tuple[Q, int]]]
+    max_attempts: Callable[[], int]
+    # Sends the tasks of these jobs again (through leaderboard.queue).
+    requeue: Callable[[list[int]], None]
+    # The field a task's argument names the job by.
+    id_field: str = "id"
+    # Stored as well at every claim (an audit's progress starts again).
+    claim_fields: Mapping[str, Any] = field(default_factory=dict)
+    # Stored as well when the sweep fails a job out of attempts (a submission's code).
+    lost_fields: Mapping[str, Any] = field(default_factory=dict)
+
+    def rows(self, job_id: int) -> QuerySet[Any]:
+        return self.model._default_manager.filter(**{self.id_field: job_id})
+
+
+def job_claim(kind: JobKind, *, job_id: int, task_id: str, retry: bool = False) -> bool:
+    """queued -> running for this task, counting an attempt; a redelivery of the same task
+    may re-claim. `retry`: a Celery retry of this task, let in past the attempt limit."""
+    claimable = Q(status=QUEUED) | Q(status=RUNNING, claimed_by=task_id)
+    rows = kind.rows(job_id).filter(claimable)
+    if not retry:
+        rows = rows.filter(attempts__lt=kind.max_attempts())
+    return rows.update(status=RUNNING, claimed_by=task_id, started=timezone.now(),
+                       attempts=F("attempts") + 1, **kind.claim_fields) == 1
+
+
+def job_held(kind: JobKind, *, job_id: int, task_id: str) -> bool:
+    """Whether this task still holds the claim. Inside a transaction the row stays locked
+    until it commits, so a result written with it cannot race a sweep or a new claim."""
+    return kind.rows(job_id).select_for_update().filter(
+        status=RUNNING, claimed_by=task_id).exists()
+
+
+def job_finish(kind: JobKind, *, job_id: int, task_id: str, status: str,
+               **fields: Any) -> bool:
+    """running -> `status` (the model's finished status) with `fields`, for the claim holder."""
+    return kind.rows(job_id).filter(status=RUNNING, claimed_by=task_id).update(
+        status=status, failure_reason="", **{kind.finished_field: timezone.now()},
+        **fields) == 1
+
+
+def job_fail(kind: JobKind, *, job_id: int, task_id: str, reason: str, **fields: Any) -> bool:
+    """running -> failed with a reason (and `fields`), only while this task holds the claim."""
+    return kind.rows(job_id).filter(status=RUNNING, claimed_by=task_id).update(
+        status=FAILED, failure_reason=reason, **{kind.finished_field: timezone.now()},
+        **fields) == 1
+
+
+def jobs_sweep(kind: JobKind) -> list[int]:
+    """Queue again the jobs whose worker or message was lost, fail those out of attempts;
+    returns the ids of the jobs sent again."""
+    now = timezone.now()
+    started_long_ago, queued_long_ago = Q(pk__in=[]), Q(pk__in=[])
+    for which, limit in kind.time_limits():
+        cutoff = now - timedelta(seconds=limit + SWEEP_MARGIN_SECONDS)
+        started_long_ago |= which & Q(started__lt=cutoff)
+        queued_long_ago |= which & Q(queued_at__lt=cutoff)
+    manager = kind.model._default_manager
+    stuck = manager.filter(started_long_ago, status=RUNNING)
+    max_attempts = kind.max_attempts()
+    stuck.filter(attempts__gte=max_attempts).update(
+        status=FAILED, **{kind.finished_field: now}, **kind.lost_fields,
+        failure_reason=f"{kind.what} stopped {max_attempts} times without finishing "
+                       "(worker crash or time limit)")
+    requeued: list[int] = []
+    for job_id in stuck.order_by(kind.id_field).values_list(kind.id_field, flat=True):
+        if stuck.filter(**{kind.id_field: job_id}).update(
+                status=QUEUED, claimed_by="", queued_at=now) == 1:
+            requeued.append(job_id)
+    lost = manager.filter(queued_long_ago, status=QUEUED)
+    for job_id in lost.order_by(kind.id_field).values_list(kind.id_field, flat=True):
+        if lost.filter(**{kind.id_field: job_id}).update(queued_at=now) == 1:
+            requeued.append(job_id)
+    if requeued:
+        kind.requeue(requeued)
+    return requeued
+
+
+def job_request_fields() -> dict[str, Any]:
+    """The fields of a job asked for (again): queued now, nothing started, no attempt used."""
+    return {"status": QUEUED, "queued_at": timezone.now(), "started": None, "claimed_by": "",
+            "attempts": 0, "failure_reason": ""}

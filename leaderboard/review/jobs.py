@@ -1,0 +1,30 @@
+"""The re-scoring of a label-set version as a job a worker claims (leaderboard/common/jobs.py),
+named by its version's id."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db.models import Q
+
+from leaderboard import queue
+from leaderboard.common.jobs import JobKind, jobs_sweep
+from leaderboard.review.models import VersionRescore
+
+
+def _requeue(version_ids: list[int]) -> None:
+    for version_id in version_ids:
+        queue.version_rescore_queue(version_id=version_id)
+
+
+VERSION_RESCORE_JOBS = JobKind(
+    model=VersionRescore, finished_field="finished_at", what="the re-scoring",
+    time_limits=lambda: [(Q(), settings.EVALSERVER_RESCORE_TIME_LIMIT)],
+    max_attempts=lambda: settings.EVALSERVER_SCORING_MAX_ATTEMPTS, requeue=_requeue,
+    id_field="version_id")
+
+
+def versions_sweep() -> list[int]:
+    """Periodic (Celery beat): re-queue re-scorings whose worker or message was lost (a broker
+    down when the version committed), fail those out of attempts; returns the version ids
+    queued again."""
+    return jobs_sweep(VERSION_RESCORE_JOBS)

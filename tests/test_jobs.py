@@ -1,0 +1,220 @@
+"""The one claimed-job lifecycle (leaderboard/common/jobs.py) as each kind of job uses it: a
+submission's scoring or model run, a label audit, a version's re-scoring. The sweep re-sends
+what lost its worker or its message and fails what ran out of attempts, by one rule for all.
+(A real worker picks each kind's re-sent job up in tests/submissions/test_worker_lost.py and
+tests/audits/test_confident_learning.py.)"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.utils import timezone
+from pytest_django.fixtures import Settings
+
+from leaderboard import queue
+from leaderboard.audits.jobs import audits_sweep
+from leaderboard.audits.models import Audit
+from leaderboard.audits.services import audit_claim, audit_fail
+from leaderboard.catalog.models import Benchmark, LabelSet
+from leaderboard.review import services as review
+from leaderboard.review.jobs import versions_sweep
+from leaderboard.review.models import VersionRescore
+from leaderboard.submissions.jobs import submissions_sweep
+from leaderboard.submissions.models import Submission
+from tests import factories
+
+# Committed as they go, as in a worker: each message is sent when its write commits.
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def sent(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
+    """The tasks sent, as (name, job id), instead of reaching a broker."""
+    messages: list[tuple[str, int]] = []
+    monkeypatch.setattr(queue, "task_send", lambda name, job_id: messages.append((name, job_id)))
+    return messages
+
+
+@dataclass(frozen=True)
+class Kind:
+    make: Callable[[int], Any]  # the n-th job of this kind, queued
+    job_id: Callable[[Any], int]  # what its task is given
+    sweep: Callable[[], list[int]]
+    task: str
+    time_limit: str  # the setting of its task's hard time limit
+    finished: str
+    reason: str  # the sweep's failure reason, at 3 attempts
+
+
+def _submission(n: int) -> Submission:
+    return Submission.objects.create(owner=factories.user_create(f"owner{n}"),
+                                     benchmark=factories.cifar10(), model_name=f"model {n}")
+
+
+def _audit(n: int) -> Audit:
+    mnist = Benchmark.objects.get(slug="mnist")
+    corrected = LabelSet.objects.get(benchmark=mnist, slug="corrected")
+    author = User.objects.filter(username="maint").first() or factories.user_create(
+        "maint", staff=True)
+    return Audit.objects.create(benchmark=mnist, image_set=corrected.image_set,
+                                label_set=corrected, kind=Audit.Kind.CONFIDENT_LEARNING,
+                                created_by=author)
+
+
+def _rescore(n: int) -> VersionRescore:
+    label_set = LabelSet.objects.order_by("id")[n]
+    return VersionRescore.objects.create(version=label_set.versions.get(number=1))
+
+
+KINDS = {
+    "submission": Kind(_submission, lambda job: job.pk, submissions_sweep,
+                       queue.SCORE_SUBMISSION, "EVALSERVER_SCORING_TIME_LIMIT", "scored",
+                       "scoring stopped 3 times without finishing (worker crash or time limit)"),
+    "audit": Kind(_audit, lambda job: job.pk, audits_sweep, queue.RUN_CONFIDENT_LEARNING_AUDIT,
+                  "EVALSERVER_AUDIT_TIME_LIMIT", "finished",
+                  "the audit stopped 3 times without finishing (worker crash or time limit)"),
+    "version re-scoring": Kind(
+        _rescore, lambda job: job.version_id, versions_sweep, queue.RESCORE_VERSION,
+        "EVALSERVER_RESCORE_TIME_LIMIT", "finished_at",
+        "the re-scoring stopped 3 times without finishing (worker crash or time limit)"),
+}
+
+
+@pytest.mark.parametrize("name", list(KINDS))
+def test_it_resends_lost_jobs_and_fails_those_out_of_attempts(
+    loaded: Settings, sent: list[tuple[str, int]], name: str
+) -> None:
+    kind = KINDS[name]
+    loaded.EVALSERVER_SCORING_MAX_ATTEMPTS = 3
+    limit = getattr(loaded, kind.time_limit)
+    now = timezone.now()
+    past_limit = now - timedelta(seconds=limit + 31)  # its hard time limit, then 30 s more
+    within_limit = now - timedelta(seconds=limit + 29)
+    lost_worker, out_of_attempts, lost_message, still_running, still_queued = (
+        kind.make(n) for n in range(5))
+    model = type(lost_worker)
+    model.objects.filter(pk=lost_worker.pk).update(
+        status="running", claimed_by="gone-1", started=past_limit, attempts=2)
+    model.objects.filter(pk=out_of_attempts.pk).update(
+        status="running", claimed_by="gone-2", started=past_limit, attempts=3)
+    model.objects.filter(pk=lost_message.pk).update(queued_at=past_limit)
+    model.objects.filter(pk=still_running.pk).update(
+        status="running", claimed_by="busy", started=within_limit, attempts=1)
+    model.objects.filter(pk=still_queued.pk).update(queued_at=within_limit)
+
+    resent = [kind.job_id(lost_worker), kind.job_id(lost_message)]
+    assert kind.sweep() == resent
+    assert sent == [(kind.task, job_id) for job_id in resent]
+
+    def state(job: Any) -> tuple[Any, ...]:
+        job.refresh_from_db()
+        return (job.status, job.claimed_by, job.attempts, job.failure_reason,
+                getattr(job, kind.finished) is not None)
+
+    assert state(lost_worker) == ("queued", "", 2, "", False)
+    assert lost_worker.queued_at >= now
+    assert state(out_of_attempts) == ("failed", "gone-2", 3, kind.reason, True)
+    assert state(lost_message) == ("queued", "", 0, "", False)
+    assert lost_message.queued_at >= now
+    assert state(still_running) == ("running", "busy", 1, "", False)
+    assert state(still_queued) == ("queued", "", 0, "", False)
+    assert still_queued.queued_at == within_limit
+
+    assert kind.sweep() == []  # nothing left to sweep
+    assert len(sent) == 2
+
+
+def test_it_gives_each_kind_of_submission_its_own_time_limit(
+    loaded: Settings, sent: list[tuple[str, int]]
+) -> None:
+    # a checkpoint's run (inference, then scoring) may take longer than a scoring
+    long_ago = timezone.now() - timedelta(seconds=loaded.EVALSERVER_SCORING_TIME_LIMIT + 31)
+    assert long_ago > timezone.now() - timedelta(seconds=loaded.EVALSERVER_INFERENCE_TIME_LIMIT)
+    predictions, checkpoint, lost_checkpoint = (_submission(n) for n in range(3))
+    Submission.objects.filter(pk__in=[checkpoint.pk, lost_checkpoint.pk]).update(
+        kind=Submission.Kind.CHECKPOINT)
+    Submission.objects.filter(pk__in=[predictions.pk, checkpoint.pk]).update(
+        status="running", claimed_by="gone", started=long_ago, attempts=1)
+    Submission.objects.filter(pk=lost_checkpoint.pk).update(
+        queued_at=timezone.now() - timedelta(
+            seconds=loaded.EVALSERVER_INFERENCE_TIME_LIMIT + 31))
+
+    assert submissions_sweep() == [predictions.pk, lost_checkpoint.pk]
+    # a checkpoint goes back to the gpu queue, to run its model first
+    assert sent == [(queue.SCORE_SUBMISSION, predictions.pk),
+                    (queue.RUN_CHECKPOINT, lost_checkpoint.pk)]
+    checkpoint.refresh_from_db()
+    assert (checkpoint.status, checkpoint.claimed_by) == ("running", "gone")
+
+
+def test_it_resends_an_audit_to_its_kinds_queue(
+    loaded: Settings, sent: list[tuple[str, int]]
+) -> None:
+    confident, aul = _audit(0), _audit(1)
+    Audit.objects.filter(pk=aul.pk).update(kind=Audit.Kind.AUL)
+    Audit.objects.filter(pk__in=[confident.pk, aul.pk]).update(
+        queued_at=timezone.now() - timedelta(seconds=loaded.EVALSERVER_AUDIT_TIME_LIMIT + 31))
+
+    assert audits_sweep() == [confident.pk, aul.pk]
+    assert sent == [(queue.RUN_CONFIDENT_LEARNING_AUDIT, confident.pk),
+                    (queue.RUN_AUL_AUDIT, aul.pk)]
+
+
+def test_it_lets_only_the_claim_holder_fail_an_audit_and_counts_its_starts(
+    loaded: Settings,
+) -> None:
+    loaded.EVALSERVER_SCORING_MAX_ATTEMPTS = 2
+    audit = _audit(0)
+    Audit.objects.filter(pk=audit.pk).update(result={"progress": {"epochs_done": 1}})
+
+    def state() -> tuple[Any, ...]:
+        audit.refresh_from_db()
+        return (audit.status, audit.claimed_by, audit.attempts, audit.failure_reason,
+                audit.result, audit.finished is not None)
+
+    assert audit_fail(audit_id=audit.pk, task_id="a", reason="no claim yet") is False
+    assert audit_claim(audit_id=audit.pk, task_id="a") is True
+    assert state() == ("running", "a", 1, "", {}, False)  # an attempt starts afresh
+    assert audit_claim(audit_id=audit.pk, task_id="b") is False  # a duplicate message
+    assert audit_claim(audit_id=audit.pk, task_id="a", retry=True) is True
+    assert audit_claim(audit_id=audit.pk, task_id="a") is False  # a delivery past the limit
+    assert state() == ("running", "a", 2, "", {}, False)
+    assert audit_fail(audit_id=audit.pk, task_id="b", reason="not mine") is False
+    assert audit_fail(audit_id=audit.pk, task_id="a", reason="the probe diverged") is True
+    assert state() == ("failed", "a", 2, "the probe diverged", {}, True)
+    assert audit_fail(audit_id=audit.pk, task_id="a", reason="again") is False
+
+
+def test_it_runs_a_rescore_again_when_asked_for_while_it_ran(
+    loaded: Settings, sent: list[tuple[str, int]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    job = _rescore(0)
+    version_id = job.version_id
+    rescore = review.label_set_version_rescore
+    asked: list[int] = []
+
+    def asked_again_meanwhile(*, version_id: int) -> int:
+        if not asked:  # a submission scored on an older version while this one ran
+            asked.append(version_id)
+            review.version_rescore_request(version_id=version_id)
+        return rescore(version_id=version_id)
+
+    monkeypatch.setattr(review, "label_set_version_rescore", asked_again_meanwhile)
+
+    def state() -> tuple[Any, ...]:
+        job.refresh_from_db()
+        return job.status, job.claimed_by, job.attempts, job.finished_at is not None
+
+    assert review.version_rescore_run(version_id=version_id, task_id="first") == "skipped"
+    assert state() == ("queued", "", 0, False)  # the request's task finishes it
+    assert sent == [(queue.RESCORE_VERSION, version_id)]
+    assert review.version_rescore_run(version_id=version_id, task_id="second") == "done"
+    assert state() == ("done", "second", 1, True)
+    assert job.submissions == 0  # nothing is scored in this test
+    assert review.version_rescore_run(version_id=version_id, task_id="first") == "skipped"
+    assert state() == ("done", "second", 1, True)

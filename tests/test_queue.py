@@ -1,0 +1,115 @@
+"""The one module the web side sends work through (leaderboard/queue.py): tasks by name, each to
+the queue settings.CELERY_TASK_ROUTES names, only once the caller's transaction commits, and a
+broker that is down then costs the message, never the request."""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+import redis
+from django.db import transaction
+from django.utils import timezone
+from pytest_django.fixtures import Settings
+
+from evalserver.celery import app
+from leaderboard import queue
+from leaderboard.audits.models import Audit
+from leaderboard.submissions.jobs import submissions_sweep
+from leaderboard.submissions.models import Submission
+from tests import factories
+from tests.conftest import _point_celery_app
+from tests.helpers import free_port
+
+TASK_NAMES = (queue.SCORE_SUBMISSION, queue.RUN_CHECKPOINT, queue.RUN_CONFIDENT_LEARNING_AUDIT,
+              queue.RUN_AUL_AUDIT, queue.RESCORE_VERSION)
+
+
+def test_it_names_only_tasks_the_workers_register() -> None:
+    import workers.gpu_tasks  # noqa: F401 - registers the gpu queue's tasks
+    import workers.tasks  # noqa: F401 - registers the cpu queue's tasks
+
+    assert [name for name in TASK_NAMES if name not in app.tasks] == []
+    assert set(queue.AUDIT_TASKS) == set(Audit.Kind.values)
+
+
+def _sent(broker: redis.Redis, queue_name: str, before: int) -> list[tuple[str, list[int]]]:
+    """(task name, arguments) of the messages put on a queue since it held `before` (kombu's
+    Redis transport pushes each message onto the list named after its queue)."""
+    sent = []
+    for raw in reversed(broker.lrange(queue_name, 0, broker.llen(queue_name) - before - 1)):
+        message = json.loads(raw)
+        args, _, _ = json.loads(base64.b64decode(message["body"]))
+        sent.append((message["headers"]["task"], args))
+    return sent
+
+
+@pytest.fixture
+def broker(redis_url: str) -> Iterator[redis.Redis]:
+    """The test Redis, with this process's Celery app sending to it."""
+    saved = {"broker_url": app.conf.broker_url, "result_backend": app.conf.result_backend}
+    _point_celery_app(app, broker_url=redis_url, result_backend=redis_url)
+    try:
+        yield redis.Redis.from_url(redis_url)
+    finally:
+        _point_celery_app(app, **saved)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_sends_each_task_by_name_to_its_queue_once_the_transaction_commits(
+    broker: redis.Redis,
+) -> None:
+    cpu, gpu = broker.llen("cpu"), broker.llen("gpu")
+    with transaction.atomic():
+        queue.submission_score_queue(submission_id=11)
+        queue.checkpoint_run_queue(submission_id=12)
+        queue.audit_run_queue(audit_id=13, kind="confident_learning")
+        queue.audit_run_queue(audit_id=14, kind="aul")
+        queue.version_rescore_queue(version_id=15)
+        assert (broker.llen("cpu"), broker.llen("gpu")) == (cpu, gpu)  # nothing before commit
+    assert _sent(broker, "cpu", cpu) == [(queue.SCORE_SUBMISSION, [11]),
+                                         (queue.RUN_CONFIDENT_LEARNING_AUDIT, [13]),
+                                         (queue.RESCORE_VERSION, [15])]
+    assert _sent(broker, "gpu", gpu) == [(queue.RUN_CHECKPOINT, [12]), (queue.RUN_AUL_AUDIT, [14])]
+
+    with pytest.raises(RuntimeError), transaction.atomic():  # rolled back: nothing is sent
+        queue.submission_score_queue(submission_id=16)
+        raise RuntimeError("the request failed")
+    assert (broker.llen("cpu"), broker.llen("gpu")) == (cpu + 3, gpu + 2)
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_it_keeps_a_submission_made_while_the_broker_is_down_for_the_sweep(
+    loaded: Settings, data_dir: Path, caplog: pytest.LogCaptureFixture, broker: redis.Redis,
+) -> None:
+    saved = {"broker_url": app.conf.broker_url, "result_backend": app.conf.result_backend}
+    cpu = broker.llen("cpu")
+    nobody = f"redis://127.0.0.1:{free_port()}/0"  # nothing listens there
+    _point_celery_app(app, broker_url=nobody, result_backend=nobody)
+    try:
+        with caplog.at_level(logging.ERROR):
+            submission = factories.submission_for_model(data_dir, "resnet_basic_110")
+    finally:
+        _point_celery_app(app, **saved)
+
+    # the request succeeded: its row and files are committed, the job waits for the sweep
+    submission.refresh_from_db()
+    assert (submission.status, submission.attempts, submission.claimed_by) == ("queued", 0, "")
+    assert Submission.objects.count() == 1
+    assert sorted(submission.files.values_list("image_set__slug", flat=True)) == [
+        "cifar10-test", "cifar10.1-v4", "cifar10.1-v6"]
+    failures = [r for r in caplog.records if r.levelno == logging.ERROR]
+    assert len(failures) == 1 and "on_commit" in failures[0].getMessage()
+    assert broker.llen("cpu") == cpu
+
+    # the broker is back; once the job has waited past its time limit, the sweep sends it
+    Submission.objects.filter(pk=submission.pk).update(
+        queued_at=timezone.now() - timedelta(seconds=loaded.EVALSERVER_SCORING_TIME_LIMIT + 31))
+    assert submissions_sweep() == [submission.pk]
+    assert _sent(broker, "cpu", cpu) == [(queue.SCORE_SUBMISSION, [submission.pk])]

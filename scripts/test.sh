@@ -62,6 +62,7 @@ fi
 export DJANGO_SETTINGS_MODULE=evalserver.settings_testing
 step "ruff check" .venv/bin/ruff check .
 step "mypy" .venv/bin/mypy
+step "import contracts" .venv/bin/lint-imports
 step "migrations up to date" env -u DATABASE_URL \
     .venv/bin/python manage.py makemigrations --check --dry-run
 step "pytest (SQLite)" env -u DATABASE_URL .venv/bin/python -m pytest "$@"

@@ -127,6 +127,9 @@ class Cluster:
             "DEBUG": "false",
             "SECRET_KEY": secrets.token_urlsafe(50),
             "ALLOWED_HOSTS": self.hosts["web"].address,
+            # Plain http between the hosts (no TLS proxy here): no redirect to https under
+            # DEBUG=false (issue 12 §4: each secure default can be turned off by a variable).
+            "SECURE_SSL_REDIRECT": "false",
             "DATABASE_URL": self.database_url,
             "REDIS_URL": f"redis://:{redis_password}@{self.hosts['queue'].address}:"
                          f"{REDIS_PORT}/0",

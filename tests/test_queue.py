@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import redis
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 from pytest_django.fixtures import Settings
@@ -36,6 +37,11 @@ def test_it_names_only_tasks_the_workers_register() -> None:
 
     assert [name for name in TASK_NAMES if name not in app.tasks] == []
     assert set(queue.AUDIT_TASKS) == set(Audit.Kind.values)
+    # Celery beat sends the sweeps by name too: one per kind of job, each a cpu task
+    sweeps = sorted(entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values())
+    assert sweeps == ["workers.tasks.sweep_audits", "workers.tasks.sweep_submissions",
+                      "workers.tasks.sweep_versions"]
+    assert [name for name in sweeps if name not in app.tasks] == []
 
 
 def _sent(broker: redis.Redis, queue_name: str, before: int) -> list[tuple[str, list[int]]]:

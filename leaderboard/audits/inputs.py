@@ -74,6 +74,8 @@ class Option:
 
 def audit_options(kind: str) -> dict[str, Option]:
     """The options an audit of this kind accepts, with the core's defaults."""
+    # Imported here, not at the top: workers.audits imports torch (the AUL probe), which
+    # the web process does not load just to show a form.
     from workers.audits import FILTER_BY_CHOICES, AulConfig, ConfidentLearningOptions
 
     limit = Option(int, MAX_CANDIDATES_DEFAULT, 0, MAX_CANDIDATES_LIMIT)
@@ -187,7 +189,8 @@ def audit_images(image_set: ImageSet) -> np.ndarray:
     audit_images_check(image_set)
     if image_set.slug == "mnist-test":
         return datasets.read_mnist_images(Path(settings.EVALSERVER_DATA_DIR))
-    from workers.inference.images import load_images  # the checkpoint worker's loader
+    # the checkpoint worker's loader, imported only where images are read (a worker)
+    from workers.inference.images import load_images
 
     return load_images(image_set.slug, cifar10_batch=_cifar10_batch())
 
@@ -229,7 +232,7 @@ def submission_probabilities(submission: Submission, image_set: ImageSet) -> np.
     """The submission's score matrix for the image set as float32 probabilities [N, K]: the
     compact `scores` when stored, else the original upload parsed again with its scores;
     logits go through a softmax."""
-    from workers.audits import softmax
+    from workers.audits import softmax  # torch comes with workers.audits: workers only
 
     row = submission_scores_check(submission, image_set)
     scores: np.ndarray | None = None

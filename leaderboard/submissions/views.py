@@ -35,6 +35,8 @@ from leaderboard.submissions.services import (
     submission_quota_left,
     submission_visibility_set,
 )
+from workers.inference.preprocessing import PREPROCESSING
+from workers.inference.state_dicts import ARCHITECTURES  # torch-free tables, no torch import
 
 Status = Submission.Status
 
@@ -112,9 +114,6 @@ def _create(form: SubmissionForm, owner: User) -> Submission | int:
 
 def checkpoint_help(benchmarks: list[Benchmark]) -> list[dict[str, Any]]:
     """Per benchmark: the image sets a model is run on, its input, the safetensors layout."""
-    from workers.inference.preprocessing import PREPROCESSING
-    from workers.inference.state_dicts import ARCHITECTURES  # torch-free
-
     return [{"benchmark": b,
              "image_sets": checkpoints.checkpoint_image_sets(benchmark=b),
              "preprocessing": PREPROCESSING[b.slug].describe() if b.slug in PREPROCESSING

@@ -3,7 +3,6 @@ session, and the raw public files read with plain Python (the independent side o
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -12,6 +11,7 @@ import numpy as np
 import pytest
 
 from tests.helpers import PROJECT_ROOT
+from tests.workers.scoring.support import load_json
 from workers.scoring.catalog import label_set_spec
 from workers.scoring.label_set_builders import CompiledLabelSet, compile_label_set
 
@@ -48,11 +48,6 @@ def compiled(data_dir: Path, cache_dir: Path) -> Callable[[str, str], CompiledLa
     return get
 
 
-def load_json(path: Path) -> Any:
-    with open(path, encoding="utf-8") as handle:
-        return json.load(handle)
-
-
 def file_number(name: str) -> int:
     """1-based number of 'ILSVRC2012_val_XXXXXXXX.JPEG' (a 'val/<wnid>/' prefix allowed)."""
     base = name.rsplit("/", 1)[-1]
@@ -82,6 +77,16 @@ def canonical_imagenet_labels(data_dir: Path, imagenet_paths: list[str]) -> list
         labels[number - 1] = cleanlab[i]
     assert None not in labels
     return labels  # type: ignore[return-value]
+
+
+@pytest.fixture(scope="module")
+def originals(data_dir: Path, canonical_imagenet_labels: list[int]) -> dict[str, list[int]]:
+    """Original labels of each benchmark in canonical order, read without the code under test."""
+    return {
+        "imagenet": canonical_imagenet_labels,
+        "cifar10": np.load(data_dir / "cifar10/original_labels.npy").tolist(),
+        "mnist": np.load(data_dir / "mnist/original_labels.npy").tolist(),
+    }
 
 
 @pytest.fixture(scope="session")

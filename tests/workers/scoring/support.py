@@ -1,0 +1,101 @@
+"""Plain helpers and constants shared by several scoring test modules (fixtures: conftest.py)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from workers.scoring.datasets import MturkRecord
+from workers.scoring.label_set_builders import CompiledLabelSet, build_corrected, make_compiled
+from workers.scoring.predictions import Predictions
+from workers.scoring.stats import clopper_pearson
+
+# ---------------------------------------------------------------- real data files
+
+
+def load_json(path: Path) -> Any:
+    with open(path, encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+# ---------------------------------------------------------------- prediction files
+
+
+def write_file(tmp_path: Path, name: str, content: bytes | str) -> Path:
+    path = tmp_path / name
+    if isinstance(content, str):
+        path.write_text(content)
+    else:
+        path.write_bytes(content)
+    return path
+
+
+def save_npy(tmp_path: Path, array: np.ndarray, name: str = "preds.npy") -> Path:
+    path = tmp_path / name
+    np.save(path, array)
+    return path
+
+
+IDS_4x3 = np.array([[3, 1, 2], [0, 9, 5], [7, 0, 1], [2, 3, 4]])
+
+
+# ---------------------------------------------------------------- scores
+
+
+def ids(top1: np.ndarray | list[int]) -> Predictions:
+    return Predictions(np.asarray(top1, dtype=np.int32).reshape(-1, 1), None, None, None)
+
+
+def assert_counts(record: dict, correct: int, total: int) -> None:
+    assert (record["correct"], record["total"]) == (correct, total)
+    assert record["accuracy"] == correct / total
+    assert (record["ci_low"], record["ci_high"]) == clopper_pearson(correct, total)
+
+
+# ---------------------------------------------------------------- label sets
+
+Compiled = Callable[[str, str], CompiledLabelSet]
+
+SIZES = {"imagenet": 50_000, "cifar10": 10_000, "mnist": 10_000}
+
+Pairs = set[tuple[int, int]]
+
+
+def keys(pairs: Pairs | list[tuple[int, int]], num_classes: int = 1000) -> np.ndarray:
+    return np.array(sorted({e * num_classes + c for e, c in pairs}), dtype=np.int64)
+
+
+def decode(array: np.ndarray, num_classes: int = 1000) -> Pairs:
+    return {(k // num_classes, k % num_classes) for k in array.tolist()}
+
+
+def fields(family: str, size: int, num_classes: int, kind: str = "multi") -> dict[str, Any]:
+    return {"slug": family.replace("_", "-"), "benchmark": "imagenet",
+            "image_set": "imagenet-val", "kind": kind, "family": family,
+            "num_classes": num_classes, "size": size}
+
+
+def snapshot(ls: CompiledLabelSet) -> dict[str, Any]:
+    return {"arrays": {n: a.tolist() for n, a in ls.arrays.items()},
+            "meta": json.loads(json.dumps(ls.meta)), "hash": ls.content_hash}
+
+
+def real_set() -> CompiledLabelSet:
+    """5 examples, 10 classes; the lists of examples 2 and 4 are empty."""
+    arrays = {"mask": np.array([True, True, False, True, False]),
+              "accepted_keys": keys({(0, 1), (1, 2), (1, 3), (3, 4)}, 10),
+              "wrong_keys": keys({(0, 2)}, 10)}
+    meta = {"included": 3, "excluded": 2, "rated_images": 2, "accepted_pairs": 4,
+            "wrong_pairs": 1}
+    return make_compiled(fields("real", 5, 10), arrays, meta)
+
+
+def corrected_set(threshold: int) -> CompiledLabelSet:
+    """6 examples, labels 0..5; example 1 is correctable (to 7), example 3 multi-label."""
+    records = [MturkRecord(1, 1, 7, {"guessed": 5}), MturkRecord(3, 3, 8, {"both": 5})]
+    arrays, meta = build_corrected(np.arange(6, dtype=np.int16), records, threshold)
+    return make_compiled(fields("corrected", 6, 10, "single"), arrays, meta)

@@ -1,4 +1,4 @@
-"""The catalog, and sets built straight from files (SPEC "Label sets and metrics" 1, 3, 6, 7)."""
+"""The catalog, and sets built straight from files (docs/metrics.md §2, §4, §7, §8)."""
 
 # Expected values on the real data are derived here with plain Python loops over the public files.
 
@@ -109,7 +109,7 @@ def test_it_builds_cifar10h_from_the_human_probabilities(
     assert probs.tolist() == raw.astype(np.float64).tolist()
 
 
-# ---------------------------------------------------------------- ReaL (SPEC 3)
+# ---------------------------------------------------------------- ReaL (docs/metrics.md §4)
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""Tests for the corrected label sets (SPEC "Label sets and metrics" 2) and their vote rules."""
+"""Tests for the corrected label sets (docs/metrics.md §3) and their vote rules."""
 
 # Expected values on the real data are derived here with plain Python loops over the public
 # files; the only numbers taken from outside are the published counts of Northcutt et al. 2021.
@@ -43,11 +43,12 @@ PUBLISHED_COUNTS = {
 }
 
 
-# ---------------------------------------------------------------- corrected (SPEC 2)
+# ---------------------------------------------------------------- corrected (docs/metrics.md §3)
 
 
 def categorize(votes: dict[str, int], threshold: int) -> str:
-    """SPEC 2, written as an ordered rule list: the first rule whose vote count is reached."""
+    """docs/metrics.md §3, written as an ordered rule list: the first rule whose vote count is
+    reached."""
     rules = [("given", 3, "non_error"), ("guessed", threshold, "correctable"),
              ("both", threshold, "multi_label"), ("neither", threshold, "neither")]
     for key, needed, category in rules:

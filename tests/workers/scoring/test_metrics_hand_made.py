@@ -1,4 +1,4 @@
-"""Tests for workers.scoring.metrics on hand-made sets of every family (SPEC sections 1 to 7)."""
+"""Tests for workers.scoring.metrics on hand-made sets of every family (docs/metrics.md §2-§8)."""
 
 from __future__ import annotations
 

@@ -78,7 +78,7 @@ def imagenet_raw(data_dir: Path) -> dict[str, object]:
 
 def _corrected_reference(original: np.ndarray, mturk: list[dict], threshold: int,
                          one_based: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """SPEC 2 from the vote file: (corrected labels, pruned P, correctable C)."""
+    """docs/metrics.md §3 from the vote file: (corrected labels, pruned P, correctable C)."""
     corrected = original.copy()
     pruned = np.ones(original.size, dtype=bool)
     correctable = np.zeros(original.size, dtype=bool)

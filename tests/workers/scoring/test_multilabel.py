@@ -1,5 +1,5 @@
 """Tests for workers.scoring.multilabel: the multi-label ImageNet set and ImageNet-M
-(SPEC "Label sets and metrics" 4 and 5), from a small file written here in exactly the
+(docs/metrics.md §5 and §6), from a small file written here in exactly the
 human_accuracy_v3.0.0.json layout of MANIFEST.md, with real WordNet ids from class_info.json.
 """
 
@@ -27,7 +27,7 @@ from workers.scoring.multilabel import (
 PREFIX = "ILSVRC2012_val_"
 V2_NAME = "some_v2_image.jpeg"
 
-# SPEC "Class-collapse mapping", transcribed: (accepted label, prediction also correct)
+# docs/metrics.md §5.2, transcribed: (accepted label, prediction also correct)
 SPEC_ONE_WAY = [(250, 248), (249, 248), (385, 101), (386, 101), (504, 968), (482, 848),
                 (435, 876)]
 SPEC_BOTH_WAYS = [(836, 837), (638, 639), (657, 744), (620, 681), (664, 782)]
@@ -151,7 +151,7 @@ def imagenet_m(data_dir: Path, multilabel_file: Path) -> CompiledLabelSet:
                              multilabel_file=multilabel_file)
 
 
-# ---------------------------------------------------------------- multilabel (SPEC 4)
+# ---------------------------------------------------------------- multilabel (docs/metrics.md §5)
 
 
 def test_it_includes_the_annotated_images_minus_the_problematic_ones(
@@ -290,7 +290,7 @@ def test_it_collapses_one_accepted_label(accepted: int, also_correct: set[int]) 
     assert decode(keys) == {(7, accepted)} | {(7, c) for c in also_correct}
 
 
-# ---------------------------------------------------------------- ImageNet-M (SPEC 5)
+# ---------------------------------------------------------------- ImageNet-M (docs/metrics.md §6)
 
 
 def test_it_includes_exactly_the_listed_imagenet_m_images(

@@ -1,4 +1,4 @@
-"""Tests for revisions against from-scratch builds, and export (SPEC "Review", MANIFEST.md)."""
+"""Tests for revisions against from-scratch builds, and export (docs/metrics.md §11)."""
 
 from __future__ import annotations
 

@@ -22,7 +22,7 @@ from leaderboard.audits.models import Audit
 from leaderboard.audits.services import audit_claim, audit_fail
 from leaderboard.catalog.models import Benchmark, LabelSet
 from leaderboard.review import services as review
-from leaderboard.review.jobs import versions_sweep
+from leaderboard.review.jobs import version_rescore_request, versions_sweep
 from leaderboard.review.models import VersionRescore
 from leaderboard.submissions.jobs import submissions_sweep
 from leaderboard.submissions.models import Submission
@@ -201,7 +201,7 @@ def test_it_runs_a_rescore_again_when_asked_for_while_it_ran(
     def asked_again_meanwhile(*, version_id: int) -> int:
         if not asked:  # a submission scored on an older version while this one ran
             asked.append(version_id)
-            review.version_rescore_request(version_id=version_id)
+            version_rescore_request(version_id=version_id)
         return rescore(version_id=version_id)
 
     monkeypatch.setattr(review, "label_set_version_rescore", asked_again_meanwhile)

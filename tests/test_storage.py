@@ -21,6 +21,7 @@ from leaderboard.catalog.selectors import benchmark_get
 from leaderboard.common.storage import stored_file_path, stored_npz
 from leaderboard.review import services as review
 from leaderboard.review.models import ReviewItem
+from leaderboard.review.panel import REVIEWERS_GROUP
 from leaderboard.submissions.models import Score, Submission
 from leaderboard.submissions.services import submission_create
 from tests import factories
@@ -100,7 +101,7 @@ def test_it_scores_and_rescores_the_same_on_any_storage(
 
     item = ReviewItem.objects.filter(label_set__slug="real").order_by("id").first()
     assert item is not None
-    group = Group.objects.create(name=review.REVIEWERS_GROUP)
+    group = Group.objects.create(name=REVIEWERS_GROUP)
     for n in range(3):
         reviewer = User.objects.create_user(f"reviewer{n}")
         reviewer.groups.add(group)

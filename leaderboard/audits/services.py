@@ -35,7 +35,7 @@ from leaderboard.catalog.models import Benchmark
 from leaderboard.common.jobs import job_claim, job_fail, job_finish, job_held
 from leaderboard.review.ground_truth_models import GroundTruthCandidate
 from leaderboard.review.ground_truth_services import ground_truth_candidate_create
-from leaderboard.review.services import ReviewError, user_is_reviewer
+from leaderboard.review.panel import ReviewError, user_is_reviewer
 from leaderboard.submissions.models import Submission
 from workers.scoring.datasets import DataError
 

@@ -7,7 +7,7 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.db.models import QuerySet
 from drf_spectacular.utils import extend_schema
-from rest_framework import status
+from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.generics import GenericAPIView
 from rest_framework.permissions import AllowAny, BasePermission, IsAuthenticated
@@ -21,6 +21,7 @@ from leaderboard.common.api import error_responses, signed_in_user
 from leaderboard.review import selectors as selectors_review
 from leaderboard.review import services as review
 from leaderboard.review.models import ReviewItem
+from leaderboard.review.panel import Panel, user_is_reviewer
 from leaderboard.review.serializers import (
     LabelSetVersionDetailOutput,
     LabelSetVersionOutput,
@@ -40,7 +41,7 @@ class IsReviewer(BasePermission):
 
     def has_permission(self, request: Request, view: Any) -> bool:
         user = request.user
-        if not isinstance(user, User) or not review.user_is_reviewer(user):
+        if not isinstance(user, User) or not user_is_reviewer(user):
             raise PermissionDenied(self.message)
         return True
 
@@ -104,6 +105,15 @@ class ReviewItemDetailView(APIView):
         return Response(ReviewItemDetailOutput(_item_detail(item_id, request.user)).data)
 
 
+def panel_vote_response(output: type[serializers.Serializer], item: Any,
+                        panel: Panel) -> Response:
+    """201 with the item after a vote (either review: leaderboard/review/panel.py), with how
+    many votes it has and how many its panel needs."""
+    item.vote_count = item.votes.count()
+    item.panel_size = panel.panel_size(item.label_set.benchmark)
+    return Response(output(item).data, status=status.HTTP_201_CREATED)
+
+
 class ReviewVoteCreateView(APIView):
     permission_classes = REVIEWER_PERMISSIONS
 
@@ -118,9 +128,7 @@ class ReviewVoteCreateView(APIView):
         form.is_valid(raise_exception=True)
         item = review.review_vote_cast(item_id=item_id, reviewer=signed_in_user(request),
                                        **form.validated_data)
-        item.vote_count = item.votes.count()  # type: ignore[attr-defined]
-        item.panel_size = item.label_set.benchmark.review_panel_size  # type: ignore[attr-defined]
-        return Response(ReviewVoteOutput(item).data, status=status.HTTP_201_CREATED)
+        return panel_vote_response(ReviewVoteOutput, item, review.REVIEW_PANEL)
 
 
 def _label_set(slug: str, label_set: str) -> LabelSet:

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 from drf_spectacular.utils import extend_schema, extend_schema_field
-from rest_framework import serializers, status
+from rest_framework import serializers
 from rest_framework.generics import GenericAPIView
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -15,7 +15,7 @@ from rest_framework.views import APIView
 from leaderboard.common.api import error_responses, signed_in_user
 from leaderboard.review import ground_truth_selectors as selectors_ground_truth
 from leaderboard.review import ground_truth_services as ground_truth
-from leaderboard.review.api import REVIEWER_PERMISSIONS, _benchmark
+from leaderboard.review.api import REVIEWER_PERMISSIONS, _benchmark, panel_vote_response
 from leaderboard.review.ground_truth_models import GroundTruthAnswer, GroundTruthCandidate
 from leaderboard.review.serializers import ClassLabelOutput
 
@@ -96,7 +96,5 @@ class GroundTruthVoteCreateView(APIView):
         form.is_valid(raise_exception=True)
         candidate = ground_truth.ground_truth_vote_cast(
             candidate_id=candidate_id, reviewer=signed_in_user(request), **form.validated_data)
-        candidate.vote_count = candidate.votes.count()  # type: ignore[attr-defined]
-        candidate.panel_size = (  # type: ignore[attr-defined]
-            candidate.label_set.benchmark.ground_truth_panel_size)
-        return Response(GroundTruthVoteOutput(candidate).data, status=status.HTTP_201_CREATED)
+        return panel_vote_response(GroundTruthVoteOutput, candidate,
+                                   ground_truth.GROUND_TRUTH_PANEL)

@@ -18,22 +18,23 @@ from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from leaderboard.catalog.label_set_version_files import compiled_for_version, compiled_store
+from leaderboard.catalog.label_set_version_files import compiled_for_version
 from leaderboard.catalog.models import LabelSet, LabelSetVersion
-from leaderboard.catalog.services import label_set_version_create
+from leaderboard.catalog.selectors import label_set_version_latest
 from leaderboard.review.ground_truth_models import (
     GroundTruthAnswer,
     GroundTruthCandidate,
     GroundTruthVote,
 )
-from leaderboard.review.services import ReviewError, user_is_reviewer, version_rescore_request
+from leaderboard.review.panel import (
+    Panel,
+    ReviewError,
+    label_set_revision_publish,
+    panel_vote_cast,
+)
 from workers.scoring import label_set_builders, revisions
 
 GROUND_TRUTH_FAMILIES = ("corrected",)
-
-
-def _latest_version(label_set: LabelSet) -> LabelSetVersion | None:
-    return LabelSetVersion.objects.filter(label_set=label_set).order_by("-number").first()
 
 
 def ground_truth_candidate_create(*, label_set: LabelSet, example_index: int, guessed: int,
@@ -48,7 +49,7 @@ def ground_truth_candidate_create(*, label_set: LabelSet, example_index: int, gu
         raise ReviewError("invalid_label_set",
                           f"label set {label_set.slug!r} is of family {label_set.family!r}; "
                           "ground-truth review applies to corrected label sets", field="label_set")
-    latest = _latest_version(label_set)
+    latest = label_set_version_latest(label_set=label_set)
     if latest is None:
         raise ReviewError("no_version", f"{label_set} has no version to review")
     compiled = compiled_for_version(latest)
@@ -77,40 +78,20 @@ def ground_truth_candidate_create(*, label_set: LabelSet, example_index: int, gu
 
 def ground_truth_vote_cast(*, candidate_id: int, reviewer: User, answer: str,
                            note: str = "") -> GroundTruthCandidate:
-    """Record one reviewer's answer; the answer that fills the panel settles the candidate.
-
-    The candidate's row lock makes concurrent answers queue up (as `review_vote_cast`)."""
-    if not user_is_reviewer(reviewer):
-        raise ReviewError("forbidden", "only maintainers may review", http_status=403)
+    """Record one reviewer's answer; the answer that fills the panel settles the candidate
+    (the panel pipeline: leaderboard/review/panel.py)."""
     if answer not in GroundTruthAnswer.values:
         raise ReviewError("invalid_answer",
                           f"answer must be one of {', '.join(GroundTruthAnswer.values)}",
                           field="answer")
-    with transaction.atomic():
-        try:
-            candidate = (GroundTruthCandidate.objects.select_for_update()
-                         .select_related("label_set__benchmark").get(id=candidate_id))
-        except GroundTruthCandidate.DoesNotExist:
-            raise ReviewError("not_found", f"no ground-truth candidate {candidate_id}",
-                              http_status=404) from None
-        if candidate.status != GroundTruthCandidate.Status.OPEN:
-            raise ReviewError("already_decided", "this candidate is already decided",
-                              http_status=409)
-        try:
-            with transaction.atomic():
-                GroundTruthVote.objects.create(candidate=candidate, reviewer=reviewer,
-                                               answer=answer, note=note)
-        except IntegrityError:
-            raise ReviewError("already_voted", "you have already voted on this candidate",
-                              http_status=409) from None
-        answers = list(candidate.votes.values_list("answer", flat=True))
-        if len(answers) >= candidate.label_set.benchmark.ground_truth_panel_size:
-            _decide(candidate, answers, author=reviewer)
+    candidate: GroundTruthCandidate = panel_vote_cast(
+        GROUND_TRUTH_PANEL, item_id=candidate_id, reviewer=reviewer,
+        vote={"answer": answer, "note": note})
     return candidate
 
 
-def _decide(candidate: GroundTruthCandidate, answers: list[str], *, author: User) -> None:
-    votes = dict(Counter(answers))
+def _decide(candidate: GroundTruthCandidate, author: User) -> None:
+    votes = dict(Counter(candidate.votes.values_list("answer", flat=True)))
     version, categories = ground_truth_version_revise(
         label_set=candidate.label_set, candidates=[candidate], votes=[votes], author=author)
     GroundTruthCandidate.objects.filter(
@@ -120,35 +101,38 @@ def _decide(candidate: GroundTruthCandidate, answers: list[str], *, author: User
     candidate.refresh_from_db()
 
 
+GROUND_TRUTH_PANEL = Panel(
+    item_model=GroundTruthCandidate, vote_model=GroundTruthVote, item_field="candidate",
+    name="ground-truth candidate", short="candidate",
+    panel_size=lambda benchmark: benchmark.ground_truth_panel_size,
+    decide=_decide)
+
+
 def ground_truth_version_revise(*, label_set: LabelSet,
                                 candidates: Sequence[GroundTruthCandidate],
                                 votes: Sequence[dict[str, int]], author: User | None,
                                 note: str = "") -> tuple[LabelSetVersion, list[str]]:
-    """A new version = the latest one with these ground-truth reviews applied; re-scored
+    """A new version = the current one with these ground-truth reviews applied; re-scored
     after commit. Returns it and the category each candidate's votes reached."""
-    with transaction.atomic():
-        # The label set's row lock: concurrent decisions build on each other, in turn.
-        LabelSet.objects.select_for_update().filter(pk=label_set.pk).first()
-        parent = _latest_version(label_set)
-        if parent is None:
-            raise ReviewError("no_version", f"{label_set} has no version to revise")
-        previous = compiled_for_version(parent)
+    categories: list[str] = []
+
+    def revise(current: label_set_builders.CompiledLabelSet
+               ) -> tuple[label_set_builders.CompiledLabelSet, list[dict[str, Any]]]:
         reviews = [revisions.GroundTruthVotes(c.example_index, c.given, c.guessed, v)
                    for c, v in zip(candidates, votes, strict=True)]
         try:
-            compiled = revisions.apply_ground_truth(previous, reviews)
+            compiled = revisions.apply_ground_truth(current, reviews)
         except ValueError as exc:
             raise ReviewError("invalid_candidate", str(exc)) from None
-        threshold = int(previous.meta["threshold"])
-        categories = [label_set_builders.corrected_categories(v, threshold) for v in votes]
-        compiled_store(compiled)
+        threshold = int(current.meta["threshold"])
+        categories.extend(label_set_builders.corrected_categories(v, threshold) for v in votes)
         settled = [{"item": None, "candidate": c.pk, "example": c.example_index,
                     "class": c.guessed, "given": c.given, "verdict": category,
                     "problematic": False, "votes": v}
                    for c, v, category in zip(candidates, votes, categories, strict=True)]
-        version = label_set_version_create(
-            label_set=label_set, content_hash=compiled.content_hash, parent=parent,
-            author=author, note=note or f"{len(settled)} ground-truth review decision(s)",
-            summary={**compiled.summary, "settled": settled})
-        version_rescore_request(version_id=version.pk)
+        return compiled, settled
+
+    version = label_set_revision_publish(
+        label_set=label_set, author=author, revise=revise,
+        note=note or f"{len(candidates)} ground-truth review decision(s)")
     return version, categories

@@ -14,8 +14,7 @@ from leaderboard.catalog.example_images import example_image_uri
 from leaderboard.review import ground_truth_selectors as selectors_ground_truth
 from leaderboard.review import ground_truth_services as ground_truth
 from leaderboard.review.ground_truth_models import GroundTruthAnswer
-from leaderboard.review.services import ReviewError
-from leaderboard.review.views import _benchmark, reviewer_required
+from leaderboard.review.views import _benchmark, panel_vote_page, reviewer_required
 
 
 class GroundTruthVoteForm(forms.Form):
@@ -37,17 +36,12 @@ def ground_truth_next(request: HttpRequest, slug: str) -> HttpResponse:
         form = GroundTruthVoteForm(request.POST)
         if form.is_valid():
             data = form.cleaned_data
-            try:
-                candidate = ground_truth.ground_truth_vote_cast(
+            return panel_vote_page(
+                request, here, "Answer recorded.",
+                cast=lambda: ground_truth.ground_truth_vote_cast(
                     candidate_id=data["candidate"], reviewer=user, answer=data["answer"],
-                    note=data["note"])
-            except ReviewError as exc:
-                messages.error(request, exc.message)
-            else:
-                decided = (f" The panel decided: {candidate.category.replace('_', ' ')}."
-                           if candidate.status == candidate.Status.DECIDED else "")
-                messages.success(request, f"Answer recorded.{decided}")
-            return redirect(here)
+                    note=data["note"]),
+                decision=lambda candidate: candidate.category.replace("_", " "))
         messages.error(request, "Choose an answer: given, guessed, both or neither.")
         return redirect(here)
     queue = selectors_ground_truth.ground_truth_queue(benchmark=benchmark, reviewer=user)

@@ -7,8 +7,18 @@ from django.conf import settings
 from django.db.models import Q
 
 from leaderboard import queue
-from leaderboard.common.jobs import JobKind, jobs_sweep
+from leaderboard.common.jobs import JobKind, job_request_fields, jobs_sweep
 from leaderboard.review.models import VersionRescore
+
+
+def version_rescore_request(*, version_id: int) -> None:
+    """Every scored submission must be (re-)scored on this version: a job recorded in the
+    caller's transaction, sent after it commits, and sent again by the sweep if it is lost.
+    Asked for while it runs, it is queued anew: the running task may no longer finish it,
+    and the new one re-scores with what changed meanwhile."""
+    VersionRescore.objects.update_or_create(
+        version_id=version_id, defaults={**job_request_fields(), "finished_at": None})
+    queue.version_rescore_queue(version_id=version_id)
 
 
 def _requeue(version_ids: list[int]) -> None:

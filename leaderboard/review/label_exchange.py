@@ -23,7 +23,7 @@ from leaderboard.catalog.services import (
     label_set_sync,
     label_set_version_create,
 )
-from leaderboard.review.services import version_rescore_request
+from leaderboard.review.jobs import version_rescore_request
 from workers.scoring import catalog, datasets, label_set_builders, revisions
 
 MULTILABEL_SLUGS = ("multilabel", "imagenet-m")

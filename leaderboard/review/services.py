@@ -11,16 +11,14 @@ from typing import Any, cast
 import numpy as np
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.db.models import Count, Max, OuterRef, Subquery
 from django.utils import timezone
 
-from leaderboard import queue
-from leaderboard.catalog.label_set_version_files import compiled_for_version, compiled_store
+from leaderboard.catalog.label_set_version_files import compiled_for_version
 from leaderboard.catalog.models import LabelSet, LabelSetVersion
-from leaderboard.catalog.services import benchmark_leaderboard_touch, label_set_version_create
-from leaderboard.common.errors import ServiceError
-from leaderboard.common.jobs import job_claim, job_fail, job_finish, job_request_fields
+from leaderboard.catalog.services import benchmark_leaderboard_touch
+from leaderboard.common.jobs import job_claim, job_fail, job_finish
 from leaderboard.common.storage import stored_npz
 from leaderboard.review.jobs import VERSION_RESCORE_JOBS
 from leaderboard.review.models import (
@@ -29,6 +27,12 @@ from leaderboard.review.models import (
     ReviewVote,
     Verdict,
     VersionRescore,
+)
+from leaderboard.review.panel import (
+    Panel,
+    ReviewError,
+    label_set_revision_publish,
+    panel_vote_cast,
 )
 from leaderboard.submissions.models import Score, Submission, SubmissionFile
 from leaderboard.submissions.services import scores_copy, scores_upsert
@@ -39,20 +43,8 @@ from workers.scoring.predictions import Predictions
 
 # Label-set families whose unjudged top-1 predictions go to review (docs/metrics.md §11).
 REVIEWABLE_FAMILIES = ("real", "multilabel")
-REVIEWERS_GROUP = "reviewers"
 # Submissions whose new scores are written in one statement while re-scoring.
 RESCORE_CHUNK = 200
-
-
-class ReviewError(ServiceError):
-    """A vote or review decision the server refuses."""
-
-
-def user_is_reviewer(user: User) -> bool:
-    """Maintainers: staff, or members of the `reviewers` group."""
-    if not user.is_authenticated or not user.is_active:
-        return False
-    return user.is_staff or user.groups.filter(name=REVIEWERS_GROUP).exists()
 
 
 def review_items_record(*, submission: Submission, label_set: LabelSet, novel: NovelPairs) -> int:
@@ -101,41 +93,23 @@ def majority(verdicts: Sequence[str]) -> revisions.VerdictKind:
 
 def review_vote_cast(*, item_id: int, reviewer: User, verdict: str, problematic: bool = False,
                      severity: str = "", category: str = "", note: str = "") -> ReviewItem:
-    """Record one reviewer's vote; when the panel is full the majority decides the item.
-
-    The item's row lock makes concurrent votes queue up: none is lost, and only the vote
-    that fills the panel decides (once)."""
-    if not user_is_reviewer(reviewer):
-        raise ReviewError("forbidden", "only maintainers may review", http_status=403)
+    """Record one reviewer's vote on a novel prediction; when the panel is full the majority
+    decides the item (the panel pipeline: leaderboard/review/panel.py)."""
     if verdict not in Verdict.values:
         raise ReviewError("invalid_verdict", f"verdict must be one of {', '.join(Verdict.values)}",
                           field="verdict")
     if verdict != Verdict.WRONG and (severity or category):
         raise ReviewError("invalid_input", "severity and category describe a wrong prediction",
                           field="severity" if severity else "category")
-    with transaction.atomic():
-        try:
-            item = (ReviewItem.objects.select_for_update()
-                    .select_related("label_set__benchmark").get(id=item_id))
-        except ReviewItem.DoesNotExist:
-            raise ReviewError("not_found", f"no review item {item_id}", http_status=404) from None
-        if item.status != ReviewItem.Status.OPEN:
-            raise ReviewError("already_decided", "this item is already decided", http_status=409)
-        try:
-            with transaction.atomic():
-                ReviewVote.objects.create(item=item, reviewer=reviewer, verdict=verdict,
-                                          problematic=problematic, severity=severity,
-                                          category=category, note=note)
-        except IntegrityError:
-            raise ReviewError("already_voted", "you have already voted on this item",
-                              http_status=409) from None
-        votes = list(item.votes.values_list("verdict", "problematic"))
-        if len(votes) >= item.label_set.benchmark.review_panel_size:
-            _decide(item, votes, author=reviewer)
+    item: ReviewItem = panel_vote_cast(
+        REVIEW_PANEL, item_id=item_id, reviewer=reviewer,
+        vote={"verdict": verdict, "problematic": problematic, "severity": severity,
+              "category": category, "note": note})
     return item
 
 
-def _decide(item: ReviewItem, votes: list[tuple[str, bool]], *, author: User) -> None:
+def _decide(item: ReviewItem, author: User) -> None:
+    votes = list(item.votes.values_list("verdict", "problematic"))
     decided = majority([v for v, _ in votes])
     flagged = sum(p for _, p in votes) * 2 > len(votes)  # a majority flags the ground truth
     version = label_set_version_revise(
@@ -148,37 +122,26 @@ def _decide(item: ReviewItem, votes: list[tuple[str, bool]], *, author: User) ->
     item.refresh_from_db()
 
 
+REVIEW_PANEL = Panel(item_model=ReviewItem, vote_model=ReviewVote, item_field="item",
+                     name="review item", short="item",
+                     panel_size=lambda benchmark: benchmark.review_panel_size,
+                     decide=_decide)
+
+
 def label_set_version_revise(*, label_set: LabelSet, verdicts: Sequence[revisions.Verdict],
                              items: Sequence[ReviewItem], author: User | None,
                              note: str = "") -> LabelSetVersion:
-    """A new version = the latest one with these verdicts applied; re-scored after commit."""
-    with transaction.atomic():
-        # The label set's row lock: concurrent decisions build on each other, in turn.
-        LabelSet.objects.select_for_update().filter(pk=label_set.pk).first()
-        parent = LabelSetVersion.objects.filter(label_set=label_set).order_by("-number").first()
-        if parent is None:
-            raise ReviewError("no_version", f"{label_set} has no version to revise")
-        compiled = revisions.apply_verdicts(compiled_for_version(parent), verdicts)
-        compiled_store(compiled)
+    """A new version = the current one with these verdicts applied; re-scored after commit."""
+
+    def revise(current: label_set_builders.CompiledLabelSet
+               ) -> tuple[label_set_builders.CompiledLabelSet, list[dict[str, Any]]]:
         settled = [{"item": i.pk, "example": i.example_index, "class": i.class_id,
                     "verdict": v.verdict, "problematic": v.problematic}
                    for i, v in zip(items, verdicts, strict=True)]
-        version = label_set_version_create(
-            label_set=label_set, content_hash=compiled.content_hash, parent=parent,
-            author=author, note=note or f"{len(settled)} review decision(s)",
-            summary={**compiled.summary, "settled": settled})
-        version_rescore_request(version_id=version.pk)
-    return version
+        return revisions.apply_verdicts(current, verdicts), settled
 
-
-def version_rescore_request(*, version_id: int) -> None:
-    """Every scored submission must be (re-)scored on this version: a job recorded in the
-    caller's transaction, sent after it commits, and sent again by the sweep if it is lost
-    (review/jobs.py). Asked for while it runs, it is queued anew: the running task may no
-    longer finish it, and the new one re-scores with what changed meanwhile."""
-    VersionRescore.objects.update_or_create(
-        version_id=version_id, defaults={**job_request_fields(), "finished_at": None})
-    queue.version_rescore_queue(version_id=version_id)
+    return label_set_revision_publish(label_set=label_set, author=author, revise=revise,
+                                      note=note or f"{len(verdicts)} review decision(s)")
 
 
 def version_rescore_run(*, version_id: int, task_id: str, retry: bool = False) -> str:

@@ -23,6 +23,7 @@ from leaderboard.review import selectors as selectors_review
 from leaderboard.review import services as review
 from leaderboard.review.ground_truth_selectors import ground_truth_open_counts
 from leaderboard.review.models import MistakeCategory, Severity, Verdict
+from leaderboard.review.panel import ReviewError, user_is_reviewer
 
 View = Callable[..., HttpResponse]
 
@@ -33,7 +34,7 @@ def reviewer_required(view: View) -> View:
     @login_required
     @wraps(view)
     def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        if not review.user_is_reviewer(request.user):  # type: ignore[arg-type]
+        if not user_is_reviewer(request.user):  # type: ignore[arg-type]
             return render(request, "leaderboard/review_forbidden.html", status=403)
         return view(request, *args, **kwargs)
 
@@ -74,6 +75,21 @@ def review_home(request: HttpRequest) -> HttpResponse:
     })
 
 
+def panel_vote_page(request: HttpRequest, here: str, recorded: str, *,
+                    cast: Callable[[], Any], decision: Callable[[Any], str]) -> HttpResponse:
+    """A vote from a review page (either review: leaderboard/review/panel.py): cast it, say
+    what happened (and the panel's decision when this vote filled it), back to the page."""
+    try:
+        item = cast()
+    except ReviewError as exc:
+        messages.error(request, exc.message)
+    else:
+        decided = (f" The panel decided: {decision(item)}."
+                   if item.status == item.Status.DECIDED else "")
+        messages.success(request, f"{recorded}{decided}")
+    return redirect(here)
+
+
 @reviewer_required
 def review_next(request: HttpRequest, slug: str) -> HttpResponse:
     """GET: the next open item the reviewer has not voted on. POST: vote, then the next."""
@@ -92,18 +108,13 @@ def review_next(request: HttpRequest, slug: str) -> HttpResponse:
         form = ReviewVoteForm(request.POST)
         if form.is_valid():
             data = form.cleaned_data
-            try:
-                item = review.review_vote_cast(
+            return panel_vote_page(
+                request, here, "Vote recorded.",
+                cast=lambda: review.review_vote_cast(
                     item_id=data["item"], reviewer=user, verdict=data["verdict"],
                     problematic=data["problematic"], severity=data["severity"],
-                    category=data["category"], note=data["note"])
-            except review.ReviewError as exc:
-                messages.error(request, exc.message)
-            else:
-                decided = (f" The panel decided: {item.get_verdict_display().lower()}."
-                           if item.status == item.Status.DECIDED else "")
-                messages.success(request, f"Vote recorded.{decided}")
-            return redirect(here)
+                    category=data["category"], note=data["note"]),
+                decision=lambda item: item.get_verdict_display().lower())
         messages.error(request, "Choose a verdict: correct, wrong or unclear.")
         return redirect(here)
     queue = selectors_review.review_queue(benchmark=benchmark, label_set=label_set,

@@ -11,7 +11,7 @@ from rest_framework.test import APIClient
 
 from leaderboard.catalog.models import Benchmark, ImageSet, LabelSet
 from leaderboard.catalog.selectors import benchmark_get
-from leaderboard.review import services as review
+from leaderboard.review.panel import REVIEWERS_GROUP
 from leaderboard.submissions.models import Submission
 from leaderboard.submissions.services import submission_create
 from tests import factories
@@ -21,7 +21,7 @@ from workers.tasks import score_submission
 
 def reviewers(n: int, prefix: str = "reviewer") -> list[User]:
     """n users in the `reviewers` group (not staff)."""
-    group, _ = Group.objects.get_or_create(name=review.REVIEWERS_GROUP)
+    group, _ = Group.objects.get_or_create(name=REVIEWERS_GROUP)
     users = [factories.user_create(f"{prefix}{i}") for i in range(n)]
     for user in users:
         user.groups.add(group)

@@ -21,7 +21,7 @@ from leaderboard.review.ground_truth_services import (
     ground_truth_candidate_create,
     ground_truth_vote_cast,
 )
-from leaderboard.review.services import ReviewError
+from leaderboard.review.panel import ReviewError
 from leaderboard.submissions.models import Score, Submission
 from leaderboard.submissions.services import submission_create
 from tests import factories

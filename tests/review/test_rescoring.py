@@ -18,6 +18,7 @@ from leaderboard.catalog.models import LabelSetVersion
 from leaderboard.catalog.selectors import benchmark_get
 from leaderboard.review import services as review
 from leaderboard.review.models import ReviewItem, ReviewVote
+from leaderboard.review.panel import REVIEWERS_GROUP, ReviewError
 from leaderboard.submissions.models import Score, Submission
 from leaderboard.submissions.selectors import submission_scores
 from leaderboard.submissions.services import (
@@ -50,7 +51,7 @@ def _submit_imagenet(data_dir: Path, tmp_path: Path, username: str) -> Submissio
 
 
 def _reviewers(n: int) -> list[User]:
-    group, _ = Group.objects.get_or_create(name=review.REVIEWERS_GROUP)
+    group, _ = Group.objects.get_or_create(name=REVIEWERS_GROUP)
     users = [factories.user_create(f"reviewer{i}") for i in range(n)]
     for user in users:
         user.groups.add(group)
@@ -88,13 +89,13 @@ def test_it_lets_only_maintainers_vote(loaded: Settings, data_dir: Path, tmp_pat
     _submit_imagenet(data_dir, tmp_path, "a")
     item = ReviewItem.objects.filter(label_set__slug="real").first()
     assert item is not None
-    with pytest.raises(review.ReviewError) as caught:
+    with pytest.raises(ReviewError) as caught:
         review.review_vote_cast(item_id=item.pk, reviewer=factories.user_create("nobody"),
                                 verdict="correct")
     assert (caught.value.code, caught.value.http_status) == ("forbidden", 403)
     staff = factories.user_create("staff", staff=True)
     review.review_vote_cast(item_id=item.pk, reviewer=staff, verdict="correct")
-    with pytest.raises(review.ReviewError) as again:
+    with pytest.raises(ReviewError) as again:
         review.review_vote_cast(item_id=item.pk, reviewer=staff, verdict="wrong")
     assert again.value.code == "already_voted"
     assert ReviewVote.objects.filter(item=item).count() == 1

@@ -12,7 +12,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from leaderboard.catalog.models import LabelSet
 from leaderboard.review.ground_truth_services import ground_truth_candidate_create
-from leaderboard.review.services import ReviewError
+from leaderboard.review.panel import ReviewError
 
 
 class Command(BaseCommand):

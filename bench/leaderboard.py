@@ -84,9 +84,10 @@ def insert_submissions(count: int, seed: int = 0) -> None:
     from django.utils import timezone
 
     from leaderboard.catalog.models import Benchmark
+    from leaderboard.catalog.selectors import label_set_versions_current
     from leaderboard.catalog.services import benchmark_leaderboard_touch
     from leaderboard.submissions.models import Score, Submission
-    from leaderboard.submissions.services import hit_vectors_store, latest_versions
+    from leaderboard.submissions.services import hit_vectors_store
     from workers.scoring.stats import accuracy_record
 
     rng = np.random.default_rng(seed)
@@ -100,7 +101,7 @@ def insert_submissions(count: int, seed: int = 0) -> None:
                     status=Submission.Status.SCORED, started=now, scored=now, attempts=1,
                     claimed_by="bench")
          for i in range(count)], batch_size=500)
-    versions = latest_versions(benchmark)
+    versions = label_set_versions_current(benchmark=benchmark)
     skill = rng.uniform(0.55, 0.97, size=count)  # one "true" accuracy per model
     scores = []
     for version in versions:

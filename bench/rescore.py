@@ -49,11 +49,11 @@ def setup(count: int, seed: int = 0) -> tuple[int, list[int]]:
 
     from leaderboard.catalog.label_set_version_files import compiled_for_version
     from leaderboard.catalog.models import ImageSet
-    from leaderboard.catalog.selectors import benchmark_get
+    from leaderboard.catalog.selectors import benchmark_get, label_set_versions_current
     from leaderboard.review import services as review
     from leaderboard.review.models import ReviewItem, ReviewItemSubmission
     from leaderboard.submissions.models import Score, Submission, SubmissionFile
-    from leaderboard.submissions.services import hit_vectors_store, latest_versions
+    from leaderboard.submissions.services import hit_vectors_store
     from workers.scoring import datasets
     from workers.scoring.metrics import headline_hits, in_keys, score_label_set
     from workers.scoring.predictions import Predictions
@@ -67,7 +67,7 @@ def setup(count: int, seed: int = 0) -> tuple[int, list[int]]:
         data_dir, np.load(data_dir / "imagenet/cleanlab_cv_predicted_labels.npy")).astype(np.int64)
     benchmark = benchmark_get(slug="imagenet")
     image_set = ImageSet.objects.get(slug="imagenet-val")
-    versions = latest_versions(benchmark)
+    versions = label_set_versions_current(benchmark=benchmark)
     compiled = {v.label_set.slug: compiled_for_version(v) for v in versions}
     real = compiled["real"]
     # the chosen pair: an included image and a class no rater judged there

@@ -41,7 +41,19 @@ def label_set_version_first(*, label_set: LabelSet) -> LabelSetVersion | None:
 
 
 def label_set_version_latest(*, label_set: LabelSet) -> LabelSetVersion | None:
+    """The current version of a label set: the one submissions are scored on and the board
+    shows (the newest)."""
     return label_set_version_list(label_set=label_set).last()
+
+
+def label_set_versions_current(*, benchmark: Benchmark) -> list[LabelSetVersion]:
+    """`label_set_version_latest` of every label set of the benchmark, in one query."""
+    versions = (LabelSetVersion.objects.filter(label_set__benchmark=benchmark)
+                .select_related("label_set__benchmark").order_by("label_set_id", "-number"))
+    current: dict[int, LabelSetVersion] = {}
+    for version in versions:
+        current.setdefault(version.label_set_id, version)
+    return list(current.values())
 
 
 def catalog_counts() -> dict[str, int]:

@@ -95,6 +95,7 @@ def _unloaded(spec: catalog.LabelSetSpec) -> LabelSetAbout:
 def benchmark_about(*, slug: str) -> BenchmarkAbout:
     """Raises Benchmark.DoesNotExist. Three queries whatever the number of versions."""
     benchmark = Benchmark.objects.get(slug=slug)
+    # catalog.selectors.label_set_version_latest, as a subquery: one query for every label set
     latest_id = (LabelSetVersion.objects.filter(label_set=OuterRef("pk"))
                  .order_by("-number").values("id")[:1])
     rows = list(LabelSet.objects.filter(benchmark=benchmark)

@@ -25,6 +25,7 @@ from django.conf import settings
 from leaderboard.catalog.example_images import example_image_uri
 from leaderboard.catalog.label_set_version_files import LabelStoreError, compiled_for_version
 from leaderboard.catalog.models import LabelSet, LabelSetVersion
+from leaderboard.catalog.selectors import label_set_version_latest
 from leaderboard.common.storage import stored_npz
 from leaderboard.review.selectors import ClassLabel, example_classes
 from leaderboard.submissions.models import Score, Submission, SubmissionFile
@@ -79,10 +80,9 @@ def _top1(row: SubmissionFile) -> np.ndarray:
 
 def _original_labels(label_set: LabelSet) -> np.ndarray | None:
     """The original labels of the label set's image set (latest `original` version)."""
-    original = (LabelSetVersion.objects.filter(
-        label_set__benchmark_id=label_set.benchmark_id, label_set__slug="original",
-        label_set__image_set_id=label_set.image_set_id)
-        .select_related("label_set__benchmark").order_by("-number").first())
+    source = LabelSet.objects.filter(benchmark_id=label_set.benchmark_id, slug="original",
+                                     image_set_id=label_set.image_set_id).first()
+    original = None if source is None else label_set_version_latest(label_set=source)
     if original is None:
         return None
     return np.asarray(compiled_for_version(original).arrays["labels"])

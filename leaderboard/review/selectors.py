@@ -17,6 +17,7 @@ from django.db.models import Count, Q, QuerySet
 
 from leaderboard.catalog.label_set_version_files import compiled_for_version
 from leaderboard.catalog.models import Benchmark, LabelSet, LabelSetVersion
+from leaderboard.catalog.selectors import label_set_version_latest
 from leaderboard.review.ground_truth_models import GroundTruthVote
 from leaderboard.review.models import ReviewItem, ReviewVote, VersionRescore
 from leaderboard.submissions.models import Score, Submission
@@ -103,7 +104,7 @@ def review_item_detail(*, item_id: int, reviewer: Any = None) -> ReviewItemDetai
             .get(id=item_id))
     label_set = item.label_set
     benchmark = label_set.benchmark
-    latest = LabelSetVersion.objects.filter(label_set=label_set).order_by("-number").first()
+    latest = label_set_version_latest(label_set=label_set)
     compiled = compiled_for_version(latest) if latest is not None else None
     accepted, wrong = _judged(compiled, item.example_index)
     names = datasets.class_names(benchmark.slug, settings.EVALSERVER_DATA_DIR)

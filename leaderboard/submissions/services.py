@@ -24,6 +24,7 @@ from django.utils import timezone
 
 from leaderboard.catalog.label_set_version_files import compiled_for_version
 from leaderboard.catalog.models import Benchmark, LabelSetVersion
+from leaderboard.catalog.selectors import label_set_versions_current
 from leaderboard.catalog.services import benchmark_leaderboard_touch
 from leaderboard.common.errors import ServiceError
 from leaderboard.common.jobs import job_claim, job_fail, job_finish, job_held
@@ -207,16 +208,6 @@ def _save_compact(row: SubmissionFile, preds: Predictions) -> None:
     SubmissionFile.objects.filter(pk=row.pk).update(compact=row.compact.name)
 
 
-def latest_versions(benchmark: Benchmark) -> list[LabelSetVersion]:
-    """The newest version of every label set of the benchmark."""
-    versions = (LabelSetVersion.objects.filter(label_set__benchmark=benchmark)
-                .select_related("label_set__benchmark").order_by("label_set_id", "-number"))
-    latest: dict[int, LabelSetVersion] = {}
-    for version in versions:
-        latest.setdefault(version.label_set_id, version)
-    return list(latest.values())
-
-
 def submission_scores_compute(*, submission_id: int, task_id: str) -> bool:
     """Parse the files, score every latest label-set version, store Score rows; idempotent.
 
@@ -240,7 +231,7 @@ def submission_scores_compute(*, submission_id: int, task_id: str) -> bool:
             raise
         predictions[row.image_set.slug] = preds
         _save_compact(row, preds)
-    versions = {v.label_set.slug: v for v in latest_versions(benchmark)}
+    versions = {v.label_set.slug: v for v in label_set_versions_current(benchmark=benchmark)}
     compiled = [compiled_for_version(v) for v in versions.values()]
     names = datasets.class_names(benchmark.slug, settings.EVALSERVER_DATA_DIR)
     result = score_predictions(predictions, compiled, class_names=names)
@@ -255,7 +246,7 @@ def submission_scores_compute(*, submission_id: int, task_id: str) -> bool:
         benchmark_leaderboard_touch(benchmark_id=benchmark.pk)
         # A version made while this was scoring was re-scored without it (it was not scored
         # yet): its re-scoring must run again so that no submission misses a version.
-        missed = [newer.pk for newer in latest_versions(benchmark)
+        missed = [newer.pk for newer in label_set_versions_current(benchmark=benchmark)
                   if versions.get(newer.label_set.slug, newer).pk != newer.pk]
         # The review queue takes the unjudged top-1 pairs and re-queues the missed versions,
         # in this transaction (leaderboard/review/receivers.py).

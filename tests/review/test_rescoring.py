@@ -182,18 +182,19 @@ def test_it_queues_a_rescore_for_a_version_made_while_a_submission_was_scoring(
         benchmark=benchmark_get(slug="imagenet"),
         files={"imagenet-val": _resnet50_upload(data_dir, tmp_path)})
     assert submission_claim(submission_id=second.pk, task_id="t")
-    real_latest = submissions.latest_versions
+    real_latest = submissions.label_set_versions_current
     made: list[LabelSetVersion] = []
 
-    def latest_then_a_reviewer_decides(benchmark):  # type: ignore[no-untyped-def]
-        versions = real_latest(benchmark)
+    def latest_then_a_reviewer_decides(*, benchmark):  # type: ignore[no-untyped-def]
+        versions = real_latest(benchmark=benchmark)
         if not made:  # a decision lands between reading the versions and writing the scores
             made.append(review.label_set_version_revise(
                 label_set=item.label_set, items=[item], author=None,
                 verdicts=[revisions.Verdict(item.example_index, item.class_id, "correct")]))
         return versions
 
-    monkeypatch.setattr(submissions, "latest_versions", latest_then_a_reviewer_decides)
+    monkeypatch.setattr(submissions, "label_set_versions_current",
+                        latest_then_a_reviewer_decides)
     sent: list[tuple[str, int]] = []
     monkeypatch.setattr(queue, "task_send", lambda name, job_id: sent.append((name, job_id)))
     with django_capture_on_commit_callbacks(execute=True):

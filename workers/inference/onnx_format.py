@@ -164,7 +164,7 @@ def check_signature(
     if not image.type.HasField("tensor_type"):
         raise CheckpointError("onnx_input_type", f"input {image.name!r} is not a tensor")
     if image.type.tensor_type.elem_type != TensorProto.FLOAT:
-        found = TensorProto.DataType.Name(image.type.tensor_type.elem_type)
+        found = _type_name(image.type.tensor_type.elem_type)
         raise CheckpointError(
             "onnx_input_type", f"input {image.name!r} has element type {found}; it must be FLOAT"
         )
@@ -190,7 +190,7 @@ def check_signature(
     if elem not in OUTPUT_ELEM_TYPES:
         raise CheckpointError(
             "onnx_output_shape",
-            f"output {scores.name!r} has element type {TensorProto.DataType.Name(elem)}; "
+            f"output {scores.name!r} has element type {_type_name(elem)}; "
             "it must be a floating-point type",
         )
     out = _dims(scores) if scores.type.tensor_type.HasField("shape") else []
@@ -202,6 +202,15 @@ def check_signature(
             "with the same N as the input (export with dynamic_axes for both)",
         )
     return image.name, scores.name, fixed_batch, OUTPUT_ELEM_TYPES[elem]
+
+
+def _type_name(elem: int) -> str:
+    """FLOAT, INT64, ...; elem_type is a plain int32 in the protobuf, so a file may hold a
+    number that names no type (DataType.Name would raise ValueError)."""
+    try:
+        return str(TensorProto.DataType.Name(elem))
+    except ValueError:
+        return f"{elem} (not an ONNX type)"
 
 
 def _show(dims: list[int | str | None]) -> str:

@@ -217,6 +217,17 @@ def _csv_fast(data: list[str]) -> np.ndarray | None:
         return None
 
 
+def _int_cell(cell: str, line_no: int, column: int) -> int:
+    try:
+        return int(cell)
+    except ValueError:  # past Python's 4,300-digit conversion limit: far past int64 and float64
+        raise PredictionError(
+            "not_a_number",
+            f"line {line_no}, column {column}: a number with {len(cell.lstrip('+-'))} digits, "
+            "far too large to be a class id or a score",
+        ) from None
+
+
 def _csv_strict(data: list[str], first_line: int) -> np.ndarray:
     rows: list[list[int | float]] = []
     any_float = False
@@ -238,7 +249,7 @@ def _csv_strict(data: list[str], first_line: int) -> np.ndarray:
             if not cell:
                 raise PredictionError("empty_cell", f"line {line_no}, column {column} is empty")
             if _INT_CELL.fullmatch(cell):
-                values.append(int(cell))
+                values.append(_int_cell(cell, line_no, column))
             elif _FLOAT_CELL.fullmatch(cell):
                 values.append(float(cell))
                 any_float = True

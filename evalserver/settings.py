@@ -220,6 +220,15 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Request bodies get their own components, so that a required text field says minLength 1
+    # (a blank one is refused) where the response's field of the same name need not.
+    "COMPONENT_SPLIT_REQUEST": True,
+    # Every operation lists every status it can answer, in the error shape: the statuses that
+    # come from the framework around all views are added once here (leaderboard/common/schema.py).
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "leaderboard.common.schema.document_common_errors",
+    ],
 }
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"

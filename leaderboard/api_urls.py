@@ -1,11 +1,12 @@
 """URLs under /api/: every domain's API views (docs/api.md)."""
 
 from django.urls import path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularSwaggerView
 
 from leaderboard.accounts import api as auth
 from leaderboard.audits import api as audits
 from leaderboard.catalog import api as catalog
+from leaderboard.common.schema import SchemaView
 from leaderboard.presentation import api as boards
 from leaderboard.presentation.about_api import BenchmarkAboutView
 from leaderboard.review import api as review
@@ -42,6 +43,6 @@ urlpatterns = [
          name="api-submission-list"),
     path("submissions/<int:submission_id>/", submissions.SubmissionDetailView.as_view(),
          name="api-submission-detail"),
-    path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("schema/", SchemaView.as_view(), name="api-schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
 ]

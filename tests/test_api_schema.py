@@ -1,4 +1,5 @@
-"""The OpenAPI schema documents every operation; the docs page needs no CDN."""
+"""The OpenAPI schema documents every operation and every status it answers; the docs page
+needs no CDN."""
 
 from __future__ import annotations
 
@@ -38,7 +39,8 @@ def test_it_documents_every_operation_with_its_shapes() -> None:
         "type": "string", "format": "binary",
         "description": "cifar10: predictions for cifar10-test (10000 rows; .npy, .npz, .json "
                        "or .csv) - required"}
-    assert set(create["responses"]) == {"201", "400", "401", "413", "429"}
+    assert set(create["responses"]) == {"201", "400", "401", "403", "404", "405", "406", "413",
+                                        "415", "429", "500"}
     assert create["responses"]["429"]["content"]["application/json"]["schema"] == {
         "$ref": "#/components/schemas/Error"}
     detail = paths["/api/submissions/{submission_id}/"]["get"]["responses"]["200"]
@@ -57,3 +59,81 @@ def test_it_serves_the_docs_without_external_scripts() -> None:
     assert "swagger-ui" in page
     assert re.findall(r'(?:src|href)\s*=\s*["\'](?:https?:)?//', page) == []
     assert "cdn" not in page.lower()
+
+
+# Every status each operation can answer: those of its own logic (its view's error_responses)
+# and those of the framework around every view (leaderboard/common/schema.py: 400, 401, 404,
+# 405, 406 and 500 everywhere, 403 for CSRF on a write, 415 where a body is read).
+EVERYWHERE = {"400", "401", "404", "405", "406", "500"}
+WRITE_WITH_BODY = EVERYWHERE | {"403", "415"}
+STATUSES = {
+    ("/api/audits/", "get"): {"200", "403"} | EVERYWHERE,
+    ("/api/audits/", "post"): {"201"} | WRITE_WITH_BODY,
+    ("/api/audits/{audit_id}/", "get"): {"200", "403"} | EVERYWHERE,
+    ("/api/auth/token/", "post"): {"200", "429"} | WRITE_WITH_BODY,
+    ("/api/auth/token/", "delete"): {"204", "403"} | EVERYWHERE,
+    ("/api/benchmarks/", "get"): {"200"} | EVERYWHERE,
+    ("/api/benchmarks/{slug}/", "get"): {"200"} | EVERYWHERE,
+    ("/api/benchmarks/{slug}/about/", "get"): {"200"} | EVERYWHERE,
+    ("/api/benchmarks/{slug}/label-sets/{label_set}/versions/", "get"): {"200"} | EVERYWHERE,
+    ("/api/benchmarks/{slug}/label-sets/{label_set}/versions/{number}/", "get"):
+        {"200"} | EVERYWHERE,
+    ("/api/benchmarks/{slug}/leaderboard/", "get"): {"200"} | EVERYWHERE,
+    ("/api/review/{slug}/ground-truth/", "get"): {"200", "403"} | EVERYWHERE,
+    ("/api/review/{slug}/queue/", "get"): {"200", "403"} | EVERYWHERE,
+    ("/api/review/ground-truth/{candidate_id}/votes/", "post"): {"201", "409"} | WRITE_WITH_BODY,
+    ("/api/review/items/{item_id}/", "get"): {"200", "403"} | EVERYWHERE,
+    ("/api/review/items/{item_id}/votes/", "post"): {"201", "409"} | WRITE_WITH_BODY,
+    ("/api/schema/", "get"): {"200"} | EVERYWHERE,
+    ("/api/submissions/", "get"): {"200"} | EVERYWHERE,
+    ("/api/submissions/", "post"): {"201", "413", "429"} | WRITE_WITH_BODY,
+    ("/api/submissions/{submission_id}/", "get"): {"200"} | EVERYWHERE,
+    ("/api/submissions/{submission_id}/", "patch"): {"200"} | WRITE_WITH_BODY,
+}
+ERROR_REF = {"$ref": "#/components/schemas/Error"}
+
+
+def test_it_lists_every_status_of_every_operation_in_the_error_shape() -> None:
+    schema = APIClient().get("/api/schema/", {"format": "json"}).json()
+
+    found = {(path, method): set(operation["responses"])
+             for path, operations in schema["paths"].items()
+             for method, operation in operations.items()}
+    assert found == STATUSES
+    for (path, method), statuses in STATUSES.items():
+        responses = schema["paths"][path][method]["responses"]
+        for status in statuses:
+            if int(status) >= 400:
+                assert responses[status]["content"] == {
+                    "application/json": {"schema": ERROR_REF}}, (path, method, status)
+                assert responses[status]["description"], (path, method, status)
+    components = schema["components"]["schemas"]
+    assert components["Error"]["properties"] == {
+        "error": {"$ref": "#/components/schemas/ErrorDetail"}}
+    assert components["Error"]["required"] == ["error"]
+    assert {name: field["type"] for name, field in
+            components["ErrorDetail"]["properties"].items()} == {
+        "code": "string", "message": "string", "field": "string"}
+    assert components["ErrorDetail"]["required"] == ["code", "message"]
+
+
+def test_it_documents_a_required_text_field_as_non_blank() -> None:
+    schema = APIClient().get("/api/schema/", {"format": "json"}).json()
+
+    token = schema["components"]["schemas"]["TokenCreateInputRequest"]
+    assert token["properties"] == {"username": {"type": "string", "minLength": 1},
+                                   "password": {"type": "string", "minLength": 1}}
+
+
+@pytest.mark.parametrize(("query", "accept", "status", "code", "message"), [
+    ({"format": "xml"}, "*/*", 404, "not_found", "Not found."),
+    ({}, "text/csv", 406, "not_acceptable", "Could not satisfy the request Accept header."),
+])
+def test_it_answers_the_schema_endpoints_errors_in_json(
+    query: dict[str, str], accept: str, status: int, code: str, message: str
+) -> None:
+    response = APIClient().get("/api/schema/", query, HTTP_ACCEPT=accept)
+
+    assert response.status_code == status
+    assert response["Content-Type"] == "application/json"
+    assert response.json() == {"error": {"code": code, "message": message}}

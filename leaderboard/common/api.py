@@ -11,14 +11,23 @@ from rest_framework.exceptions import NotAuthenticated
 from rest_framework.request import Request
 
 ERROR_DESCRIPTIONS = {
-    400: "Invalid input; `error.code` says what and `error.field` where.",
-    401: "No valid credentials (`not_authenticated`, `authentication_failed`).",
-    403: "Authenticated, but not allowed (`permission_denied`, `not_owner`).",
-    404: "No such object, or one the caller may not see (`not_found`).",
+    400: ("Invalid input; `error.code` says what and `error.field` where (`bad_request`: a "
+          "request refused before any view, e.g. too many fields or an unknown Host)."),
+    401: ("No valid credentials (`not_authenticated`), or a wrong or revoked token "
+          "(`authentication_failed`, on every endpoint, public ones included)."),
+    403: ("Authenticated, but not allowed (`permission_denied`, `not_owner`), or a signed-in "
+          "session without its CSRF token."),
+    404: ("No such object, or one the caller may not see (`not_found`); also an unknown page "
+          "of a list, or a `?format=` the endpoint does not render."),
+    405: "Not a method of this path (`method_not_allowed`; OPTIONS included).",
+    406: "The `Accept` header asks for a type the endpoint does not render (`not_acceptable`).",
     409: "In conflict with the current state (`already_voted`, `already_decided`).",
     413: "An uploaded file is over the size cap (`file_too_large`).",
+    415: "The body's media type is not one the operation reads (`unsupported_media_type`).",
     429: ("Too many requests: the daily submission quota (`quota_exceeded`) or too many failed "
           "logins (`throttled`, with `Retry-After`)."),
+    500: ("The server failed (`internal_error`); the error is logged, and the request may be "
+          "retried."),
 }
 
 
@@ -29,7 +38,7 @@ class ErrorDetailSerializer(serializers.Serializer):
 
 
 class ErrorSerializer(serializers.Serializer):
-    """The one error shape of every 4xx answer."""
+    """The one error shape of every 4xx and 5xx answer."""
 
     error = ErrorDetailSerializer()
 

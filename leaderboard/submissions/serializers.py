@@ -65,9 +65,10 @@ def _image_set_file_fields() -> dict[str, serializers.Field]:
     }
 
 
-# The multipart body as the schema documents it: the form fields plus one file per image set.
+# The multipart body as the schema documents it: the form fields plus one file per image set
+# (the component `SubmissionCreateRequest`: COMPONENT_SPLIT_REQUEST appends "Request").
 SUBMISSION_CREATE_REQUEST = inline_serializer(
-    name="SubmissionCreateRequest",
+    name="SubmissionCreate",
     fields={**copy.deepcopy(SubmissionCreateInput._declared_fields), **_image_set_file_fields(),
             "checkpoint": PredictionsFileField(
                 required=False,

@@ -50,8 +50,8 @@ def setup(count: int, seed: int = 0) -> tuple[int, list[int]]:
     from leaderboard.catalog.label_set_version_files import compiled_for_version
     from leaderboard.catalog.models import ImageSet
     from leaderboard.catalog.selectors import benchmark_get, label_set_versions_current
-    from leaderboard.review import services as review
     from leaderboard.review.models import ReviewItem, ReviewItemSubmission
+    from leaderboard.review.panel import REVIEWERS_GROUP
     from leaderboard.submissions.models import Score, Submission, SubmissionFile
     from leaderboard.submissions.services import hit_vectors_store
     from workers.scoring import datasets
@@ -114,7 +114,7 @@ def setup(count: int, seed: int = 0) -> tuple[int, list[int]]:
                                      class_id=cls, submission_count=len(predicting))
     ReviewItemSubmission.objects.bulk_create(
         [ReviewItemSubmission(item=item, submission=s) for s in predicting])
-    group = Group.objects.create(name=review.REVIEWERS_GROUP)
+    group = Group.objects.create(name=REVIEWERS_GROUP)
     reviewers = [User.objects.create(username=f"reviewer-{i}") for i in range(3)]
     for user in reviewers:
         user.groups.add(group)

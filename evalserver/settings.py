@@ -203,7 +203,7 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "DEFAULT_PAGINATION_CLASS": "leaderboard.common.pagination.IntegerPageNumberPagination",
     # No OPTIONS metadata: DRF builds it from a view's serializer_class, which views with
     # one input and one output serializer per operation do not have (it answered 500).
     # OPTIONS answers 405 in the error shape; the schema at /api/schema/ describes everything.

@@ -14,6 +14,9 @@ operation (docs/api.md §3), all in the one error shape:
 - 406: an `Accept` header the endpoint cannot satisfy;
 - 415 where a body is read: a media type the operation has no parser for;
 - 500 `internal_error`: an unhandled failure (leaderboard/common/error_pages.py).
+
+It also marks every optional query parameter `allowEmptyValue`: DRF reads an empty value of
+an optional field (`?sort=`, `?page=`) as no value at all, its default.
 """
 
 from __future__ import annotations
@@ -43,7 +46,8 @@ def common_error_statuses(method: str, operation: dict[str, Any]) -> tuple[int, 
 
 def document_common_errors(result: dict[str, Any], generator: Any, **kwargs: Any) -> dict[str, Any]:
     """drf-spectacular POSTPROCESSING_HOOKS entry: adds the statuses of
-    `common_error_statuses` to every operation that does not declare them already."""
+    `common_error_statuses` to every operation that does not declare them already, and
+    `allowEmptyValue` to its optional query parameters."""
     components = result.setdefault("components", {}).setdefault("schemas", {})
     if ERROR_SCHEMA_NAME not in components:  # only when no view referenced ErrorSerializer
         raise RuntimeError(f"the schema has no {ERROR_SCHEMA_NAME} component for "
@@ -54,6 +58,9 @@ def document_common_errors(result: dict[str, Any], generator: Any, **kwargs: Any
         for method, operation in operations.items():
             if method not in ("get", "put", "post", "patch", "delete"):
                 continue  # path-level keys such as `parameters`
+            for parameter in operation.get("parameters", []):
+                if parameter.get("in") == "query" and not parameter.get("required"):
+                    parameter["allowEmptyValue"] = True
             responses = operation.setdefault("responses", {})
             for status in common_error_statuses(method, operation):
                 responses.setdefault(str(status), {

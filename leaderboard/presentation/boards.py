@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -11,6 +12,8 @@ from leaderboard.catalog.models import Benchmark, LabelSet, LabelSetVersion
 from leaderboard.presentation.ties import leaderboard_ties_add
 from leaderboard.submissions.models import Score, Submission
 from workers.scoring import leaderboard as core_leaderboard
+
+_CACHEABLE_QUERY = re.compile(r"[-\w.]{1,64}:[0-9a-fA-F]{0,64}|[-\w.]{1,64}:None", re.ASCII)
 
 
 class LeaderboardQueryError(ValueError):
@@ -65,7 +68,9 @@ def leaderboard_get(*, benchmark: Benchmark, sort: str = "original",
     (selectors_ties: a paired exact McNemar test between adjacent rows).
     """
     key = f"leaderboard:t1:{benchmark.pk}:{benchmark.leaderboard_generation}:{sort}:{version}"
-    cached = cache.get(key)
+    # Only well-formed query values reach the cache; anything else is refused below.
+    cacheable = _CACHEABLE_QUERY.fullmatch(f"{sort}:{version}") is not None
+    cached = cache.get(key) if cacheable else None
     if cached is not None:
         return cast(Leaderboard, cached)
     columns = _columns(benchmark, version)
@@ -103,5 +108,6 @@ def leaderboard_get(*, benchmark: Benchmark, sort: str = "original",
                          version=next(v for ls, v in columns if ls.slug == sort))
     board = Leaderboard(benchmark.slug, sort, [
         LeaderboardColumn(ls.slug, ls.name, v.number, v.content_hash) for ls, v in columns], rows)
-    cache.set(key, board, timeout=3600)
+    if cacheable:
+        cache.set(key, board, timeout=3600)
     return board

@@ -192,6 +192,31 @@ def _fresh_cache() -> Iterator[None]:
     cache.clear()
 
 
+def _login_counts_clear() -> None:
+    """Delete every failed-login count of the shared `throttle` cache (and nothing else in
+    that Redis: the broker's keys stay). No Redis there: nothing to clear."""
+    import redis
+    from django.core.cache import caches
+
+    throttle = caches["throttle"]
+    try:
+        client = throttle._cache.get_client(write=True)  # type: ignore[attr-defined]
+        for key in client.scan_iter(match=f"{throttle.key_prefix}:*", count=1000):
+            client.delete(key)
+    except redis.RedisError:
+        pass
+
+
+@pytest.fixture(autouse=True)
+def _fresh_login_counts() -> Iterator[None]:
+    """Each test starts with no failed logins counted: the counts live in Redis for 15
+    minutes, so a test that fails many logins from 127.0.0.1 (the API fuzzer) would
+    otherwise lock out the tests after it, and the next test run's too."""
+    _login_counts_clear()
+    yield
+    _login_counts_clear()
+
+
 @dataclass(frozen=True)
 class WorkerProcess:
     """A running worker: `log` is its log file, `pid` its main process (the prefork pool's

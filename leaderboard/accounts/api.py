@@ -7,6 +7,7 @@ from typing import Any
 from django.contrib.auth import authenticate
 from drf_spectacular.utils import extend_schema
 from rest_framework import exceptions, serializers, status
+from rest_framework.exceptions import ErrorDetail
 from rest_framework.permissions import AllowAny, BasePermission, IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -55,8 +56,12 @@ class TokenView(APIView):
         address = request.META.get("REMOTE_ADDR", "")
         wait = login_attempt_retry_after(username=username, address=address)
         if wait is not None:
-            raise exceptions.Throttled(
-                wait, detail=f"too many failed logins; try again in {wait} s")
+            throttled = exceptions.Throttled(wait)
+            # set after construction: DRF appends "Expected available in N seconds." to a
+            # detail given to the constructor, which would say the wait twice
+            throttled.detail = ErrorDetail(f"too many failed logins; try again in {wait} s",
+                                           code="throttled")
+            raise throttled
         user = authenticate(request._request, username=username,
                             password=form.validated_data["password"])
         if user is None:

@@ -66,6 +66,8 @@ def server_env(work: Path) -> dict[str, str]:
         "EVALSERVER_CACHE_DIR": str(work / "compiled"),
         "SECRET_KEY": "bench-only-secret-key-" + os.urandom(16).hex(),
         "DEBUG": "false",
+        # plain http on 127.0.0.1, no TLS proxy: no redirect to https (README, "Settings")
+        "SECURE_SSL_REDIRECT": "false",
         "LOG_LEVEL": "WARNING",
     }
     env.pop("EVALSERVER_MULTILABEL_FILE", None)

@@ -30,6 +30,25 @@ SECRET_KEY: str = env.get_str(
 )
 ALLOWED_HOSTS: list[str] = env.get_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
 
+# -- https (secure by default with DEBUG=false: `manage.py check --deploy` passes) -------------
+# The server is meant to sit behind a reverse proxy that ends TLS and sets X-Forwarded-Proto.
+# Each can be turned off by its own variable: scripts/serve.sh turns them off for plain http on
+# 127.0.0.1. HSTS preload only sends the header's `preload` flag; listing the domain in the
+# browsers' preload list is a separate, manual request (hstspreload.org).
+SECURE_SSL_REDIRECT: bool = env.get_bool("SECURE_SSL_REDIRECT", not DEBUG)
+SECURE_HSTS_SECONDS: int = env.get_int(
+    "SECURE_HSTS_SECONDS", 0 if DEBUG else 365 * 24 * 60 * 60, min_value=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS: bool = env.get_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", not DEBUG)
+SECURE_HSTS_PRELOAD: bool = env.get_bool("SECURE_HSTS_PRELOAD", not DEBUG)
+SESSION_COOKIE_SECURE: bool = env.get_bool("SESSION_COOKIE_SECURE", not DEBUG)
+CSRF_COOKIE_SECURE: bool = env.get_bool("CSRF_COOKIE_SECURE", not DEBUG)
+# Trust the proxy's X-Forwarded-Proto: https. Only behind a proxy that sets it (and drops a
+# client's own): a client talking to gunicorn directly could claim https.
+SECURE_PROXY_SSL_HEADER: tuple[str, str] | None = (
+    ("HTTP_X_FORWARDED_PROTO", "https") if env.get_bool("SECURE_PROXY_SSL_HEADER", not DEBUG)
+    else None
+)
+
 DATABASES = {
     "default": env.get_db("DATABASE_URL", f"sqlite:///{BASE_DIR / 'var' / 'db.sqlite3'}"),
 }

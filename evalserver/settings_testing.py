@@ -24,3 +24,11 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
 # fresh checkout); tests serve app static files through the finders instead.
 WHITENOISE_USE_FINDERS = True
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # noqa: F405
+
+# The test client and live servers speak plain http: none of the https settings that
+# DEBUG=false turns on (tests/test_settings_security.py checks those with the real settings).
+SECURE_SSL_REDIRECT = False
+SECURE_HSTS_SECONDS = 0
+SESSION_COOKIE_SECURE = False
+CSRF_COOKIE_SECURE = False
+SECURE_PROXY_SSL_HEADER = None

@@ -176,6 +176,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # /healthz first: a probe on 127.0.0.1 over http is answered before the host check and
+    # the https redirect (evalserver/health.py).
+    "evalserver.health.HealthCheckMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Serves /static/ from gunicorn itself (collectstatic output), no CDN and no nginx needed.
     "whitenoise.middleware.WhiteNoiseMiddleware",

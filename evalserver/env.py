@@ -151,6 +151,17 @@ class EnvReader:
         path = Path(value).expanduser()
         return path if path.is_absolute() else (self.base_dir / path).resolve()
 
+    def get_optional_http_url(self, name: str) -> str | None:
+        """An http(s) URL with a host, without its trailing slash; None when unset."""
+        value = self.raw(name)
+        if value is None:
+            return None
+        parsed = urlparse(value)
+        if parsed.scheme not in ("http", "https") or not parsed.netloc:
+            self._bad(name, value, "an http:// or https:// URL such as https://mirror.example.org/data")
+            return None
+        return value.rstrip("/")
+
     def get_db(self, name: str, default: str) -> dict[str, Any]:
         value = self.raw(name)
         if value is None:

@@ -85,6 +85,9 @@ def _default_data_dir() -> Path:
 
 # The public label files (see README.md, 'Data'); read only, never copied into the project.
 EVALSERVER_DATA_DIR: Path = env.get_path("EVALSERVER_DATA_DIR", _default_data_dir())
+# `manage.py fetch_data` downloads those files from their public sources (data-sources.toml),
+# or from this one mirror laid out like the data directory when it is set.
+EVALSERVER_DATA_BASE_URL: str | None = env.get_optional_http_url("EVALSERVER_DATA_BASE_URL")
 # Cache of compiled label sets (rebuilt from the data files when missing; safe to delete).
 EVALSERVER_CACHE_DIR: Path = env.get_path("EVALSERVER_CACHE_DIR", MEDIA_ROOT / "compiled")
 # The ImageNet multi-label file (human_accuracy_v3.0.0.json); optional.
@@ -92,6 +95,19 @@ EVALSERVER_MULTILABEL_FILE: Path | None = env.get_optional_path("EVALSERVER_MULT
 EVALSERVER_MAX_UPLOAD_BYTES: int = env.get_int(
     "EVALSERVER_MAX_UPLOAD_BYTES", 512 * 1024 * 1024, min_value=1
 )
+# Prediction files up to these sizes are parsed in the request, so a bad one is refused at once
+# (400, nothing stored); larger ones are checked by the worker (leaderboard/submissions/
+# file_checks.py). Each stays under about 1 s (bench/inline_check.py): NumPy arrays stored as
+# they are (.npy, an uncompressed .npz) are memory-mapped and cheap per byte; text (.json, .csv)
+# and compressed .npz cost about ten times more. 0 turns the check off for that kind.
+EVALSERVER_INLINE_CHECK_BYTES: int = env.get_int(
+    "EVALSERVER_INLINE_CHECK_BYTES", 256 * 1024 * 1024, min_value=0)
+EVALSERVER_INLINE_CHECK_TEXT_BYTES: int = env.get_int(
+    "EVALSERVER_INLINE_CHECK_TEXT_BYTES", 32 * 1024 * 1024, min_value=0)
+# The stored files of a failed submission are removed this many days after it failed (the
+# periodic workers.tasks.remove_failed_files; its page says until when they are kept).
+EVALSERVER_FAILED_FILES_RETENTION_DAYS: int = env.get_int(
+    "EVALSERVER_FAILED_FILES_RETENTION_DAYS", 7, min_value=0)
 # Submissions one user may make per benchmark in any 24 hours (guards the test labels
 # against adaptive overfitting); 0 turns the quota off.
 EVALSERVER_DAILY_QUOTA: int = env.get_int("EVALSERVER_DAILY_QUOTA", 10, min_value=0)
@@ -134,7 +150,11 @@ EVALSERVER_INFERENCE_TIME_LIMIT: int = env.get_int(
 EVALSERVER_RESCORE_TIME_LIMIT: int = env.get_int(
     "EVALSERVER_RESCORE_TIME_LIMIT", 1800, min_value=2
 )
-EVALSERVER_SWEEP_INTERVAL: int = env.get_int("EVALSERVER_SWEEP_INTERVAL", 60, min_value=1)
+# The sweep (leaderboard/common/jobs.py) runs this often. A job queued this window ago and not
+# claimed, or running that long, whose message the broker no longer holds, is sent again: a
+# lost message costs at most about the window plus the interval.
+EVALSERVER_SWEEP_INTERVAL: int = env.get_int("EVALSERVER_SWEEP_INTERVAL", 15, min_value=1)
+EVALSERVER_SWEEP_WINDOW: int = env.get_int("EVALSERVER_SWEEP_WINDOW", 60, min_value=1)
 # A label audit (workers.tasks.run_confident_learning_audit, workers.gpu_tasks.run_aul_audit)
 # fails with a reason one second before this many seconds, and is killed at it.
 EVALSERVER_AUDIT_TIME_LIMIT: int = env.get_int("EVALSERVER_AUDIT_TIME_LIMIT", 1800, min_value=2)

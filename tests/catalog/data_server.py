@@ -1,0 +1,95 @@
+"""A real HTTP server on 127.0.0.1 for the fetch_data tests: serves a folder laid out like the
+data directory, honours `Range: bytes=N-` (206 with Content-Range), and can be told to cut a
+file's connection after some bytes or to ignore ranges. It records every request."""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import unquote
+
+_RANGE = re.compile(r"^bytes=(\d+)-$")
+
+
+@dataclass
+class Served:
+    path: str
+    range: str | None
+    status: int
+    bytes_sent: int
+
+
+@dataclass
+class DataServer:
+    root: Path
+    url: str = ""
+    # relative path -> bytes after which the connection is closed (Content-Length stays whole)
+    cut_after: dict[str, int] = field(default_factory=dict)
+    ranges: bool = True
+    log: list[Served] = field(default_factory=list)
+
+
+def _handler(server: DataServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_GET(self) -> None:  # noqa: N802 - the http.server name
+            relative = unquote(self.path.lstrip("/"))
+            target = (server.root / relative).resolve()
+            if server.root.resolve() not in target.parents or not target.is_file():
+                self._answer(relative, 404, b"not found")
+                return
+            data = target.read_bytes()
+            wanted = _RANGE.match(self.headers.get("Range", ""))
+            start = int(wanted.group(1)) if wanted and server.ranges else 0
+            if start >= len(data) > 0:
+                self._answer(relative, 416, b"")
+                return
+            body = data[start:]
+            self.send_response(206 if start else 200)
+            if start:
+                self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Accept-Ranges", "bytes" if server.ranges else "none")
+            self.end_headers()
+            limit = server.cut_after.get(relative)
+            if limit is not None and start < limit:
+                body = body[: limit - start]
+                self.close_connection = True
+            self.wfile.write(body)
+            self.wfile.flush()
+            server.log.append(Served(relative, self.headers.get("Range"), 206 if start else 200,
+                                     len(body)))
+
+        def _answer(self, relative: str, status: int, body: bytes) -> None:
+            self.send_response(status)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            server.log.append(Served(relative, self.headers.get("Range"), status, len(body)))
+
+        def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+            pass
+
+    return Handler
+
+
+@contextmanager
+def data_server(root: Path) -> Iterator[DataServer]:
+    served = DataServer(root)
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(served))
+    httpd.daemon_threads = True
+    served.url = f"http://127.0.0.1:{httpd.server_address[1]}"
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield served
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(timeout=10)

@@ -9,12 +9,24 @@ Every message is sent when the caller's transaction commits: a worker never look
 or a file that is not there yet, and a rolled-back request sends nothing. A broker that is
 down at that moment loses the message, not the request (the commit has happened; the error is
 logged): the job stays queued and the sweep (`leaderboard/common/jobs.py`) sends it again.
+`broker_tasks_read` tells the sweep which jobs' messages the broker still holds.
 """
 
 from __future__ import annotations
 
+import base64
+import json
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import redis
 from celery import current_app
 from django.db import transaction
+from kombu.transport.redis import Channel as RedisChannel
+
+log = logging.getLogger(__name__)
 
 SCORE_SUBMISSION = "workers.tasks.score_submission"
 RUN_CHECKPOINT = "workers.gpu_tasks.run_checkpoint"
@@ -57,3 +69,80 @@ def audit_run_queue(*, audit_id: int, kind: str) -> None:
 def version_rescore_queue(*, version_id: int) -> None:
     """Re-score every scored submission on a label-set version (cpu queue)."""
     _send_on_commit(RESCORE_VERSION, version_id)
+
+
+@dataclass(frozen=True)
+class BrokerTasks:
+    """The task messages a Redis broker holds: waiting on a queue, or delivered to a worker
+    and not yet acknowledged."""
+
+    jobs: frozenset[tuple[str, int]]  # (task name, job id) of every message
+    task_ids: frozenset[str]  # the Celery task id of every message
+
+
+def broker_tasks_read() -> BrokerTasks | None:
+    """Every task message in the broker, or None when it cannot be read (unreachable, or not
+    a Redis broker). kombu's Redis transport keeps a queue's waiting messages in a list named
+    after the queue (one more list per priority step: "cpu\\x06\\x163"; this project sends no
+    priorities) and the delivered, unacknowledged ones (tasks are acknowledged late) in the
+    `unacked` hash, as [message, exchange, routing key]. The lists are read before the hash:
+    a message moves from one to the other, so it is seen in one of them but for the instant
+    between a worker's pop and its write to the hash."""
+    conf = current_app.conf
+    options = conf.broker_transport_options or {}
+    url = str(conf.broker_url or "")
+    if not url.startswith(("redis://", "rediss://", "unix://")):
+        return None  # another transport (or Sentinel): the sweep's long cutoffs apply
+    prefix = options.get("global_keyprefix", "")
+    sep = options.get("sep", RedisChannel.sep)
+    steps = options.get("priority_steps", RedisChannel.priority_steps)
+    queues = {queue.name for queue in conf.task_queues or ()} or {conf.task_default_queue}
+    lists = [prefix + (f"{queue}{sep}{step}" if step else queue)
+             for queue in sorted(queues) for step in sorted(set(steps) | {0})]
+    unacked = prefix + options.get("unacked_key", RedisChannel.unacked_key)
+    try:
+        client = redis.Redis.from_url(url, socket_timeout=5, socket_connect_timeout=2)
+        with client:
+            with client.pipeline(transaction=False) as pipe:
+                for name in lists:
+                    pipe.lrange(name, 0, -1)
+                waiting = pipe.execute()
+            delivered = client.hvals(unacked)
+    except (redis.RedisError, OSError) as exc:
+        log.warning("the broker's messages cannot be read (%s): the sweep waits for its "
+                    "long cutoffs", exc)
+        return None
+    messages = [_loads(raw) for listed in waiting for raw in listed]
+    messages += [_loads(raw, delivered=True) for raw in delivered]
+    return _tasks_of(message for message in messages if isinstance(message, dict))
+
+
+def _loads(raw: bytes, *, delivered: bool = False) -> object:
+    try:
+        loaded = json.loads(raw)
+        return loaded[0] if delivered else loaded  # delivered: [message, exchange, key]
+    except (ValueError, TypeError, IndexError, KeyError):
+        return None
+
+
+def _tasks_of(messages: Iterable[dict[str, Any]]) -> BrokerTasks:
+    """The (task, job id) pairs and task ids of kombu messages (headers with the task's name
+    and id; the body, base64 JSON, holds [args, kwargs, embed]). Anything else is skipped."""
+    jobs: set[tuple[str, int]] = set()
+    task_ids: set[str] = set()
+    for message in messages:
+        try:
+            headers = message["headers"]
+            body = message["body"]
+            if message.get("properties", {}).get("body_encoding") == "base64":
+                body = base64.b64decode(body)
+            args = json.loads(body)[0]
+            name, task_id = headers["task"], headers["id"]
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError):
+            continue  # not a task message of this project
+        if isinstance(task_id, str):
+            task_ids.add(task_id)
+        if isinstance(name, str) and isinstance(args, list) and len(args) == 1 \
+                and isinstance(args[0], int):
+            jobs.add((name, args[0]))
+    return BrokerTasks(jobs=frozenset(jobs), task_ids=frozenset(task_ids))

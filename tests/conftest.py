@@ -181,6 +181,36 @@ def _point_celery_app(app: Any, *, broker_url: str, result_backend: str) -> None
         del app._local.backend
 
 
+def redis_database_empty(redis_url: str, number: int) -> Iterator[str]:
+    """The URL of database `number` of the test Redis, flushed before and after (for a module
+    whose tests read every message a broker holds: overriding its `redis_url` with this
+    points its workers and its `broker` there)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    import redis
+
+    url = urlunsplit(urlsplit(redis_url)._replace(path=f"/{number}"))
+    with redis.Redis.from_url(url) as client:
+        client.flushdb()
+        yield url
+        client.flushdb()
+
+
+@pytest.fixture
+def broker(redis_url: str) -> Iterator[Any]:
+    """The test Redis (a redis.Redis client), with this process's Celery app sending to it."""
+    import redis
+
+    from evalserver.celery import app
+
+    saved = {"broker_url": app.conf.broker_url, "result_backend": app.conf.result_backend}
+    _point_celery_app(app, broker_url=redis_url, result_backend=redis_url)
+    try:
+        yield redis.Redis.from_url(redis_url)
+    finally:
+        _point_celery_app(app, **saved)
+
+
 @pytest.fixture(autouse=True)
 def _fresh_cache() -> Iterator[None]:
     """Each test starts with an empty cache: rolled-back tests can reuse a benchmark's id and

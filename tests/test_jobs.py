@@ -6,7 +6,7 @@ tests/audits/test_confident_learning.py.)"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -16,6 +16,7 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 from pytest_django.fixtures import Settings
 
+from evalserver.celery import app
 from leaderboard import queue
 from leaderboard.audits.jobs import audits_sweep
 from leaderboard.audits.models import Audit
@@ -27,9 +28,22 @@ from leaderboard.review.models import VersionRescore
 from leaderboard.submissions.jobs import submissions_sweep
 from leaderboard.submissions.models import Submission
 from tests import factories
+from tests.conftest import _point_celery_app
+from tests.helpers import free_port
 
 # Committed as they go, as in a worker: each message is sent when its write commits.
 pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture(autouse=True)
+def _broker_unreadable() -> Iterator[None]:
+    """The rules that hold without the broker's word: it cannot be read here, so only the long
+    cutoffs apply (tests/test_jobs_broker.py asks a real broker)."""
+    saved = {"broker_url": app.conf.broker_url, "result_backend": app.conf.result_backend}
+    nobody = f"redis://127.0.0.1:{free_port()}/0"  # nothing listens there
+    _point_celery_app(app, broker_url=nobody, result_backend=nobody)
+    yield
+    _point_celery_app(app, **saved)
 
 
 @pytest.fixture

@@ -24,7 +24,7 @@ from leaderboard.audits.models import Audit
 from leaderboard.submissions.jobs import submissions_sweep
 from leaderboard.submissions.models import Submission
 from tests import factories
-from tests.conftest import _point_celery_app
+from tests.conftest import _point_celery_app, redis_database_empty
 from tests.helpers import free_port
 
 TASK_NAMES = (queue.SCORE_SUBMISSION, queue.RUN_CHECKPOINT, queue.RUN_CONFIDENT_LEARNING_AUDIT,
@@ -42,6 +42,10 @@ def test_it_names_only_tasks_the_workers_register() -> None:
     assert sweeps == ["workers.tasks.sweep_audits", "workers.tasks.sweep_submissions",
                       "workers.tasks.sweep_versions"]
     assert [name for name in sweeps if name not in app.tasks] == []
+    # every EVALSERVER_SWEEP_INTERVAL seconds (15 by default: a lost message is sent again
+    # about EVALSERVER_SWEEP_WINDOW + 15 s after it was sent)
+    assert {entry["schedule"] for entry in settings.CELERY_BEAT_SCHEDULE.values()} == {
+        float(settings.EVALSERVER_SWEEP_INTERVAL)}
 
 
 def _sent(broker: redis.Redis, queue_name: str, before: int) -> list[tuple[str, list[int]]]:
@@ -56,14 +60,10 @@ def _sent(broker: redis.Redis, queue_name: str, before: int) -> list[tuple[str, 
 
 
 @pytest.fixture
-def broker(redis_url: str) -> Iterator[redis.Redis]:
-    """The test Redis, with this process's Celery app sending to it."""
-    saved = {"broker_url": app.conf.broker_url, "result_backend": app.conf.result_backend}
-    _point_celery_app(app, broker_url=redis_url, result_backend=redis_url)
-    try:
-        yield redis.Redis.from_url(redis_url)
-    finally:
-        _point_celery_app(app, **saved)
+def redis_url(redis_url: str) -> Iterator[str]:
+    """A Redis database of this module's own, empty before and after each test: the sweep
+    reads every message the broker holds, so none of another test's may be there."""
+    yield from redis_database_empty(redis_url, 14)
 
 
 @pytest.mark.django_db(transaction=True)
@@ -114,8 +114,15 @@ def test_it_keeps_a_submission_made_while_the_broker_is_down_for_the_sweep(
     assert len(failures) == 1 and "on_commit" in failures[0].getMessage()
     assert broker.llen("cpu") == cpu
 
-    # the broker is back; once the job has waited past its time limit, the sweep sends it
+    # the broker is back and holds no message for it: the sweep sends it once the job has
+    # waited its short window unclaimed (not before: its message might still be on its way)
+    window = loaded.EVALSERVER_SWEEP_WINDOW
+    assert window < loaded.EVALSERVER_SCORING_TIME_LIMIT
     Submission.objects.filter(pk=submission.pk).update(
-        queued_at=timezone.now() - timedelta(seconds=loaded.EVALSERVER_SCORING_TIME_LIMIT + 31))
+        queued_at=timezone.now() - timedelta(seconds=window - 1))
+    assert submissions_sweep() == []
+    Submission.objects.filter(pk=submission.pk).update(
+        queued_at=timezone.now() - timedelta(seconds=window + 1))
     assert submissions_sweep() == [submission.pk]
     assert _sent(broker, "cpu", cpu) == [(queue.SCORE_SUBMISSION, [submission.pk])]
+    assert submissions_sweep() == []  # its message waits on the queue now

@@ -21,6 +21,7 @@ AUDIT_JOBS = JobKind(
     model=Audit, finished_field="finished", what="the audit",
     time_limits=lambda: [(Q(), settings.EVALSERVER_AUDIT_TIME_LIMIT)],
     max_attempts=lambda: settings.EVALSERVER_SCORING_MAX_ATTEMPTS, requeue=_requeue,
+    tasks=tuple(queue.AUDIT_TASKS.values()),
     claim_fields={"result": {}})  # an attempt's progress starts again
 
 

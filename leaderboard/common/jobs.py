@@ -17,11 +17,23 @@ task never overwrites a newer state:
   `attempts` past the limit; that job may finish, but if it is lost it is not queued again.
 - Only the task holding the claim writes a result (`job_held` inside the result's
   transaction, then `job_finish`) or a failure with its reason (`job_fail`).
-- The sweep (`jobs_sweep`, from Celery beat): a job still running its task's hard time limit
-  plus a margin after it started has lost its worker: it is queued again, or failed once out
-  of attempts. A job queued that long ago and never started has lost its message (a broker
-  down at commit, Redis restarted without persistence): it is sent again. A message sent twice
-  is harmless: only one task can claim.
+- The sweep (`jobs_sweep`, from Celery beat every EVALSERVER_SWEEP_INTERVAL s) looks for
+  jobs whose message or worker was lost, and asks the broker which messages it still holds
+  (`leaderboard.queue.broker_tasks_read`: waiting on a queue, or delivered to a worker and not
+  yet acknowledged):
+  - queued, not claimed EVALSERVER_SWEEP_WINDOW s after it was sent, and no message of its
+    kind's tasks names it: its message was lost (a broker down at commit, Redis restarted
+    without persistence). It is sent again. One whose message is still waiting (a long queue
+    behind busy workers) is never sent again.
+  - running for that window, and the message of the task holding its claim is gone: Redis
+    lost it, and the worker cancelled the task when its connection dropped
+    (CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS). It is queued again, or
+    failed once out of attempts.
+  - running its task's hard time limit plus a margin after it started: its worker was lost
+    (the pool process is killed at the limit; a worker machine that died still holds its
+    unacknowledged message until the visibility timeout). Queued again, or failed.
+  When the broker cannot be read, a queued job is sent again only once it has waited that long
+  too. A message sent twice is harmless: only one task can claim.
 """
 
 from __future__ import annotations
@@ -31,9 +43,12 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db import models
 from django.db.models import F, Q, QuerySet
 from django.utils import timezone
+
+from leaderboard import queue
 
 QUEUED, RUNNING, FAILED = "queued", "running", "failed"
 # Past its task's hard time limit a job's pool process has been killed; the margin leaves
@@ -76,6 +91,8 @@ class JobKind:
     max_attempts: Callable[[], int]
     # Sends the tasks of these jobs again (through leaderboard.queue).
     requeue: Callable[[list[int]], None]
+    # The names of the tasks that take these jobs' ids (to find their messages in the broker).
+    tasks: tuple[str, ...]
     # The field a task's argument names the job by.
     id_field: str = "id"
     # Stored as well at every claim (an audit's progress starts again).
@@ -122,15 +139,27 @@ def job_fail(kind: JobKind, *, job_id: int, task_id: str, reason: str, **fields:
 
 def jobs_sweep(kind: JobKind) -> list[int]:
     """Queue again the jobs whose worker or message was lost, fail those out of attempts;
-    returns the ids of the jobs sent again."""
+    returns the ids of the jobs sent again (this module's docstring says which)."""
     now = timezone.now()
+    window = now - timedelta(seconds=settings.EVALSERVER_SWEEP_WINDOW)
     started_long_ago, queued_long_ago = Q(pk__in=[]), Q(pk__in=[])
     for which, limit in kind.time_limits():
         cutoff = now - timedelta(seconds=limit + SWEEP_MARGIN_SECONDS)
         started_long_ago |= which & Q(started__lt=cutoff)
         queued_long_ago |= which & Q(queued_at__lt=cutoff)
     manager = kind.model._default_manager
-    stuck = manager.filter(started_long_ago, status=RUNNING)
+    unclaimed = manager.filter(status=QUEUED, queued_at__lt=window)
+    running = manager.filter(status=RUNNING, started__lt=window)
+    # The broker is read only when some job has waited or run past the window.
+    broker = (queue.broker_tasks_read()
+              if unclaimed.exists() or running.exclude(started_long_ago).exists() else None)
+
+    stuck_which = started_long_ago
+    if broker is not None:
+        for job_id, claim in running.values_list(kind.id_field, "claimed_by"):
+            if claim not in broker.task_ids:  # its message is gone: nothing runs it now
+                stuck_which |= Q(**{kind.id_field: job_id}, claimed_by=claim)
+    stuck = manager.filter(stuck_which, status=RUNNING)
     max_attempts = kind.max_attempts()
     stuck.filter(attempts__gte=max_attempts).update(
         status=FAILED, **{kind.finished_field: now}, **kind.lost_fields,
@@ -141,8 +170,17 @@ def jobs_sweep(kind: JobKind) -> list[int]:
         if stuck.filter(**{kind.id_field: job_id}).update(
                 status=QUEUED, claimed_by="", queued_at=now) == 1:
             requeued.append(job_id)
-    lost = manager.filter(queued_long_ago, status=QUEUED)
-    for job_id in lost.order_by(kind.id_field).values_list(kind.id_field, flat=True):
+
+    if broker is None:
+        lost = manager.filter(queued_long_ago, status=QUEUED)
+        lost_ids = list(lost.order_by(kind.id_field).values_list(kind.id_field, flat=True))
+    else:
+        lost = unclaimed
+        waiting = {job_id for task, job_id in broker.jobs if task in kind.tasks}
+        lost_ids = [job_id for job_id in
+                    unclaimed.order_by(kind.id_field).values_list(kind.id_field, flat=True)
+                    if job_id not in waiting]
+    for job_id in lost_ids:
         if lost.filter(**{kind.id_field: job_id}).update(queued_at=now) == 1:
             requeued.append(job_id)
     if requeued:

@@ -30,7 +30,7 @@ VERSION_RESCORE_JOBS = JobKind(
     model=VersionRescore, finished_field="finished_at", what="the re-scoring",
     time_limits=lambda: [(Q(), settings.EVALSERVER_RESCORE_TIME_LIMIT)],
     max_attempts=lambda: settings.EVALSERVER_SCORING_MAX_ATTEMPTS, requeue=_requeue,
-    id_field="version_id")
+    tasks=(queue.RESCORE_VERSION,), id_field="version_id")
 
 
 def versions_sweep() -> list[int]:

@@ -33,6 +33,7 @@ def _requeue(submission_ids: list[int]) -> None:
 SUBMISSION_JOBS = JobKind(
     model=Submission, finished_field="scored", what="scoring", time_limits=_time_limits,
     max_attempts=lambda: settings.EVALSERVER_SCORING_MAX_ATTEMPTS, requeue=_requeue,
+    tasks=(queue.SCORE_SUBMISSION, queue.RUN_CHECKPOINT),
     lost_fields={"failure_code": "worker_lost"})
 
 

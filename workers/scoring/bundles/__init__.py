@@ -1,0 +1,61 @@
+"""Benchmarks as data: a manifest (TOML) plus the label files it names (docs/bundles.md).
+
+    bundle = read_bundle(Path("benchmarks/cifar10.toml"))        # parse and check the manifest
+    spec = benchmark_spec_from_bundle(bundle)                     # catalog.py's BenchmarkSpec
+    compiled = compile_bundle(bundle, data_dir=..., cache_dir=...)  # every label set, hashed
+
+A `.zip` bundle is extracted safely first (`open_bundle`). Every refusal is a BundleError
+with a code of `errors.CODES`, the file and the manifest field.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from .builders import BundleData, label_set_files
+from .compiler import (
+    benchmark_spec_from_bundle,
+    compile_bundle,
+    compile_bundle_label_set,
+    label_set_spec_from_bundle,
+    missing_sources,
+)
+from .errors import CODES, BundleError
+from .manifest import parse_manifest, read_manifest
+from .model import Bundle, ClassesDef, ExampleSetDef, LabelSetDef, VoteFileDef
+from .zipped import ZipLimits, extract_bundle
+
+BUILTIN_DIR = Path(__file__).resolve().parents[3] / "benchmarks"
+
+__all__ = [
+    "BUILTIN_DIR", "CODES", "Bundle", "BundleData", "BundleError", "ClassesDef",
+    "ExampleSetDef", "LabelSetDef", "VoteFileDef", "ZipLimits", "benchmark_spec_from_bundle",
+    "builtin_bundle_paths", "compile_bundle", "compile_bundle_label_set", "extract_bundle",
+    "label_set_files", "label_set_spec_from_bundle", "missing_sources", "open_bundle",
+    "parse_manifest", "read_bundle", "read_manifest",
+]
+
+
+def builtin_bundle_paths() -> list[Path]:
+    """The bundles kept in the repository (benchmarks/*.toml), by file name."""
+    return sorted(BUILTIN_DIR.glob("*.toml"))
+
+
+def read_bundle(path: Path) -> Bundle:
+    """A manifest file's bundle (for a .zip use `open_bundle`)."""
+    return read_manifest(Path(path))
+
+
+@contextmanager
+def open_bundle(path: Path, *, limits: ZipLimits | None = None) -> Iterator[Bundle]:
+    """A manifest, or a .zip bundle extracted into a temporary folder that lives as long as
+    the `with` block (its files are read from there)."""
+    path = Path(path)
+    if path.suffix.lower() != ".zip":
+        yield read_manifest(path)
+        return
+    with tempfile.TemporaryDirectory(prefix="bundle-") as folder:
+        yield read_manifest(extract_bundle(path, Path(folder), limits))

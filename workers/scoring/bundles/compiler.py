@@ -1,0 +1,172 @@
+"""Compiled label sets and catalog specs from a bundle (docs/bundles.md §6).
+
+`benchmark_spec_from_bundle` gives the `BenchmarkSpec` catalog.py would declare for it, and
+`compile_bundle` the compiled label sets, each with the content hash `label_set_builders`
+gives (the same hash as before for a built-in benchmark's unchanged label set). Compiled sets
+are cached like `label_set_builders.compile_label_set` does: as .npz (never pickled) under a
+fingerprint of the label set's definition and its source files' sizes and times.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from .. import label_set_builders as builders
+from ..catalog import BenchmarkSpec, ImageSetSpec, LabelSetSpec
+from .builders import BundleData, label_set_files, optional_source
+from .data_files import resolve
+from .errors import BundleError
+from .model import Bundle, LabelSetDef
+
+# Bump when a bundle builder's output changes, so stale caches are not reused.
+BUNDLE_BUILDER_VERSION = 1
+
+# kind (and multi layout) -> (LabelSetSpec.kind, family of docs/metrics.md §1)
+FAMILIES: dict[str, tuple[str, str]] = {
+    "single": ("single", "original"),
+    "validated": ("single", "corrected"),
+    "real": ("multi", "real"),
+    "human_accuracy": ("multi", "multilabel"),
+    "subset": ("multi", "imagenet_m"),
+    "soft": ("soft", "cifar10h"),
+    "new_test_set": ("single", "new_test_set"),
+}
+
+
+def family_of(ls: LabelSetDef) -> tuple[str, str]:
+    return FAMILIES[ls.layout if ls.kind == "multi" and ls.layout else ls.kind]
+
+
+def label_set_spec_from_bundle(bundle: Bundle, ls: LabelSetDef) -> LabelSetSpec:
+    kind, family = family_of(ls)
+    params: tuple[tuple[str, object], ...] = ()
+    if ls.threshold is not None:
+        params = (("threshold", ls.threshold),)
+    return LabelSetSpec(
+        slug=ls.slug,
+        benchmark=bundle.slug,
+        image_set=ls.example_set,
+        kind=kind,
+        family=family,
+        name=ls.name,
+        description=ls.description,
+        citation=bundle.citation(ls.citation),
+        files=label_set_files(bundle, ls),
+        params=params,
+        optional_source=optional_source(bundle, ls),
+    )
+
+
+def benchmark_spec_from_bundle(bundle: Bundle) -> BenchmarkSpec:
+    return BenchmarkSpec(
+        slug=bundle.slug,
+        name=bundle.name,
+        num_classes=bundle.classes.count,
+        main_image_set=bundle.main_example_set,
+        image_sets=tuple(
+            ImageSetSpec(s.slug, bundle.slug, s.name, s.size, s.description)
+            for s in bundle.example_sets
+        ),
+        label_sets=tuple(label_set_spec_from_bundle(bundle, ls) for ls in bundle.label_sets),
+    )
+
+
+def missing_sources(data: BundleData, ls: LabelSetDef) -> list[str]:
+    """What a label set lacks to be built: files under the root, or an unset setting."""
+    missing = []
+    for name in label_set_files(data.bundle, ls):
+        try:
+            resolve(data.root, name, field=f"label_sets.{ls.slug}")
+        except BundleError as error:
+            if error.code != "missing_file":
+                raise
+            missing.append(name)
+    setting = optional_source(data.bundle, ls)
+    if setting is not None and data.sources.get(setting) is None:
+        missing.append(f"setting {setting}")
+    return missing
+
+
+def fingerprint(data: BundleData, ls: LabelSetDef) -> str:
+    """Changes whenever the label set's definition, a source file or a builder changes."""
+    bundle = data.bundle
+    related = [ls] + [bundle.label_set(s) for s in (ls.original, ls.of) if s]
+    parts: list[Any] = [
+        BUNDLE_BUILDER_VERSION,
+        builders.BUILDER_VERSION,
+        bundle.slug,
+        [dataclasses.asdict(x) for x in related],
+        dataclasses.asdict(bundle.example_set(ls.example_set)),
+        dataclasses.asdict(bundle.classes),
+    ]
+    sources = [data.root / name for name in label_set_files(bundle, ls)]
+    setting = optional_source(bundle, ls)
+    if setting is not None and data.sources.get(setting) is not None:
+        sources.append(Path(str(data.sources[setting])))
+    for source in sources:
+        stat = source.stat()
+        parts.append([str(source.resolve()), stat.st_size, stat.st_mtime_ns])
+    return hashlib.sha256(json.dumps(parts, default=str).encode()).hexdigest()[:32]
+
+
+def compile_bundle_label_set(
+    data: BundleData, slug: str, *, cache_dir: Path | None = None
+) -> builders.CompiledLabelSet:
+    ls = data.bundle.label_set(slug)
+    missing = missing_sources(data, ls)
+    if missing:
+        unset = missing[-1].startswith("setting ")
+        raise BundleError("not_configured" if unset else "missing_file",
+                          f"label set {ls.slug!r} lacks: {', '.join(missing)}",
+                          file=missing[0] if not unset else "", field=f"label_sets.{ls.slug}")
+    cached: Path | None = None
+    if cache_dir is not None:
+        name = f"bundle-{data.bundle.slug}-{ls.slug}-{fingerprint(data, ls)}.npz"
+        cached = Path(cache_dir) / name
+        if cached.is_file():
+            return builders.load_compiled(cached)
+    arrays, meta = data.build(ls)
+    kind, family = family_of(ls)
+    fields = {
+        "slug": ls.slug,
+        "benchmark": data.bundle.slug,
+        "image_set": ls.example_set,
+        "kind": kind,
+        "family": family,
+        "num_classes": data.bundle.classes.count,
+        "size": data.bundle.example_set(ls.example_set).size,
+    }
+    compiled = builders.make_compiled(fields, arrays, meta)
+    if cached is not None:
+        builders.save_compiled(compiled, cached)
+    return compiled
+
+
+def compile_bundle(
+    bundle: Bundle,
+    *,
+    data_dir: Path,
+    cache_dir: Path | None = None,
+    sources: Mapping[str, Path | None] | None = None,
+    skip_unconfigured: bool = True,
+) -> dict[str, builders.CompiledLabelSet]:
+    """Every label set of a bundle, compiled (its class names are checked on the way).
+
+    Label sets whose source is an unset server setting are left out when
+    `skip_unconfigured`; any other problem is a BundleError, and nothing is returned."""
+    data = BundleData(bundle, data_dir=data_dir, sources=sources)
+    _ = data.classes  # read and check the class names even if no label set needs them
+    for example_set in bundle.example_sets:
+        data.names(example_set.slug)
+    out = {}
+    for ls in bundle.label_sets:
+        setting = optional_source(bundle, ls)
+        if skip_unconfigured and setting is not None and data.sources.get(setting) is None:
+            continue
+        out[ls.slug] = compile_bundle_label_set(data, ls.slug, cache_dir=cache_dir)
+    return out

@@ -1,0 +1,168 @@
+"""Reading the files a bundle names, safely: inside the root, never a pickle, checked layout.
+
+Every path goes through `resolve` (relative, and still inside the root once links are
+followed). A pickle is refused wherever it turns up: by name (.pkl, .pickle), by its magic
+bytes (protocol 2 and later start with 0x80 and the protocol number), and inside .npy/.npz
+files by an object dtype, which NumPy can only store pickled (AudioSet's label file of the
+label-error study is such an array). NumPy is always asked with allow_pickle=False as well.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .errors import BundleError
+from .fields import check_relative_path
+
+PICKLE_SUFFIXES = (".pkl", ".pickle", ".pck")
+NPY_MAGIC = b"\x93NUMPY"
+ZIP_MAGIC = b"PK\x03\x04"
+MAX_DATA_FILE_BYTES = 1 << 30
+PICKLE_MESSAGE = (
+    "pickles are never loaded (they can run code); store labels as an integer .npy array "
+    "or as JSON"
+)
+
+
+def looks_like_pickle(head: bytes) -> bool:
+    return len(head) >= 2 and head[0] == 0x80 and 2 <= head[1] <= 5
+
+
+def npy_has_objects(head: bytes) -> bool | None:
+    """Whether a .npy header declares a dtype holding Python objects; None if not a header."""
+    if not head.startswith(NPY_MAGIC):
+        return None
+    stream = io.BytesIO(head)
+    try:
+        version = np.lib.format.read_magic(stream)
+        if version == (1, 0):
+            _, _, dtype = np.lib.format.read_array_header_1_0(stream)
+        else:
+            _, _, dtype = np.lib.format.read_array_header_2_0(stream)
+    except (ValueError, SyntaxError, TypeError, EOFError):
+        return None  # not a readable header: np.load refuses it later as bad_file
+    return bool(dtype.hasobject)
+
+
+def refuse_pickle(name: str, head: bytes, *, file: str, field: str) -> None:
+    if name.lower().endswith(PICKLE_SUFFIXES) or looks_like_pickle(head):
+        raise BundleError("pickle", f"a pickle: {PICKLE_MESSAGE}", file=file, field=field)
+    if npy_has_objects(head):
+        raise BundleError(
+            "pickle",
+            f"a .npy array of Python objects (dtype=object), stored as pickles: {PICKLE_MESSAGE}",
+            file=file,
+            field=field,
+        )
+
+
+def resolve(root: Path, relative: str, *, field: str) -> Path:
+    """The file `relative` names under `root`; refused if it leads out of it or is absent."""
+    check_relative_path(relative, file=relative, field=field)
+    root_real = Path(root).resolve()
+    path = (root_real / relative).resolve()
+    if not path.is_relative_to(root_real):
+        raise BundleError(
+            "path_escapes", "a link leads out of the bundle's folder", file=relative, field=field
+        )
+    if not path.is_file():
+        raise BundleError("missing_file", f"no such file under {root}", file=relative, field=field)
+    return path
+
+
+def _open_checked(root: Path, relative: str, *, field: str) -> tuple[Path, bytes]:
+    path = resolve(root, relative, field=field)
+    size = path.stat().st_size
+    if size > MAX_DATA_FILE_BYTES:
+        raise BundleError("bad_file", f"larger than {MAX_DATA_FILE_BYTES} bytes", file=relative,
+                          field=field)
+    with open(path, "rb") as handle:
+        head = handle.read(4096)
+    refuse_pickle(relative, head, file=relative, field=field)
+    return path, head
+
+
+def read_json(root: Path, relative: str, *, field: str) -> Any:
+    path, _ = _open_checked(root, relative, field=field)
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return json.load(handle)
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
+        reason = "nested too deeply" if isinstance(error, RecursionError) else str(error)
+        raise BundleError("bad_file", f"not JSON: {reason}", file=relative, field=field) from None
+
+
+def read_npy(root: Path, relative: str, *, field: str) -> np.ndarray:
+    path, head = _open_checked(root, relative, field=field)
+    if not head.startswith(NPY_MAGIC):
+        raise BundleError("bad_file", "not a .npy file", file=relative, field=field)
+    try:
+        return np.load(path, allow_pickle=False)
+    except (ValueError, OSError, EOFError) as error:
+        if "allow_pickle" in str(error):
+            raise BundleError("pickle", f"pickled content: {PICKLE_MESSAGE}", file=relative,
+                              field=field) from None
+        raise BundleError("bad_file", f"unreadable .npy: {error}", file=relative,
+                          field=field) from None
+
+
+def read_npz_member(root: Path, relative: str, member: str, *, field: str) -> np.ndarray:
+    """One array of an .npz archive; every member is checked for pickles first."""
+    path, head = _open_checked(root, relative, field=field)
+    if not head.startswith(ZIP_MAGIC):
+        raise BundleError("bad_file", "not a .npz file", file=relative, field=field)
+    try:
+        with zipfile.ZipFile(path) as archive:
+            for info in archive.infolist():
+                with archive.open(info) as handle:
+                    refuse_pickle(info.filename, handle.read(4096), file=relative, field=field)
+        with np.load(path, allow_pickle=False) as archive:
+            if member not in archive.files:
+                raise BundleError("bad_file", f"has no array {member!r}", file=relative,
+                                  field=field)
+            return archive[member]
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as error:
+        if isinstance(error, BundleError):
+            raise
+        raise BundleError("bad_file", f"unreadable .npz: {error}", file=relative,
+                          field=field) from None
+
+
+def label_dtype(num_classes: int) -> type:
+    """int16 (what the compiled sets of the built-in benchmarks hold) while it fits."""
+    return np.int16 if num_classes <= np.iinfo(np.int16).max + 1 else np.int32
+
+
+def check_labels(
+    array: np.ndarray, *, size: int, num_classes: int, file: str, field: str
+) -> np.ndarray:
+    """A 1-D integer label per example, each in 0..num_classes-1."""
+    if array.ndim != 1 or array.dtype.kind not in "iu":
+        raise BundleError(
+            "bad_file",
+            f"expected a 1-D integer array, got {array.dtype} {array.shape}",
+            file=file,
+            field=field,
+        )
+    if array.shape[0] != size:
+        raise BundleError(
+            "length_mismatch",
+            f"{array.shape[0]} labels for an example set of {size}",
+            file=file,
+            field=field,
+        )
+    if size and (int(array.min()) < 0 or int(array.max()) >= num_classes):
+        bad = int(np.flatnonzero((array < 0) | (array >= num_classes))[0])
+        raise BundleError(
+            "label_out_of_range",
+            f"label {int(array[bad])} of example {bad} is outside 0..{num_classes - 1}",
+            file=file,
+            field=field,
+        )
+    return array.astype(label_dtype(num_classes))

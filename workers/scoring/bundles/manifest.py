@@ -1,0 +1,259 @@
+"""Parse and check a bundle manifest (docs/bundles.md): TOML text -> a frozen `Bundle`.
+
+This reads the manifest only; the data files it names are read (and checked) when the label
+sets are compiled (`compiler.py`). Every refusal is a `BundleError` naming the manifest and
+the field.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from .errors import BundleError
+from .fields import Table
+from .label_set_fields import parse_label_set
+from .model import (
+    CLASS_SOURCES,
+    FILE_ROOTS,
+    IMAGE_FORMATS,
+    MODALITIES,
+    NAMINGS,
+    Bundle,
+    ClassesDef,
+    ExampleSetDef,
+    ImagesDef,
+    LabelSetDef,
+)
+
+SCHEMA_VERSION = 1
+MAX_MANIFEST_BYTES = 1 << 20
+# `{number}` or `{number:0Nd}` once; any other brace is refused (no str.format injection).
+_PATTERN = re.compile(r"^([^{}]*)\{number(?::0(\d{1,2})d)?\}([^{}]*)$")
+
+
+def read_manifest(path: Path) -> Bundle:
+    path = Path(path)
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(MAX_MANIFEST_BYTES + 1)
+    except OSError as error:
+        raise BundleError(
+            "missing_file", f"cannot read the manifest: {error.strerror}", file=str(path)
+        ) from None
+    return parse_manifest(raw, path=path)
+
+
+def parse_manifest(raw: bytes, *, path: Path) -> Bundle:
+    file = path.name
+    if len(raw) > MAX_MANIFEST_BYTES:
+        raise BundleError("bad_toml", "the manifest is larger than 1 MiB", file=file)
+    try:
+        document = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise BundleError("bad_toml", "the manifest is not UTF-8 text", file=file) from None
+    except tomllib.TOMLDecodeError as error:
+        raise BundleError("bad_toml", f"not valid TOML: {error}", file=file) from None
+    top = Table(document, file=file, prefix="")
+    schema = top.int("schema")
+    if schema != SCHEMA_VERSION:
+        raise top.error("bad_value", "schema", f"this server reads schema {SCHEMA_VERSION}")
+    slug = top.slug("slug")
+    name = top.str("name")
+    description = top.str("description", "")
+    modality = top.choice("modality", MODALITIES)
+    files = top.choice("files", FILE_ROOTS, "data")
+    citations = _citations(top)
+    cites = top.str_list("cites", ())
+    classes = _classes(top.table("classes"))
+    example_sets = tuple(
+        _example_set(Table(data, file=file, prefix=f"example_sets[{i}]"))
+        for i, data in top.tables("example_sets")
+    )
+    _unique([s.slug for s in example_sets], file=file, field="example_sets")
+    main = top.str("main_example_set", example_sets[0].slug)
+    label_sets: list[LabelSetDef] = []
+    for i, data in top.tables("label_sets"):
+        label_sets += parse_label_set(
+            Table(data, file=file, prefix=f"label_sets[{i}]"), main_example_set=main
+        )
+    _unique([s.slug for s in label_sets], file=file, field="label_sets")
+    headline = top.str("headline", label_sets[0].slug)
+    reviewable = top.str_list("reviewable", ())
+    top.done()
+    bundle = Bundle(
+        slug=slug,
+        name=name,
+        description=description,
+        modality=modality,
+        citations=citations,
+        cites=cites,
+        files=files,
+        classes=classes,
+        example_sets=example_sets,
+        label_sets=tuple(label_sets),
+        main_example_set=main,
+        headline=headline,
+        reviewable=reviewable,
+        manifest=path,
+    )
+    _check_references(bundle, file=file)
+    return bundle
+
+
+def _unique(slugs: list[str], *, file: str, field: str) -> None:
+    seen: set[str] = set()
+    for slug in slugs:
+        if slug in seen:
+            raise BundleError(
+                "duplicate_slug", f"two {field} have the slug {slug!r}", file=file, field=field
+            )
+        seen.add(slug)
+
+
+def _citations(top: Table) -> tuple[tuple[str, str], ...]:
+    table = top.table("citations", None)
+    if table is None:
+        return ()
+    out = []
+    for key in table.data:
+        out.append((key, table.str(key)))
+        if not key.strip():
+            raise table.error("bad_value", key, "a citation key must not be blank")
+    table.done()
+    return tuple(out)
+
+
+def _classes(table: Table) -> ClassesDef:
+    count = table.int("count", minimum=1)
+    source = table.choice("source", CLASS_SOURCES)
+    if source == "inline":
+        names = table.str_list("names")
+        if len(names) != count:
+            raise table.error("bad_value", "names", f"{len(names)} names for {count} classes")
+        seen: set[str] = set()
+        for i, class_name in enumerate(names):
+            if class_name in seen:
+                raise BundleError(
+                    "duplicate_class",
+                    f"the class name {class_name!r} appears twice",
+                    file=table.file,
+                    field=f"{table.field('names')}[{i}]",
+                )
+            seen.add(class_name)
+        table.done()
+        return ClassesDef(count=count, source=source, names=names)
+    file = table.path("file")
+    extra: dict[str, Any] = {}
+    if source == "folder_names":
+        extra["first_number"] = table.int("first_number", 1, minimum=0)
+    elif source == "records":
+        extra["id_field"] = table.str("id_field", "cid")
+        extra["name_field"] = table.str("name_field", "name")
+        extra["key_field"] = table.str("key_field", None)
+    table.done()
+    return ClassesDef(count=count, source=source, file=file, **extra)
+
+
+def pattern_parts(pattern: str) -> tuple[str, int | None, str] | None:
+    """(prefix, zero-padded width or None, suffix) of a naming pattern, None if malformed."""
+    match = _PATTERN.match(pattern)
+    if not match:
+        return None
+    width = match.group(2)
+    return match.group(1), (int(width) if width else None), match.group(3)
+
+
+def _example_set(table: Table) -> ExampleSetDef:
+    slug = table.slug("slug")
+    table.prefix = f"example_sets.{slug}"
+    name = table.str("name")
+    size = table.int("size", minimum=1)
+    description = table.str("description", "")
+    naming = table.choice("naming", NAMINGS, "index")
+    extra: dict[str, Any] = {}
+    if naming == "pattern":
+        pattern = table.str("pattern")
+        if pattern_parts(pattern) is None:
+            raise table.error(
+                "bad_value",
+                "pattern",
+                f"{pattern!r} must contain `{{number}}` or `{{number:0Nd}}` once and no other "
+                "brace",
+            )
+        extra["pattern"] = pattern
+        extra["first_number"] = table.int("first_number", 1, minimum=0)
+    elif naming == "file":
+        extra["names_file"] = table.path("names")
+    images_table = table.table("images", None)
+    if images_table is not None:
+        image_format = images_table.choice("format", IMAGE_FORMATS, "folder")
+        path = images_table.path("path", None)
+        setting = images_table.str("setting", None)
+        if (path is None) == (setting is None):
+            raise images_table.error("bad_value", "path", "give exactly one of path and setting")
+        images_table.done()
+        extra["images"] = ImagesDef(format=image_format, path=path, setting=setting)
+    table.done()
+    return ExampleSetDef(
+        slug=slug, name=name, size=size, description=description, naming=naming, **extra
+    )
+
+
+def _check_references(bundle: Bundle, *, file: str) -> None:
+    """Every slug and citation key that a field names is declared, of the right kind."""
+    example_sets = {s.slug: s for s in bundle.example_sets}
+    label_sets = {s.slug: s for s in bundle.label_sets}
+    citations = dict(bundle.citations)
+
+    def refuse(field: str, message: str, code: str = "unknown_reference") -> BundleError:
+        return BundleError(code, message, file=file, field=field)
+
+    if bundle.main_example_set not in example_sets:
+        raise refuse("main_example_set", f"no example set {bundle.main_example_set!r}")
+    if bundle.headline not in label_sets:
+        raise refuse("headline", f"no label set {bundle.headline!r}")
+    for i, slug in enumerate(bundle.reviewable):
+        if slug not in label_sets:
+            raise refuse(f"reviewable[{i}]", f"no label set {slug!r}")
+    for i, key in enumerate(bundle.cites):
+        if key not in citations:
+            raise refuse(f"cites[{i}]", f"no citation {key!r} in [citations]")
+    for ls in bundle.label_sets:
+        field = f"label_sets.{ls.slug}"
+        if ls.example_set not in example_sets:
+            raise refuse(f"{field}.example_set", f"no example set {ls.example_set!r}")
+        if ls.citation and ls.citation not in citations:
+            raise refuse(f"{field}.citation", f"no citation {ls.citation!r} in [citations]")
+        example_set = example_sets[ls.example_set]
+        for key, target in (("original", ls.original), ("pairs_with", ls.pairs_with)):
+            if target is None:
+                continue
+            other = label_sets.get(target)
+            if other is None or other.kind != "single":
+                raise refuse(f"{field}.{key}", f"{target!r} is not a label set of kind 'single'")
+            same = other.example_set == ls.example_set
+            if same != (key == "original"):
+                where = "the same example set" if key == "original" else "another example set"
+                raise refuse(f"{field}.{key}", f"{target!r} must be on {where}", "bad_value")
+        if ls.of is not None:
+            other = label_sets.get(ls.of)
+            if other is None or other.layout != "human_accuracy":
+                raise refuse(f"{field}.of", f"{ls.of!r} is not a multi human_accuracy label set")
+        if ls.votes is not None:
+            needs = {"number": ("pattern",), "name": ("pattern", "file")}.get(ls.votes.ids)
+            if needs and example_set.naming not in needs:
+                raise refuse(
+                    f"{field}.votes.ids",
+                    f"ids {ls.votes.ids!r} need an example set named by "
+                    f"{' or '.join(needs)}, not {example_set.naming!r}",
+                    "bad_value",
+                )
+        if ls.layout == "human_accuracy" and not bundle.classes.key_field:
+            raise refuse(
+                f"{field}.layout",
+                "the human_accuracy layout names classes by key: give [classes] a key_field",
+                "bad_value",
+            )

@@ -20,6 +20,7 @@ from leaderboard.review.ground_truth_models import (
 )
 from leaderboard.review.models import (
     MistakeCategory,
+    PanelMistake,
     ReviewItem,
     ReviewItemSubmission,
     ReviewVote,
@@ -49,6 +50,7 @@ __all__ = [
     "LabelSetVersion",
     "LabelSetVersionQuerySet",
     "MistakeCategory",
+    "PanelMistake",
     "ReviewItem",
     "ReviewItemSubmission",
     "ReviewVote",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from leaderboard.catalog.models import LabelSet, LabelSetVersion
+from leaderboard.catalog.models import ImageSet, LabelSet, LabelSetVersion
 from leaderboard.common.jobs import ClaimedJob
 from leaderboard.submissions.models import Submission
 
@@ -16,16 +16,44 @@ class Verdict(models.TextChoices):
     UNCLEAR = "unclear", "Unclear"
 
 
+# The review taxonomy of Vasudevan et al. (2022), "When does dough become a bagel?": the one
+# list the vote form, the API (and its schema) and the import of the authors' panel decisions
+# (mistake_services.py) all use (docs/metrics.md §11).
+
+
 class Severity(models.TextChoices):
+    """How bad a wrong prediction is. The authors report borderline with minor (`reported`)."""
+
     MAJOR = "major", "Major"
     MINOR = "minor", "Minor"
+    BORDERLINE = "borderline", "Borderline"
+
+    @classmethod
+    def reported(cls, value: str) -> str:
+        """The severity as the authors count it: major, or minor (borderline included)."""
+        return str(cls.MINOR) if value == cls.BORDERLINE else value
 
 
 class MistakeCategory(models.TextChoices):
     FINE_GRAINED = "fine_grained", "Fine-grained"
-    FINE_GRAINED_OOV = "fine_grained_oov", "Fine-grained, out of vocabulary"
+    FINE_GRAINED_OOV = "fine_grained_oov", "Fine-grained with OOV (out of vocabulary)"
+    FINE_GRAINED_MULTILABEL = ("fine_grained_multilabel",
+                               "Fine-grained with multi-label options")
     SPURIOUS = "spurious_correlation", "Spurious correlation"
     NON_PROTOTYPICAL = "non_prototypical", "Non-prototypical"
+
+
+# The names the authors' files use (google-research/imagenet-mistakes), matched without regard
+# to case: both spellings of the out-of-vocabulary category occur in the Greedy Soups file.
+AUTHOR_CATEGORIES: dict[str, MistakeCategory] = {
+    "fine-grained error": MistakeCategory.FINE_GRAINED,
+    "fine-grained error with oov": MistakeCategory.FINE_GRAINED_OOV,
+    "fine-grained with oov": MistakeCategory.FINE_GRAINED_OOV,
+    "fine-grained with multilabel options": MistakeCategory.FINE_GRAINED_MULTILABEL,
+    "spurious correlation": MistakeCategory.SPURIOUS,
+    "non-prototypical": MistakeCategory.NON_PROTOTYPICAL,
+}
+AUTHOR_SEVERITIES: dict[str, Severity] = {s.label.lower(): s for s in Severity}
 
 
 class ReviewItem(models.Model):
@@ -107,6 +135,38 @@ class ReviewVote(models.Model):
 
     def __str__(self) -> str:
         return f"{self.reviewer} on {self.item_id}: {self.verdict}"
+
+
+class PanelMistake(models.Model):
+    """A published expert-panel decision on one (example, class) pair: the class `model`
+    predicted top-1 is a mistake, of this category and severity (Vasudevan et al. 2022, the
+    study behind ImageNet-M). Imported from the authors' files (`manage.py
+    import_mistake_reviews`), never voted on here; the verdict is always wrong."""
+
+    image_set = models.ForeignKey(ImageSet, on_delete=models.PROTECT, related_name="+")
+    example_index = models.PositiveIntegerField()
+    class_id = models.PositiveIntegerField()
+    model = models.CharField(max_length=100, help_text="whose prediction the panel reviewed")
+    source = models.CharField(max_length=255, help_text="the file it was imported from")
+    source_sha256 = models.CharField(max_length=64)
+    severity = models.CharField(max_length=16, choices=Severity.choices)
+    category = models.CharField(max_length=32, choices=MistakeCategory.choices)
+    # As the file spells them (the categories have two spellings of one name).
+    source_severity = models.CharField(max_length=64)
+    source_category = models.CharField(max_length=100)
+    imported = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ("example_index", "class_id", "model")
+        constraints = [
+            models.UniqueConstraint(fields=("image_set", "model", "example_index", "class_id"),
+                                    name="panelmistake_unique_per_model"),
+        ]
+        indexes = [models.Index(fields=("image_set", "severity", "example_index"))]
+
+    def __str__(self) -> str:
+        return f"{self.model}: example {self.example_index} as class {self.class_id} " \
+               f"({self.severity})"
 
 
 class VersionRescore(ClaimedJob):

@@ -89,10 +89,12 @@ def panel_vote_cast(panel: Panel, *, item_id: int, reviewer: User,
 def label_set_revision_publish(
     *, label_set: LabelSet, author: User | None, note: str,
     revise: Callable[[CompiledLabelSet], tuple[CompiledLabelSet, list[dict[str, Any]]]],
+    skip_unchanged: bool = False,
 ) -> LabelSetVersion:
     """A new version = the current one revised by `revise` (which returns the revised labels
     and the summary's `settled` entries), stored by content before its row exists, and
-    re-scored after commit."""
+    re-scored after commit. With `skip_unchanged`, labels identical to the current version's
+    make no version: the current one is returned (an import run twice adds nothing)."""
     with transaction.atomic():
         # The label set's row lock: concurrent decisions build on each other, in turn.
         LabelSet.objects.select_for_update().filter(pk=label_set.pk).first()
@@ -100,6 +102,8 @@ def label_set_revision_publish(
         if parent is None:
             raise ReviewError("no_version", f"{label_set} has no version to revise")
         compiled, settled = revise(compiled_for_version(parent))
+        if skip_unchanged and compiled.content_hash == parent.content_hash:
+            return parent
         compiled_store(compiled)
         version = label_set_version_create(
             label_set=label_set, content_hash=compiled.content_hash, parent=parent,

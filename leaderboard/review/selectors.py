@@ -19,7 +19,14 @@ from leaderboard.catalog.label_set_version_files import compiled_for_version
 from leaderboard.catalog.models import Benchmark, LabelSet, LabelSetVersion
 from leaderboard.catalog.selectors import label_set_version_latest
 from leaderboard.review.ground_truth_models import GroundTruthVote
-from leaderboard.review.models import ReviewItem, ReviewVote, VersionRescore
+from leaderboard.review.models import (
+    MistakeCategory,
+    PanelMistake,
+    ReviewItem,
+    ReviewVote,
+    Severity,
+    VersionRescore,
+)
 from leaderboard.submissions.models import Score, Submission
 from workers.scoring import datasets
 from workers.scoring import leaderboard as core_leaderboard
@@ -61,6 +68,39 @@ class ClassLabel:
 
 
 @dataclass(frozen=True)
+class PanelJudgement:
+    """One published expert-panel decision on a pair (PanelMistake): always wrong."""
+
+    model: str
+    source: str
+    severity: str  # Severity value
+    category: str  # MistakeCategory value
+    verdict: str = "wrong"
+
+    @property
+    def reported_severity(self) -> str:
+        """As the authors report it: borderline counts as minor."""
+        return Severity.reported(self.severity)
+
+    @property
+    def severity_label(self) -> str:
+        return str(Severity(self.severity).label)
+
+    @property
+    def category_label(self) -> str:
+        return str(MistakeCategory(self.category).label)
+
+
+def panel_judgements(*, image_set_id: int, example_index: int,
+                     class_id: int) -> list[PanelJudgement]:
+    """The expert panel's imported decisions on one pair, one per reviewed model."""
+    rows = PanelMistake.objects.filter(image_set_id=image_set_id, example_index=example_index,
+                                       class_id=class_id).order_by("model")
+    return [PanelJudgement(model=m.model, source=m.source, severity=m.severity,
+                           category=m.category) for m in rows]
+
+
+@dataclass(frozen=True)
 class ReviewItemDetail:
     item: ReviewItem
     benchmark: Benchmark
@@ -74,6 +114,10 @@ class ReviewItemDetail:
     panel_size: int
     version: LabelSetVersion | None
     voted: bool = False
+    # What the shown version says of the pair, beside what the expert panel said (an imported
+    # decision that our labels contradict becomes an item: docs/metrics.md §11.1).
+    judgement: str = "unjudged"  # "accepted" | "wrong" | "unjudged"
+    panel: list[PanelJudgement] = field(default_factory=list)
 
 
 def example_classes(keys: np.ndarray, example: int, num_classes: int) -> list[int]:
@@ -115,13 +159,17 @@ def review_item_detail(*, item_id: int, reviewer: Any = None) -> ReviewItemDetai
     votes = item.votes.all()
     voted = bool(reviewer is not None and getattr(reviewer, "is_authenticated", False)
                  and votes.filter(reviewer=reviewer).exists())
+    judgement = ("accepted" if item.class_id in accepted
+                 else "wrong" if item.class_id in wrong else "unjudged")
     return ReviewItemDetail(
         item=item, benchmark=benchmark, label_set=label_set,
         file_name=datasets.example_name(label_set.image_set.slug, item.example_index),
         predicted=label(item.class_id), max_score=item.max_score,
         accepted=[label(c) for c in accepted], wrong=[label(c) for c in wrong],
         vote_count=votes.count(), panel_size=int(benchmark.review_panel_size),
-        version=latest, voted=voted)
+        version=latest, voted=voted, judgement=judgement,
+        panel=panel_judgements(image_set_id=label_set.image_set_id,
+                               example_index=item.example_index, class_id=item.class_id))
 
 
 # ---------------------------------------------------------------- history
@@ -228,6 +276,13 @@ def _settled(version: LabelSetVersion) -> list[dict[str, Any]]:
         key = ("item", entry["item"]) if entry.get("item") else ("candidate",
                                                                  entry.get("candidate"))
         entry["reviewers"] = voters.get(key, [])  # type: ignore[arg-type]
+        # An imported expert-panel decision (mistake_services.py) names its source instead.
+        entry.setdefault("source", "")
+        for name, choices in (("severity", Severity), ("category", MistakeCategory)):
+            value = entry.get(name) or ""
+            entry[name] = value
+            entry[f"{name}_label"] = (str(choices(value).label) if value in choices.values
+                                      else value)
     return settled
 
 

@@ -47,6 +47,17 @@ class ReviewItemSummaryOutput(serializers.Serializer):
         return request.build_absolute_uri(path) if request is not None else path
 
 
+class PanelJudgementOutput(serializers.Serializer):
+    model = serializers.CharField(help_text="the model whose top-1 prediction was reviewed")
+    source = serializers.CharField(help_text="the file the decision was imported from")
+    verdict = serializers.ChoiceField(choices=[Verdict.WRONG], help_text="always wrong")
+    severity = serializers.ChoiceField(choices=Severity.choices)
+    reported_severity = serializers.ChoiceField(
+        choices=[Severity.MAJOR, Severity.MINOR],
+        help_text="as the authors report it: borderline counts as minor")
+    category = serializers.ChoiceField(choices=MistakeCategory.choices)
+
+
 class ReviewItemDetailOutput(serializers.Serializer):
     id = serializers.IntegerField(source="item.pk")
     benchmark = serializers.CharField(source="benchmark.slug")
@@ -67,6 +78,12 @@ class ReviewItemDetailOutput(serializers.Serializer):
     voted = serializers.BooleanField(help_text="whether the caller has voted on it")
     version = serializers.IntegerField(source="version.number", allow_null=True,
                                        help_text="the label-set version shown")
+    judgement = serializers.ChoiceField(
+        choices=["accepted", "wrong", "unjudged"],
+        help_text="what the version shown says of the pair (ours)")
+    panel = PanelJudgementOutput(
+        many=True, help_text="the expert panel's published decisions on the pair (Vasudevan "
+                             "et al. 2022), one per reviewed model")
 
 
 class ReviewVoteInput(serializers.Serializer):
@@ -101,6 +118,12 @@ class SettledOutput(serializers.Serializer):
     class_name = serializers.CharField()
     verdict = serializers.CharField()
     problematic = serializers.BooleanField()
+    severity = serializers.ChoiceField(choices=Severity.choices, allow_blank=True,
+                                       help_text="an imported expert-panel decision's")
+    category = serializers.ChoiceField(choices=MistakeCategory.choices, allow_blank=True,
+                                       help_text="an imported expert-panel decision's")
+    source = serializers.CharField(
+        allow_blank=True, help_text="an imported expert-panel decision: file (model)")
     reviewers = serializers.ListField(child=serializers.CharField())
 
 

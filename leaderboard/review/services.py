@@ -22,9 +22,11 @@ from leaderboard.common.jobs import job_claim, job_fail, job_finish
 from leaderboard.common.storage import stored_npz
 from leaderboard.review.jobs import VERSION_RESCORE_JOBS
 from leaderboard.review.models import (
+    MistakeCategory,
     ReviewItem,
     ReviewItemSubmission,
     ReviewVote,
+    Severity,
     Verdict,
     VersionRescore,
 )
@@ -101,6 +103,11 @@ def review_vote_cast(*, item_id: int, reviewer: User, verdict: str, problematic:
     if verdict != Verdict.WRONG and (severity or category):
         raise ReviewError("invalid_input", "severity and category describe a wrong prediction",
                           field="severity" if severity else "category")
+    for name, value, choices in (("severity", severity, Severity),
+                                 ("category", category, MistakeCategory)):
+        if value and value not in choices.values:
+            raise ReviewError("invalid_input", f"{name} must be one of "
+                              f"{', '.join(choices.values)}", field=name)
     item: ReviewItem = panel_vote_cast(
         REVIEW_PANEL, item_id=item_id, reviewer=reviewer,
         vote={"verdict": verdict, "problematic": problematic, "severity": severity,

@@ -1,7 +1,76 @@
 # Shared by scripts/serve.sh and scripts/test.sh (sourced, not run).
 
+# system_package_missing PACKAGE: succeed when what this Debian package provides is absent.
+system_package_missing() {
+    case $1 in
+        redis-server) ! command -v redis-server >/dev/null ;;
+        postgresql) ! compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null ;;
+        # the browser tests drive Debian's chromium through Playwright (no browser download)
+        chromium) [ ! -x /usr/bin/chromium ] ;;
+        # bench/leaderboard.py sends its load with wrk (else a slower Python client)
+        wrk) ! command -v wrk >/dev/null ;;
+        # `python3 -m venv` needs ensurepip, which Debian ships apart
+        python3-venv) ! "${PYTHON:-python3}" -c 'import ensurepip, venv' 2>/dev/null ;;
+        *)
+            echo "error: system_package_missing: unknown package $1" >&2
+            return 2
+            ;;
+    esac
+}
+
+# ensure_system_packages PACKAGE...: install those of the Debian packages (redis-server,
+# postgresql, chromium, wrk, python3-venv) that are missing: with apt-get as root, else with
+# sudo when there is one that may ask; otherwise stop with one message naming the packages
+# and the command that installs them.
+ensure_system_packages() {
+    local missing=() package
+    for package in "$@"; do
+        if system_package_missing "$package"; then
+            missing+=("$package")
+        elif [ $? -eq 2 ]; then
+            return 2
+        fi
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    local install=(apt-get install -y -q --no-install-recommends "${missing[@]}")
+    local runner=() sudo=""
+    if [ "$(id -u)" -ne 0 ]; then
+        sudo="sudo "
+        # sudo without a password, or one that can ask on this terminal
+        if command -v sudo >/dev/null && { sudo -n true 2>/dev/null || [ -t 0 ]; }; then
+            runner=(sudo)
+        else
+            runner=(none)
+        fi
+    fi
+    local how="    ${sudo}apt-get update && ${sudo}${install[*]}"
+    if [ "${runner[*]}" = none ] || ! command -v apt-get >/dev/null; then
+        echo "error: missing system packages: ${missing[*]}. Install them, then run this again:" >&2
+        echo "$how" >&2
+        return 1
+    fi
+    echo "== Installing the missing system packages: ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    if ! { "${runner[@]}" apt-get update -q && "${runner[@]}" "${install[@]}"; }; then
+        echo "error: could not install ${missing[*]}. Install them, then run this again:" >&2
+        echo "$how" >&2
+        return 1
+    fi
+    for package in "${missing[@]}"; do
+        if system_package_missing "$package"; then
+            echo "error: $package is still missing after installing it" >&2
+            return 1
+        fi
+    done
+}
+
 # ensure_venv REQUIREMENTS_FILE: create .venv with python3 (or $PYTHON) if absent, and install
-# the requirements file when it (or requirements.txt) changed since the last install.
+# the requirements file when it (or requirements.txt, or the two variables below) changed since
+# the last install. docker/Dockerfile installs with this same function.
+#   TORCH_INDEX_URL  a wheel index for requirements.txt's torch pin, installed first: e.g.
+#                    https://download.pytorch.org/whl/cpu (CPU only, the image's default) or
+#                    .../whl/cu128 (CUDA); unset: torch comes from the package index as the rest
+#   ONNXRUNTIME_GPU  1: onnxruntime-gpu of requirements.txt's onnxruntime version in its place
 ensure_venv() {
     local requirements=$1
     local python=${PYTHON:-python3}
@@ -11,10 +80,23 @@ ensure_venv() {
     fi
     local stamp=".venv/.installed-$(basename "$requirements")"
     local wanted
-    wanted=$(cat "$requirements" requirements.txt | sha256sum | cut -d' ' -f1)
+    wanted=$({ cat "$requirements" requirements.txt
+               echo "${TORCH_INDEX_URL:-}" "${ONNXRUNTIME_GPU:-}"; } | sha256sum | cut -d' ' -f1)
     if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$wanted" ]; then
+        local pip=(.venv/bin/python -m pip install --disable-pip-version-check --quiet)
+        if [ -n "${TORCH_INDEX_URL:-}" ]; then
+            echo "== Installing $(grep -E '^torch==' requirements.txt) from $TORCH_INDEX_URL"
+            "${pip[@]}" --index-url "$TORCH_INDEX_URL" "$(grep -E '^torch==' requirements.txt)"
+        fi
         echo "== Installing $requirements into .venv"
-        .venv/bin/python -m pip install --disable-pip-version-check --quiet -r "$requirements"
+        "${pip[@]}" -r "$requirements"
+        if [ "${ONNXRUNTIME_GPU:-}" = 1 ]; then
+            local version
+            version=$(sed -n 's/^onnxruntime==//p' requirements.txt)
+            echo "== Replacing onnxruntime by onnxruntime-gpu==$version"
+            .venv/bin/python -m pip uninstall --disable-pip-version-check --quiet -y onnxruntime
+            "${pip[@]}" "onnxruntime-gpu==$version"
+        fi
         echo "$wanted" >"$stamp"
     fi
 }

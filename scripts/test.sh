@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Run every check: ruff, migrations up to date, pytest on SQLite, then pytest again on a
-# throwaway PostgreSQL cluster when PostgreSQL's binaries are installed.
+# throwaway PostgreSQL cluster.
+# First installs the missing system packages (Debian: python3-venv, redis-server, postgresql,
+# chromium for the browser tests, wrk for the benches; apt-get as root or through sudo, else it
+# stops with a message saying what to install). Under CI=true no test may skip for want of one.
 # Uses REDIS_URL when a Redis answers there, else starts a throwaway redis-server.
 # Extra arguments go to both pytest runs (e.g. `bash scripts/test.sh -k celery -x`).
 # Exits non-zero if any step failed; stops everything it started on exit.
@@ -8,6 +11,10 @@ set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/lib.sh
 
+system_packages=(postgresql chromium wrk)
+[ -x .venv/bin/python ] || system_packages+=(python3-venv)
+[ -n "${REDIS_URL:-}" ] || system_packages+=(redis-server)
+ensure_system_packages "${system_packages[@]}" || exit 1
 ensure_venv requirements-dev.txt || exit 1
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/evalserver-test.XXXXXX")

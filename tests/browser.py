@@ -3,16 +3,22 @@ The `browser` fixture itself is in tests/conftest.py."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
-CHROMIUM = Path("/usr/bin/chromium")
+from tests.helpers import UNDER_CI
+
+# EVALSERVER_TEST_CHROMIUM: another browser binary (tests/test_ci_never_skips.py names a
+# missing one to see a browser test fail under CI).
+CHROMIUM = Path(os.environ.get("EVALSERVER_TEST_CHROMIUM") or "/usr/bin/chromium")
 # No sandbox (CI runs as root), and none of the background traffic this closed network refuses.
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                  "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run"]
+# Under CI=true a browser test never skips: the `browser` fixture fails instead.
 NEEDS_CHROMIUM = pytest.mark.skipif(
-    not CHROMIUM.exists(),
+    not CHROMIUM.exists() and not UNDER_CI,
     reason="needs Debian's chromium at /usr/bin/chromium (apt-get install chromium); "
            "no browser is downloaded")

@@ -319,6 +319,9 @@ def browser(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
 
     from tests.browser import CHROMIUM, CHROMIUM_ARGS
 
+    if not CHROMIUM.exists():  # only under CI=true: tests.browser.NEEDS_CHROMIUM skips else
+        pytest.fail(f"the browser tests need Debian's chromium at {CHROMIUM} (apt-get install "
+                    "chromium); CI=true: a browser test never skips", pytrace=False)
     # Playwright's sync API keeps an event loop running in this thread; the test's own ORM
     # calls are synchronous and safe.
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")

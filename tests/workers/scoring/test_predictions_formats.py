@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.helpers import PROJECT_ROOT
+from tests.helpers import PROJECT_ROOT, skip_unless_ci
 from tests.workers.scoring.support import IDS_4x3
 from tests.workers.scoring.support import save_npy as _npy
 from tests.workers.scoring.support import write_file as _write
@@ -274,7 +274,7 @@ def test_it_parses_a_real_cifar10_model_prediction_json() -> None:
     predictions_dir = DATA_DIR / "cifar10/model_predictions/original_predictions"
     path = predictions_dir / "resnet_basic_110_predictions.json"
     if not path.exists():
-        pytest.skip(f"shared data not present: {path}")
+        skip_unless_ci(f"shared data not present: {path}")
     result = parse_predictions(path, num_examples=10000, num_classes=10)
     expected = np.array(json.loads(path.read_text()))
     np.testing.assert_array_equal(result.topk[:, 0], expected)
@@ -285,7 +285,7 @@ def test_it_parses_a_real_cifar10_model_prediction_json() -> None:
 def test_it_parses_real_cifar10_cross_validated_probabilities() -> None:
     path = DATA_DIR / "cifar10/cleanlab_cv_probabilities.npy"
     if not path.exists():
-        pytest.skip(f"shared data not present: {path}")
+        skip_unless_ci(f"shared data not present: {path}")
     result = parse_predictions(path, num_examples=10000, num_classes=10)
     probabilities = np.load(path)
     assert result.scores_kind == "probabilities"

@@ -29,7 +29,8 @@ from .multilabel import build_multilabel_arrays
 # Bump when a builder's output changes, so stale caches are not reused.
 # 2: multi-label sets keep correct_keys and unclear_keys (and multilabel `annotated`).
 # 3: ImageNet-M keeps only its listed images' judgements.
-BUILDER_VERSION = 3
+# 4: multilabel keeps each image's original label (`original_labels`, for the class mean).
+BUILDER_VERSION = 4
 
 # Arrays each family must have (the metrics and revisions.py rely on these names).
 FAMILY_ARRAYS: dict[str, tuple[str, ...]] = {
@@ -46,6 +47,7 @@ FAMILY_ARRAYS: dict[str, tuple[str, ...]] = {
         "collapsed_keys",
         "organism",
         "annotated",
+        "original_labels",
     ),
     "imagenet_m": ("mask", "accepted_keys", "correct_keys", "unclear_keys", "wrong_keys"),
     "cifar10h": ("probs",),

@@ -18,8 +18,9 @@ import numpy as np
 
 from .datasets import example_name
 from .label_set_builders import CompiledLabelSet
+from .multilabel import organism_mask
 from .predictions import Predictions
-from .stats import accuracy_record, mean_record
+from .stats import accuracy_record, class_mean_record, mean_record
 
 Record = dict[str, Any]
 # Probabilities are clipped here before the log so one confident zero is a large, finite loss.
@@ -177,19 +178,30 @@ def score_real(ls: CompiledLabelSet, preds: Predictions) -> tuple[Record, NovelP
 
 
 def score_multilabel(ls: CompiledLabelSet, preds: Predictions) -> tuple[Record, NovelPairs]:
-    """docs/metrics.md §5: correct if in correct + unclear; class-collapse variant;
-    organism/object split."""
+    """docs/metrics.md §5: correct if in correct + unclear; the accuracy is the mean of the
+    per-class accuracies, classes keyed by the original label (the pooled share of images
+    too); class-collapse variant; organism/object split (means over those classes)."""
     a = ls.arrays
+    if "original_labels" not in a:
+        raise ValueError(
+            f"label set {ls.slug!r} lacks 'original_labels' (compiled by an older builder): "
+            "the class-mean accuracy needs them; `manage.py scores_recompute` upgrades it")
     mask = a["mask"]
     examples = np.arange(ls.size)
     top1 = preds.topk[:, 0]
     accepted, judged = _judged(ls, examples, top1)
-    record = _hits_record(accepted, mask)
-    record["collapsed"] = _hits_record(
-        in_keys(a["collapsed_keys"], examples, top1, ls.num_classes), mask
-    )
-    record["organism"] = _hits_record(accepted, mask & a["organism"])
-    record["object"] = _hits_record(accepted, mask & ~a["organism"])
+    collapsed = in_keys(a["collapsed_keys"], examples, top1, ls.num_classes)
+    classes = a["original_labels"][mask]
+    organism = organism_mask()
+    hits = accepted[mask]
+
+    def mean(hit: np.ndarray, among: np.ndarray | None = None) -> Record:
+        return class_mean_record(hit, classes, num_classes=ls.num_classes, among=among)
+
+    record = mean(hits)
+    record["collapsed"] = mean(collapsed[mask])
+    record["organism"] = mean(hits, organism)
+    record["object"] = mean(hits, ~organism)
     novel = _novel(ls, preds, judged)
     record["novel_count"] = len(novel)
     return record, novel

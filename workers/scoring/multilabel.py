@@ -48,6 +48,15 @@ def organism_mask() -> np.ndarray:
     return mask
 
 
+def original_labels_array(original: np.ndarray) -> np.ndarray:
+    """The original labels as a multi-label set stores them (int16, one per image)."""
+    labels = np.asarray(original)
+    top = IMAGENET_NUM_CLASSES - 1
+    if labels.shape != (IMAGENET_SIZE,) or labels.min() < 0 or labels.max() > top:
+        raise DataError(f"expected {IMAGENET_SIZE} original labels in 0..{top}")
+    return labels.astype(np.int16)
+
+
 def _keys(pairs: Iterable[tuple[int, int]]) -> np.ndarray:
     array = np.array(list(pairs), dtype=np.int64).reshape(-1, 2)
     return np.unique(array[:, 0] * IMAGENET_NUM_CLASSES + array[:, 1])
@@ -117,6 +126,8 @@ def build_multilabel_arrays(
         **judged,
         "collapsed_keys": collapse_keys(accepted),
         "organism": organism_examples,
+        # the class each image is grouped under in the class-mean accuracy (docs/metrics.md §5.1)
+        "original_labels": original_labels_array(original),
         # had an initial_annots entry; the problematic images are annotated & ~mask
         "annotated": annotated,
     }

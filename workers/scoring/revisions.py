@@ -170,7 +170,7 @@ def _revise_multilabel(
     a = parent.arrays
     required = ["mask", "correct_keys", "unclear_keys", "wrong_keys"]
     if parent.family == "multilabel":
-        required += ["annotated", "organism"]
+        required += ["annotated", "organism", "original_labels"]
     _require(parent, required)
     correct = _replace(a["correct_keys"], touched, by_kind["correct"])
     unclear = _replace(a["unclear_keys"], touched, by_kind["unclear"])

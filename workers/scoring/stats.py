@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from statistics import NormalDist
+from typing import Any
 
 import numpy as np
 
@@ -55,6 +56,52 @@ def mean_record(values: np.ndarray) -> dict[str, float | int | None]:
 
     half = float(stdtrit(n - 1, 1 - ALPHA / 2)) * sem
     return {"value": mean, "total": n, "ci_low": mean - half, "ci_high": mean + half}
+
+
+# The two-sided 95% normal quantile (1.959963984540054), from the standard library: the
+# class-mean interval must not pull SciPy into the local command.
+Z_TWO_SIDED = NormalDist().inv_cdf(1 - ALPHA / 2)
+CLASS_MEAN_CI_METHOD = "normal"
+
+
+def class_mean_record(
+    hits: np.ndarray, classes: np.ndarray, *, num_classes: int, among: np.ndarray | None = None
+) -> dict[str, Any]:
+    """docs/metrics.md §5.1: the mean over classes of the per-class accuracies.
+
+    `hits` (bool) and `classes` (the class each example is grouped under) cover the evaluated
+    examples; `among` (bool[num_classes]) limits the mean to some classes (all by default). A
+    class without an evaluated example is left out of the mean and counted. `correct` and
+    `total` count examples (the per-example hits the paired tests use); `pooled_accuracy` is
+    the share of examples, with its Clopper-Pearson interval. The mean's 95% interval is the
+    normal approximation with per-class binomial variances, var = sum_c p_c (1 - p_c) / n_c
+    / C^2, clipped to [0, 1]: Clopper-Pearson is for one proportion, not a mean of several."""
+    hits = np.asarray(hits, dtype=bool)
+    classes = np.asarray(classes, dtype=np.int64)
+    if hits.shape != classes.shape:
+        raise ValueError(f"{hits.size} hits for {classes.size} class labels")
+    among = np.ones(num_classes, dtype=bool) if among is None else np.asarray(among, dtype=bool)
+    kept = among[classes]
+    hits, classes = hits[kept], classes[kept]
+    per_class = np.bincount(classes, minlength=num_classes)
+    correct_per_class = np.bincount(classes[hits], minlength=num_classes)
+    present = per_class > 0
+    evaluated = int(present.sum())
+    record: dict[str, Any] = {
+        "accuracy": None, "correct": int(hits.sum()), "total": int(hits.size),
+        "ci_low": None, "ci_high": None, "ci_method": CLASS_MEAN_CI_METHOD,
+        "classes_evaluated": evaluated,
+        "classes_without_images": int(among.sum()) - evaluated,
+        "pooled_accuracy": accuracy_record(int(hits.sum()), int(hits.size)),
+    }
+    if evaluated == 0:
+        return record
+    n = per_class[present].astype(np.float64)
+    p = correct_per_class[present] / n
+    mean = float(p.mean())
+    half = Z_TWO_SIDED * math.sqrt(float((p * (1 - p) / n).sum())) / evaluated
+    record.update(accuracy=mean, ci_low=max(0.0, mean - half), ci_high=min(1.0, mean + half))
+    return record
 
 
 def competition_ranks(values: np.ndarray, *, higher_is_better: bool = True) -> np.ndarray:

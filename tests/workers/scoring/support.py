@@ -99,3 +99,18 @@ def corrected_set(threshold: int) -> CompiledLabelSet:
     records = [MturkRecord(1, 1, 7, {"guessed": 5}), MturkRecord(3, 3, 8, {"both": 5})]
     arrays, meta = build_corrected(np.arange(6, dtype=np.int16), records, threshold)
     return make_compiled(fields("corrected", 6, 10, "single"), arrays, meta)
+
+
+# docs/metrics.md §5.2, transcribed: (accepted label, prediction also correct)
+SPEC_ONE_WAY = [(250, 248), (249, 248), (385, 101), (386, 101), (504, 968), (482, 848),
+                (435, 876)]
+SPEC_BOTH_WAYS = [(836, 837), (638, 639), (657, 744), (620, 681), (664, 782)]
+SPEC_GROUP = [356, 357, 358, 359]
+
+
+def spec_collapse_pairs() -> set[tuple[int, int]]:
+    pairs = set(SPEC_ONE_WAY)
+    for a, b in SPEC_BOTH_WAYS:
+        pairs |= {(a, b), (b, a)}
+    pairs |= {(a, b) for a in SPEC_GROUP for b in SPEC_GROUP if a != b}
+    return pairs

@@ -171,16 +171,54 @@ def _multilabel_set() -> CompiledLabelSet:
         "collapsed_keys": _keys(collapsed, 1000),
         "organism": np.array([1, 1, 1, 0, 0, 0, 0], dtype=bool),
         "annotated": np.ones(7, dtype=bool),
+        # organism classes 250 (two images) and 100; object classes 836 (two images) and
+        # 504; example 5 (class 900) is not evaluated
+        "original_labels": np.array(ML_CLASSES, dtype=np.int16),
     }, size=7, num_classes=1000)
 
 
-def test_it_scores_multilabel_collapsed_organism_object_and_novel() -> None:
+ML_CLASSES = [250, 250, 100, 836, 836, 900, 504]
+Z_95 = 1.959963984540054  # the two-sided 95% normal quantile
+
+
+def _assert_class_mean(record: dict, per_class: dict[int, tuple[int, int]], *,
+                       among: int) -> None:
+    """The class mean of hand-counted (correct, total) per class, its normal interval, the
+    pooled counts with their Clopper-Pearson interval, and the class counts."""
+    accuracies = [c / t for c, t in per_class.values()]
+    mean = sum(accuracies) / len(accuracies)
+    variance = sum(p * (1 - p) / t for p, (_, t) in zip(accuracies, per_class.values(),
+                                                       strict=True)) / len(accuracies) ** 2
+    correct = sum(c for c, _ in per_class.values())
+    total = sum(t for _, t in per_class.values())
+    assert record["accuracy"] == pytest.approx(mean, abs=1e-15)
+    assert record["ci_low"] == pytest.approx(max(0.0, mean - Z_95 * math.sqrt(variance)), abs=1e-15)
+    assert record["ci_high"] == pytest.approx(min(1.0, mean + Z_95 * math.sqrt(variance)),
+                                              abs=1e-15)
+    assert record["ci_method"] == "normal"
+    assert (record["correct"], record["total"]) == (correct, total)
+    assert (record["classes_evaluated"], record["classes_without_images"]) == \
+        (len(per_class), among - len(per_class))
+    _assert_counts(record["pooled_accuracy"], correct, total)
+
+
+def test_it_scores_multilabel_as_a_mean_over_classes_with_collapsed_organism_object_and_novel(
+) -> None:
     top1 = [248, 1, 2, 837, 504, 7, 900]
     record, novel = score_label_set(_multilabel_set(), _ids(top1))
-    _assert_counts(record, 2, 6)  # 1 and 4 of the included 0, 1, 2, 3, 4, 6
-    _assert_counts(record["collapsed"], 4, 6)  # plus 0 (248) and 3 (837)
-    _assert_counts(record["organism"], 1, 3)  # examples 0, 1, 2
-    _assert_counts(record["object"], 1, 3)  # examples 3, 4, 6
+    # hits 1 and 4 of the included 0, 1, 2, 3, 4, 6: class 250 1 of 2 (examples 0, 1),
+    # 100 0 of 1 (2), 836 1 of 2 (3, 4), 504 0 of 1 (6)
+    _assert_class_mean(record, {250: (1, 2), 100: (0, 1), 836: (1, 2), 504: (0, 1)},
+                       among=1000)
+    assert record["accuracy"] == 0.25  # (1/2 + 0 + 1/2 + 0) / 4, where pooled is 2/6
+    # sd = sqrt((1/8 + 1/8) / 16) = 1/8
+    assert record["ci_low"] == pytest.approx(0.25 - Z_95 / 8, abs=1e-15)
+    # collapsed: plus 0 (248) and 3 (837)
+    _assert_class_mean(record["collapsed"], {250: (2, 2), 100: (0, 1), 836: (2, 2),
+                                             504: (0, 1)}, among=1000)
+    assert record["collapsed"]["accuracy"] == 0.5
+    _assert_class_mean(record["organism"], {250: (1, 2), 100: (0, 1)}, among=410)
+    _assert_class_mean(record["object"], {836: (1, 2), 504: (0, 1)}, among=590)
     # (2, 2) is novel: the wrong pair (1, 2) belongs to example 1; (6, 900) was judged
     # wrong; a collapse hit (0, 248), (3, 837) is still unjudged, so it is novel
     assert record["novel_count"] == 3

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from tests.workers.scoring.support import spec_collapse_pairs
 from workers.scoring import datasets
 from workers.scoring.catalog import label_set_spec
 from workers.scoring.datasets import DataError
@@ -26,21 +27,6 @@ from workers.scoring.multilabel import (
 
 PREFIX = "ILSVRC2012_val_"
 V2_NAME = "some_v2_image.jpeg"
-
-# docs/metrics.md §5.2, transcribed: (accepted label, prediction also correct)
-SPEC_ONE_WAY = [(250, 248), (249, 248), (385, 101), (386, 101), (504, 968), (482, 848),
-                (435, 876)]
-SPEC_BOTH_WAYS = [(836, 837), (638, 639), (657, 744), (620, 681), (664, 782)]
-SPEC_GROUP = [356, 357, 358, 359]
-
-
-def spec_collapse_pairs() -> set[tuple[int, int]]:
-    pairs = set(SPEC_ONE_WAY)
-    for a, b in SPEC_BOTH_WAYS:
-        pairs |= {(a, b), (b, a)}
-    pairs |= {(a, b) for a in SPEC_GROUP for b in SPEC_GROUP if a != b}
-    return pairs
-
 
 def name(index: int) -> str:
     return f"{PREFIX}{index + 1:08d}.JPEG"

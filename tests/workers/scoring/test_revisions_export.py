@@ -113,8 +113,8 @@ def built(build: Build, raw: dict[str, Any]) -> dict[str, CompiledLabelSet]:
     return build(raw)
 
 
-def test_it_builds_correct_unclear_and_annotated_arrays(
-    built: dict[str, CompiledLabelSet]
+def test_it_builds_correct_unclear_annotated_and_original_label_arrays(
+    built: dict[str, CompiledLabelSet], canonical_imagenet_labels: list[int]
 ) -> None:
     for slug, labelset in built.items():
         a = labelset.arrays
@@ -132,7 +132,12 @@ def test_it_builds_correct_unclear_and_annotated_arrays(
     assert annotated.dtype == np.bool_
     assert np.flatnonzero(annotated).tolist() == [0, 1, 2, 3, 4, 49_999]
     assert "annotated" not in built["imagenet-m"].arrays
-    assert label_set_builders.BUILDER_VERSION == 3
+    # every image's original label, the class the class-mean accuracy groups it under
+    original = built["multilabel"].arrays["original_labels"]
+    assert original.dtype == np.int16
+    assert original.tolist() == canonical_imagenet_labels
+    assert "original_labels" not in built["imagenet-m"].arrays
+    assert label_set_builders.BUILDER_VERSION == 4
 
 
 SCENARIOS = {

@@ -28,6 +28,7 @@ WRONG = {(0, 1)}
 ANNOTATED = [True, True, True, True, True, False]  # 3 has empty lists; 5 is not annotated
 PROBLEMATIC = [False, False, False, False, True, False]
 ORGANISM = [True, True, False, False, False, False]
+ORIGINAL = [250, 10, 400, 500, 600, 999]  # organism classes for the first two, as ORGANISM
 
 
 def multilabel_set(correct: Pairs = CORRECT, unclear: Pairs = UNCLEAR, wrong: Pairs = WRONG,
@@ -40,7 +41,7 @@ def multilabel_set(correct: Pairs = CORRECT, unclear: Pairs = UNCLEAR, wrong: Pa
     arrays = {"mask": mask, "accepted_keys": accepted, "correct_keys": keys(correct),
               "unclear_keys": keys(unclear), "wrong_keys": keys(wrong),
               "collapsed_keys": collapse_keys(accepted), "organism": np.array(ORGANISM),
-              "annotated": annotated_a}
+              "annotated": annotated_a, "original_labels": np.array(ORIGINAL, dtype=np.int16)}
     meta = {"annotated": int(annotated_a.sum()),
             "problematic": int((annotated_a & problematic_a).sum()),
             "included": int(mask.sum()), "organism_included": int((mask & ORGANISM).sum())}

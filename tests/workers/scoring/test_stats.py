@@ -10,6 +10,7 @@ from scipy import stats as scipy_stats
 
 from workers.scoring.stats import (
     accuracy_record,
+    class_mean_record,
     clopper_pearson,
     competition_ranks,
     linear_fit,
@@ -111,6 +112,80 @@ def test_it_gives_a_mean_without_interval_for_one_value_and_none_for_no_values()
 def test_it_gives_a_zero_width_interval_for_equal_values() -> None:
     assert mean_record(np.full(5, 0.5)) == {"value": 0.5, "total": 5, "ci_low": 0.5,
                                             "ci_high": 0.5}
+
+
+# ---------------------------------------------------------------- class means (§5.1)
+
+
+def _class_mean_by_loop(hits: list[bool], classes: list[int],
+                        among: set[int]) -> tuple[float, float, float, int]:
+    """(mean, low, high, classes evaluated) with dictionaries, and SciPy's normal quantile."""
+    counts: dict[int, list[int]] = {}
+    for hit, cls in zip(hits, classes, strict=True):
+        if cls in among:
+            counts.setdefault(cls, [0, 0])
+            counts[cls][0] += int(hit)
+            counts[cls][1] += 1
+    accuracies = [(c / n, n) for c, n in counts.values()]
+    mean = math.fsum(p for p, _ in accuracies) / len(accuracies)
+    sd = math.sqrt(math.fsum(p * (1 - p) / n for p, n in accuracies)) / len(accuracies)
+    half = float(scipy_stats.norm.ppf(0.975)) * sd
+    return mean, max(0.0, mean - half), min(1.0, mean + half), len(accuracies)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_it_gives_the_mean_of_class_accuracies_with_a_normal_interval(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    classes = rng.integers(0, 60, size=900)  # some of the 60 classes may have no example
+    hits = rng.random(900) < rng.uniform(0.3, 0.95, size=60)[classes]
+    among = rng.random(60) < 0.5
+    for mask in (None, among):
+        wanted = set(range(60)) if mask is None else set(np.flatnonzero(mask).tolist())
+        record = class_mean_record(hits, classes, num_classes=60, among=mask)
+        mean, low, high, evaluated = _class_mean_by_loop(hits.tolist(), classes.tolist(),
+                                                         wanted)
+        assert record["accuracy"] == pytest.approx(mean, rel=1e-13)
+        assert (record["ci_low"], record["ci_high"]) == pytest.approx((low, high), rel=1e-13)
+        assert record["classes_evaluated"] == evaluated
+        assert record["classes_without_images"] == len(wanted) - evaluated
+        inside = [h for h, c in zip(hits.tolist(), classes.tolist(), strict=True)
+                  if c in wanted]
+        assert (record["correct"], record["total"]) == (sum(inside), len(inside))
+        assert record["pooled_accuracy"] == accuracy_record(sum(inside), len(inside))
+        assert record["ci_method"] == "normal"
+
+
+def test_it_leaves_classes_without_examples_out_of_the_mean_and_counts_them() -> None:
+    # classes 0 (2 of 2), 3 (0 of 1) and 4 (1 of 4) have examples; 1, 2 and 5 have none
+    record = class_mean_record(np.array([1, 1, 0, 1, 0, 0, 0], dtype=bool),
+                               np.array([0, 0, 3, 4, 4, 4, 4]), num_classes=6)
+    assert record["accuracy"] == pytest.approx((1 + 0 + 0.25) / 3, abs=1e-16)
+    assert (record["classes_evaluated"], record["classes_without_images"]) == (3, 3)
+    assert (record["correct"], record["total"]) == (3, 7)  # pooled: 3/7, not 5/12
+
+
+def test_it_clips_the_class_mean_interval_and_is_a_point_without_spread() -> None:
+    # every class right: no binomial variance, the interval is the value
+    perfect = class_mean_record(np.ones(4, dtype=bool), np.array([0, 1, 1, 2]), num_classes=3)
+    assert (perfect["accuracy"], perfect["ci_low"], perfect["ci_high"]) == (1.0, 1.0, 1.0)
+    # class 0: 1 of 2, class 1: 3 of 3; mean 0.75, sd = sqrt(0.125) / 2, the top clipped at 1
+    record = class_mean_record(np.array([1, 0, 1, 1, 1], dtype=bool), np.array([0, 0, 1, 1, 1]),
+                               num_classes=2)
+    half = 1.959963984540054 * math.sqrt(0.125) / 2
+    assert (record["ci_low"], record["ci_high"]) == (pytest.approx(0.75 - half), 1.0)
+
+
+def test_it_gives_no_class_mean_without_examples_and_refuses_mismatched_arrays() -> None:
+    # only classes 2 and 3 count, and no example is of either
+    empty = class_mean_record(np.ones(3, dtype=bool), np.array([0, 1, 1]), num_classes=4,
+                              among=np.array([0, 0, 1, 1], dtype=bool))
+    assert {k: empty[k] for k in ("accuracy", "ci_low", "ci_high", "correct", "total",
+                                  "classes_evaluated", "classes_without_images")} == {
+        "accuracy": None, "ci_low": None, "ci_high": None, "correct": 0, "total": 0,
+        "classes_evaluated": 0, "classes_without_images": 2}
+    assert empty["pooled_accuracy"] == accuracy_record(0, 0)
+    with pytest.raises(ValueError, match="3 hits for 2 class labels"):
+        class_mean_record(np.zeros(3, dtype=bool), np.array([0, 1]), num_classes=2)
 
 
 @pytest.mark.parametrize(("values", "expected"), [

@@ -116,19 +116,30 @@ def table_rows(scores: SubmissionScores) -> list[tuple[str, str, str, str, str]]
         if not rec:
             return
         value = rec.get("accuracy", rec.get("value"))
-        count = f"{rec['correct']}/{rec['total']}" if "correct" in rec else f"n={rec['total']}"
+        if "classes_evaluated" in rec:  # a mean over classes (docs/metrics.md §5.1)
+            count = f"{rec['classes_evaluated']} classes"
+        elif "correct" in rec:
+            count = f"{rec['correct']}/{rec['total']}"
+        else:
+            count = f"n={rec['total']}"
         ci = f"[{_fmt(rec['ci_low'], percent)}, {_fmt(rec['ci_high'], percent)}]"
         rows.append((slug, name, _fmt(value, percent), count, ci))
 
-    headline = {"cifar10h": "plurality top-1", "imagenet_m": "correct of listed"}
+    headline = {"cifar10h": "plurality top-1", "imagenet_m": "correct of listed",
+                "multilabel": "top-1, mean over classes"}
     for slug, rec in scores.records.items():
         add(slug, headline.get(rec["family"], "top-1"), rec)
+        add(slug, "top-1, pooled over images", rec.get("pooled_accuracy"))
         add(slug, "top-5", rec.get("top5"))
         if "correctable" in rec:
             add(slug, "correctable Acc@1", rec["correctable"]["acc1"])
             add(slug, "correctable cAcc@1", rec["correctable"]["cacc1"])
         for key in ("second", "third", "collapsed", "organism", "object"):
-            add(slug, f"{key} prediction" if key in ("second", "third") else key, rec.get(key))
+            sub = rec.get(key)
+            label = f"{key} prediction" if key in ("second", "third") else key
+            if isinstance(sub, dict) and "classes_evaluated" in sub:
+                label += ", mean over classes"
+            add(slug, label, sub)
         add(slug, "human agreement", rec.get("human_agreement"))
         add(slug, "cross-entropy", rec.get("cross_entropy"), percent=False)
         if rec.get("gap") is not None:

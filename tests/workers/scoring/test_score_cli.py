@@ -194,3 +194,53 @@ def test_it_scores_imagenet_without_importing_scipy(run_score, data_dir: Path,
     hits = [int(p) in labels for p, labels in zip(top1.tolist(), real, strict=True) if labels]
     assert json.loads(done.stdout)["scores"]["real"]["accuracy"] == pytest.approx(
         sum(hits) / len(hits), abs=1e-15)
+
+
+def test_it_prints_the_multilabel_class_mean_and_the_pooled_share_without_scipy(
+        run_score, data_dir: Path, tmp_path: Path, class_info: list,
+        canonical_imagenet_labels: list[int]) -> None:
+    """docs/metrics.md §5.1: the headline is the mean of the class accuracies (classes keyed
+    by the original label); the pooled share of images is printed beside it."""
+    labels = canonical_imagenet_labels
+    wnid = [c["wnid"] for c in class_info]
+    top1 = datasets.imagenet_cleanlab_to_canonical(
+        data_dir, np.load(data_dir / "imagenet" / "cleanlab_cv_predicted_labels.npy")).tolist()
+    # every 9th image annotated: its original label correct, except every 4th of them
+    annotated = list(range(0, 50_000, 9))
+    annots = {datasets.imagenet_file_name(i): ({"correct": [wnid[labels[i]]]} if n % 4
+                                               else {"wrong": [wnid[labels[i]]]})
+              for n, i in enumerate(annotated)}
+    path = tmp_path / "human_accuracy_v3.0.0.json"
+    path.write_text(json.dumps({"initial_annots": annots, "problematic_images": {},
+                                "imagenet_m": []}))
+    preds = tmp_path / "top1.npy"
+    np.save(preds, np.array(top1, dtype=np.int64))
+    per_class: dict[int, list[int]] = {}
+    for n, i in enumerate(annotated):
+        counts = per_class.setdefault(labels[i], [0, 0])
+        counts[0] += bool(n % 4) and top1[i] == labels[i]
+        counts[1] += 1
+    mean = sum(c / t for c, t in per_class.values()) / len(per_class)
+    correct = sum(c for c, _ in per_class.values())
+    result = run_score("--benchmark", "imagenet", "--multilabel-file", str(path), str(preds))
+    assert result.returncode == 0, result.stderr
+    rows = {row[1]: row for row in _rows(result.stdout) if row[0] == "multilabel"}
+    assert rows["top-1, mean over classes"][2:4] == [f"{100 * mean:.2f}",
+                                                     f"{len(per_class)} classes"]
+    assert rows["top-1, pooled over images"][2:4] == [
+        f"{100 * correct / len(annotated):.2f}", f"{correct}/{len(annotated)}"]
+    assert f"{100 * mean:.2f}" != f"{100 * correct / len(annotated):.2f}"
+    assert [name for name in rows if "mean over classes" in name] == [
+        "top-1, mean over classes", "collapsed, mean over classes",
+        "organism, mean over classes", "object, mean over classes"]
+    traced = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "workers.score", "--benchmark", "imagenet",
+         "--multilabel-file", str(path), str(preds)], cwd=REPO_ROOT,
+        env={**os.environ, "EVALSERVER_CACHE_DIR": str(tmp_path / "cache"),
+             "EVALSERVER_DATA_DIR": str(data_dir)},
+        capture_output=True, text=True, timeout=120)
+    assert traced.returncode == 0, traced.stderr
+    imported = {line.rsplit("|", 1)[-1].strip() for line in traced.stderr.splitlines()
+                if line.startswith("import time:")}
+    assert "numpy" in imported
+    assert not {name for name in imported if name.split(".")[0] == "scipy"}

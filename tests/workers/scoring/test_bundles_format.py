@@ -1,0 +1,105 @@
+"""A bundle of every kind (tests/workers/scoring/bundle_files.py), from a folder and from a
+.zip: the manifest's facts, and label sets equal to values worked out by hand."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.workers.scoring.bundle_files import bundle_entries, manifest, write_bundle, zip_bytes
+from workers.scoring.bundles import (
+    BundleData,
+    compile_bundle,
+    label_set_spec_from_bundle,
+    open_bundle,
+    read_bundle,
+)
+from workers.scoring.bundles.model import ImagesDef
+
+NOWHERE = Path("/nonexistent-data-dir")  # files = "bundle": the data directory is not read
+
+
+def test_it_reads_the_manifest_facts(tmp_path: Path) -> None:
+    bundle = read_bundle(write_bundle(tmp_path))
+    assert (bundle.slug, bundle.name, bundle.modality, bundle.files) == \
+        ("toy", "Toy benchmark", "image", "bundle")
+    assert bundle.cites == ("toy2024",) and bundle.citation("toy2024") == \
+        "Someone. A toy benchmark. 2024."
+    assert (bundle.main_example_set, bundle.headline, bundle.reviewable) == \
+        ("toy-test", "original", ("real",))
+    assert [ls.slug for ls in bundle.label_sets] == \
+        ["original", "corrected", "corrected-t4", "real", "humans", "new"]
+    assert [(ls.name, ls.threshold) for ls in bundle.label_sets[1:3]] == \
+        [("Corrected (t=3)", 3), ("Corrected (t=4)", 4)]
+    assert [ls.example_set for ls in bundle.label_sets] == ["toy-test"] * 5 + ["toy-new"]
+    assert bundle.root(NOWHERE) == tmp_path
+
+
+def test_it_reads_example_images_from_a_path_or_a_setting(tmp_path: Path) -> None:
+    document = manifest()
+    document["example_sets"][0]["images"] = {"format": "idx", "path": "images.idx.gz"}
+    document["example_sets"][1]["images"] = {"setting": "TOY_IMAGE_DIR"}
+    bundle = read_bundle(write_bundle(tmp_path, document))
+    assert [s.images for s in bundle.example_sets] == [
+        ImagesDef(format="idx", path="images.idx.gz"),
+        ImagesDef(format="folder", setting="TOY_IMAGE_DIR")]
+
+
+def test_it_names_examples_by_pattern_and_by_index(tmp_path: Path) -> None:
+    data = BundleData(read_bundle(write_bundle(tmp_path)), data_dir=NOWHERE)
+    test, new = data.names("toy-test"), data.names("toy-new")
+    assert [test.name(i) for i in (0, 5)] == ["toy_001.png", "toy_006.png"]
+    assert [test.index_of_name(n) for n in ("toy_003.png", "a/b/toy_006.png", "toy_007.png",
+                                            "xtoy_001.png", "toy_01.png")] == [2, 5, None, None,
+                                                                               None]
+    assert [test.index_of_number(n) for n in (0, 1, 6, 7)] == [None, 0, 5, None]
+    assert new.name(3) == "toy-new[3]"
+
+
+def test_it_compiles_every_kind_to_the_values_worked_out_by_hand(tmp_path: Path) -> None:
+    compiled = compile_bundle(read_bundle(write_bundle(tmp_path)), data_dir=NOWHERE)
+    arrays = {slug: {name: a.tolist() for name, a in c.arrays.items()}
+              for slug, c in compiled.items()}
+    assert arrays["original"] == {"labels": [0, 1, 2, 0, 1, 2]}
+    # example 1: 4 of 5 for the guessed label 2; example 3: 3 for "both" (multi-label at
+    # t=3, non-agreement at t=4: the "skip" vote names no label); example 4: 3 for given.
+    for slug, threshold, counts in (("corrected", 3, (1, 1, 1, 0, 0)),
+                                    ("corrected-t4", 4, (1, 1, 0, 0, 1))):
+        assert arrays[slug] == {"labels": [0, 1, 2, 0, 1, 2],
+                                "corrected_labels": [0, 2, 2, 0, 1, 2],
+                                "pruned": [True, True, True, False, True, True],
+                                "correctable": [False, True, False, False, False, False]}
+        meta = compiled[slug].meta
+        assert (meta["threshold"], meta["flagged"], meta["pruned_size"]) == (threshold, 3, 5)
+        assert tuple(meta["counts"].values()) == counts
+    # accepted (example, class): (0,0) (1,2) (3,0) (4,1) (5,2) (5,1) as e*3+c; judged wrong:
+    # the rated (0,1), and example 2's original label 2, never rated and not accepted.
+    assert arrays["real"] == {"mask": [True, True, False, True, True, True],
+                              "accepted_keys": [0, 5, 9, 13, 16, 17], "wrong_keys": [1, 8]}
+    assert arrays["humans"]["probs"] == [[1, 0, 0], [0.2, 0.8, 0], [0, 0, 1], [0.6, 0.4, 0],
+                                         [0, 1, 0], [0.2, 0.2, 0.6]]
+    assert arrays["new"] == {"labels": [2, 1, 0, 0]}
+    assert compiled["new"].size == 4 and compiled["new"].family == "new_test_set"
+
+
+def test_it_opens_a_zip_bundle_to_the_same_label_sets_as_its_folder(tmp_path: Path) -> None:
+    folder = compile_bundle(read_bundle(write_bundle(tmp_path / "folder")), data_dir=NOWHERE)
+    archive = tmp_path / "toy.zip"
+    archive.write_bytes(zip_bytes(bundle_entries()))
+    with open_bundle(archive) as bundle:
+        assert bundle.manifest.name == "toy.toml" and bundle.manifest.parent.name == "toy"
+        zipped = compile_bundle(bundle, data_dir=NOWHERE)
+        extracted = bundle.manifest.parent
+    assert not extracted.exists()  # the temporary folder is gone after the block
+    assert {s: c.content_hash for s, c in zipped.items()} == \
+        {s: c.content_hash for s, c in folder.items()}
+
+
+@pytest.mark.parametrize("slug", ["original", "corrected-t4", "real", "humans", "new"])
+def test_it_lists_the_files_each_label_set_reads(tmp_path: Path, slug: str) -> None:
+    bundle = read_bundle(write_bundle(tmp_path))
+    files = {"original": ("labels.npy",), "corrected-t4": ("labels.npy", "votes.json"),
+             "real": ("labels.npy", "real.json", "judged.npz"), "humans": ("counts.npy",),
+             "new": ("new_labels.npy",)}
+    assert label_set_spec_from_bundle(bundle, bundle.label_set(slug)).files == files[slug]

@@ -58,7 +58,7 @@ def test_it_shows_an_item_with_the_labels_of_the_latest_version(
         "accepted": [{"class_id": c, "name": names[c]} for c in sorted(real[e])],
         "wrong": [{"class_id": c, "name": names[c]} for c in wrong],
         "submission_count": 1, "status": "open", "verdict": "", "votes": 0, "panel_size": 3,
-        "voted": False, "version": 1,
+        "voted": False, "version": 1, "judgement": "unjudged", "panel": [],
     }
     assert item.class_id not in real[e] and item.class_id not in wrong
 

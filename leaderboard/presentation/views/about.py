@@ -8,6 +8,7 @@ from django.shortcuts import render
 
 from leaderboard.catalog.models import Benchmark
 from leaderboard.presentation import about as selectors_about
+from leaderboard.presentation.confusions import benchmark_confusions
 
 
 def benchmark_about(request: HttpRequest, slug: str) -> HttpResponse:
@@ -16,4 +17,5 @@ def benchmark_about(request: HttpRequest, slug: str) -> HttpResponse:
     except Benchmark.DoesNotExist:
         raise Http404("no such benchmark") from None
     return render(request, "leaderboard/benchmark_about.html", {
-        "about": about, "benchmark": about.benchmark})
+        "about": about, "benchmark": about.benchmark,
+        "confusions": benchmark_confusions(benchmark=about.benchmark)})

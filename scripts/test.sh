@@ -76,6 +76,7 @@ step "pytest (SQLite)" env -u DATABASE_URL .venv/bin/python -m pytest "$@"
 step "benchmarks (quick)" .venv/bin/python bench/score.py --quick
 step "benchmarks: leaderboard under load (quick)" .venv/bin/python bench/leaderboard.py --quick
 step "benchmarks: re-scoring after a review decision (quick)" .venv/bin/python bench/rescore.py --quick
+step "benchmarks: most confused classes of the about page (quick)" .venv/bin/python bench/confusions.py --quick
 step "benchmarks: checkpoint inference (quick)" .venv/bin/python bench/checkpoint.py --quick
 step "benchmarks: label audits (quick)" .venv/bin/python bench/audit.py --quick
 step "benchmarks: multi-host cluster (quick)" .venv/bin/python bench/cluster.py --quick

@@ -28,6 +28,7 @@ import hashlib
 import json
 import operator
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -97,7 +98,8 @@ def _entry(source: str, key: Any, value: Any) -> PanelEntry:
     if isinstance(predicted, bool) or not 0 <= class_id < IMAGENET_NUM_CLASSES:
         raise MistakeFileError(f"{where}: top_prediction {predicted!r} is not a class id "
                                f"0..{IMAGENET_NUM_CLASSES - 1}")
-    names = {"failure category": AUTHOR_CATEGORIES, "failure severity": AUTHOR_SEVERITIES}
+    names: dict[str, Mapping[str, str]] = {"failure category": AUTHOR_CATEGORIES,
+                                           "failure severity": AUTHOR_SEVERITIES}
     found: dict[str, str] = {}
     for name, known in names.items():
         text = value[name]

@@ -49,7 +49,9 @@ class ReviewItemSummaryOutput(serializers.Serializer):
 
 class PanelJudgementOutput(serializers.Serializer):
     model = serializers.CharField(help_text="the model whose top-1 prediction was reviewed")
-    source = serializers.CharField(help_text="the file the decision was imported from")
+    # a declared field, popped from the class by the serializer metaclass: not Field.source
+    source = serializers.CharField(  # type: ignore[assignment]
+        help_text="the file the decision was imported from")
     verdict = serializers.ChoiceField(choices=[Verdict.WRONG], help_text="always wrong")
     severity = serializers.ChoiceField(choices=Severity.choices)
     reported_severity = serializers.ChoiceField(
@@ -122,7 +124,7 @@ class SettledOutput(serializers.Serializer):
                                        help_text="an imported expert-panel decision's")
     category = serializers.ChoiceField(choices=MistakeCategory.choices, allow_blank=True,
                                        help_text="an imported expert-panel decision's")
-    source = serializers.CharField(
+    source = serializers.CharField(  # type: ignore[assignment]  # a declared field, as above
         allow_blank=True, help_text="an imported expert-panel decision: file (model)")
     reviewers = serializers.ListField(child=serializers.CharField())
 

@@ -148,9 +148,18 @@ LABEL_SET_DOCS: dict[str, LabelSetDoc] = {
         ("Expert labellers marked each candidate class of an image correct, wrong or unclear. "
          "The images they found problematic are removed. A top-1 prediction is correct if it "
          "was judged correct or unclear.",
+         "The accuracy shown, and ranked by, is the mean over classes, as the authors compute "
+         "it: each image counts for the class of its original label, each class's accuracy is "
+         "the share of its evaluated images predicted correctly, and the accuracy is the mean "
+         "of those class accuracies (a class with no evaluated image is left out). Its 95% "
+         "interval is the normal approximation with per-class binomial variances, not "
+         "Clopper-Pearson, which is for a single proportion. The pooled accuracy, the share of "
+         "all evaluated images predicted correctly, is reported beside it with its "
+         "Clopper-Pearson interval; the count next to an accuracy is of images.",
          "Accuracy is also reported for organism and object classes apart (by the original "
-         "label's WordNet ancestry), and with the class-collapse mapping of Vasudevan et al. "
-         "(appendix G), which also accepts near-synonyms such as sunglass and sunglasses. "
+         "label's WordNet ancestry; each the mean over its own classes), and with the "
+         "class-collapse mapping of Vasudevan et al. (appendix G), which also accepts "
+         "near-synonyms such as sunglass and sunglasses. "
          "Top-1 predictions that were never judged go to this server's review queue."),
         ("shankar2020", "vasudevan2022")),
     "imagenet_m": LabelSetDoc(

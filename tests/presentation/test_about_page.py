@@ -182,6 +182,10 @@ def test_it_describes_imagenet_with_imagenet_m_or_says_what_is_missing(
     assert by_slug["corrected-t5"]["how"][1].startswith("With an agreement threshold of 5 of 5")
     assert [c["key"] for c in by_slug["multilabel"]["citations"]] == ["shankar2020",
                                                                       "vasudevan2022"]
+    # which figure is which (docs/metrics.md §5.1): the class mean ranks, the pooled share beside
+    how = by_slug["multilabel"]["how"]
+    assert how[1].startswith("The accuracy shown, and ranked by, is the mean over classes")
+    assert "normal approximation" in how[1] and "The pooled accuracy" in how[1]
     assert [c["key"] for c in by_slug["original"]["citations"]] == ["russakovsky2015"]
     assert [c["key"] for c in by_slug["real"]["citations"]] == ["beyer2020"]
     m = by_slug["imagenet-m"]

@@ -1,15 +1,27 @@
 #!/usr/bin/env bash
-# Run the whole server on this machine: .venv, Redis (a throwaway redis-server unless one
-# answers at REDIS_URL), migrations, static files, the benchmarks from the data directory, a
-# Celery worker (-Q cpu) with beat embedded, the demo submissions, then gunicorn on
-# 127.0.0.1:${PORT:-8000} in the foreground. Ctrl-C stops everything it started.
+# Run the whole server on this machine: the missing system packages (Debian: python3-venv,
+# redis-server; apt-get as root or through sudo, else a message saying what to install), .venv,
+# Redis (a throwaway redis-server unless one answers at REDIS_URL), the data files (fetched
+# with checksums when some are missing and their sources answer), migrations, static files, the
+# benchmarks, a Celery worker (-Q cpu), a gpu-queue worker, Celery beat (its own process), the
+# demo submissions, then gunicorn on 127.0.0.1:${PORT:-8000} in the foreground. Ctrl-C stops
+# everything it started.
 # Settings come from the environment or .env (README.md, "Settings"); without SECRET_KEY a
-# random one is kept in var/secret_key. Logs: var/log/ (gunicorn's go to this terminal).
-# Nothing here reaches the network after the first install: every server binds 127.0.0.1.
+# random one is kept in var/secret_key. Plain http on 127.0.0.1: the https settings that
+# DEBUG=false turns on are turned off here unless set. Logs: var/log/ (gunicorn's go to this
+# terminal). After the first install and data fetch nothing reaches the network: every server
+# binds 127.0.0.1.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/lib.sh
 
+system_packages=()
+[ -x .venv/bin/python ] || system_packages+=(python3-venv)
+# A throwaway redis-server is started below unless REDIS_URL names a Redis elsewhere.
+if [ -z "${REDIS_URL:-}" ] && ! grep -qs '^REDIS_URL=.' .env; then
+    system_packages+=(redis-server)
+fi
+ensure_system_packages "${system_packages[@]}"
 ensure_venv requirements.txt
 LOG_DIR=var/log
 mkdir -p "$LOG_DIR" var/redis
@@ -22,6 +34,13 @@ if [ -z "${SECRET_KEY:-}" ] && ! grep -qs '^SECRET_KEY=.' .env; then
     export SECRET_KEY
 fi
 
+# Plain http on 127.0.0.1, no TLS proxy in front (README.md, "Settings": https).
+export SECURE_SSL_REDIRECT=${SECURE_SSL_REDIRECT:-false}
+export SESSION_COOKIE_SECURE=${SESSION_COOKIE_SECURE:-false}
+export CSRF_COOKIE_SECURE=${CSRF_COOKIE_SECURE:-false}
+export SECURE_HSTS_SECONDS=${SECURE_HSTS_SECONDS:-0}
+export SECURE_PROXY_SSL_HEADER=${SECURE_PROXY_SSL_HEADER:-false}
+
 PORT=${PORT:-8000}
 if ! tcp_port_free "$PORT"; then
     echo "error: port $PORT is in use; set PORT to a free one" >&2
@@ -30,6 +49,7 @@ fi
 
 REDIS_PID=""
 WORKER_PID=""
+BEAT_PID=""
 GPU_WORKER_PID=""
 GUNICORN_PID=""
 
@@ -53,6 +73,7 @@ cleanup() {
     local status=$?
     trap - EXIT INT TERM
     stop "$GUNICORN_PID" gunicorn 30
+    stop "$BEAT_PID" "Celery beat" 10
     # Warm shutdown: a running task finishes; one cut short is re-run (acks late).
     stop "$WORKER_PID" "the Celery worker" 60
     stop "$GPU_WORKER_PID" "the gpu-queue Celery worker" 60
@@ -84,9 +105,8 @@ print(u.hostname or "127.0.0.1", u.port or 6379, u.path or "/0")' "$REDIS_URL")
             exit 1
             ;;
     esac
-    if ! command -v redis-server >/dev/null; then
-        echo "error: no Redis answers at $REDIS_URL and redis-server is not installed" \
-            "(Debian: apt-get install redis-server)" >&2
+    if ! ensure_system_packages redis-server; then
+        echo "error: no Redis answers at $REDIS_URL and redis-server is not installed" >&2
         exit 1
     fi
     if ! tcp_port_free "$redis_port"; then
@@ -112,6 +132,23 @@ print(u.hostname or "127.0.0.1", u.port or 6379, u.path or "/0")' "$REDIS_URL")
 fi
 export REDIS_URL
 
+# -- data files --------------------------------------------------------------------------------
+# The public files the benchmarks read (data-sources.toml); fetched with checksums when some
+# are missing and their sources answer, else named (the server starts without those benchmarks).
+if ! data_report=$(.venv/bin/python manage.py fetch_data --check 2>&1); then
+    if .venv/bin/python manage.py fetch_data --reachable >/dev/null 2>&1; then
+        echo "== Fetching the missing data files (manage.py fetch_data)"
+        if ! .venv/bin/python manage.py fetch_data; then
+            echo "warning: fetch_data failed (see above); serving without those files" >&2
+        fi
+    else
+        echo "$data_report" >&2
+        echo "warning: the data files above are missing and their sources do not answer" \
+            "(no network?); serving without the benchmarks that need them. Fetch them later" \
+            "with: .venv/bin/python manage.py fetch_data (README.md, 'Data')" >&2
+    fi
+fi
+
 # -- database, static files, benchmarks -------------------------------------------------------
 echo "== Migrating the database"
 .venv/bin/python manage.py migrate --noinput
@@ -122,11 +159,11 @@ if ! .venv/bin/python manage.py load_benchmarks; then
     echo "warning: load_benchmarks failed (see above); serving without those benchmarks" >&2
 fi
 
-# -- Celery worker with beat ------------------------------------------------------------------
-echo "== Starting a Celery worker (-Q cpu, beat embedded; log: $LOG_DIR/celery-worker.log)"
-setsid .venv/bin/celery -A evalserver worker -Q cpu -B \
+# -- Celery worker ------------------------------------------------------------------------------
+echo "== Starting a Celery worker (-Q cpu; log: $LOG_DIR/celery-worker.log)"
+setsid .venv/bin/celery -A evalserver worker -Q cpu \
     --concurrency "${WORKER_CONCURRENCY:-2}" --loglevel INFO \
-    --schedule var/celerybeat-schedule >"$LOG_DIR/celery-worker.log" 2>&1 &
+    >"$LOG_DIR/celery-worker.log" 2>&1 &
 WORKER_PID=$!
 for _ in $(seq 600); do
     grep -qs ' ready\.' "$LOG_DIR/celery-worker.log" && break
@@ -145,6 +182,13 @@ setsid .venv/bin/celery -A evalserver worker -Q gpu --concurrency 1 --loglevel I
     --hostname "gpu@%h" >"$LOG_DIR/celery-gpu-worker.log" 2>&1 &
 GPU_WORKER_PID=$!
 
+# Beat is its own process, never -B inside a worker: a worker killed with SIGKILL would leave
+# its embedded beat child running, and the restarted worker would make a second scheduler.
+echo "== Starting Celery beat (log: $LOG_DIR/celery-beat.log)"
+setsid .venv/bin/celery -A evalserver beat --loglevel INFO \
+    --schedule var/celerybeat-schedule >"$LOG_DIR/celery-beat.log" 2>&1 &
+BEAT_PID=$!
+
 # -- demo submissions ---------------------------------------------------------------------------
 echo "== Queueing the demo submissions (scored in the background by the worker)"
 if ! .venv/bin/python manage.py seed_demo; then
@@ -161,14 +205,16 @@ GUNICORN_PID=$!
 echo
 echo "Serving on http://127.0.0.1:${PORT}/  (admin: http://127.0.0.1:${PORT}/admin/;"
 echo "create an account with: .venv/bin/python manage.py createsuperuser)."
-echo "Logs: gunicorn here; workers $LOG_DIR/celery-worker.log, $LOG_DIR/celery-gpu-worker.log${REDIS_PID:+; Redis $LOG_DIR/redis.log}."
+echo "Logs: gunicorn here; workers $LOG_DIR/celery-worker.log, $LOG_DIR/celery-gpu-worker.log;" \
+    "beat $LOG_DIR/celery-beat.log${REDIS_PID:+; Redis $LOG_DIR/redis.log}."
 echo "Ctrl-C stops everything."
 # Returns when gunicorn or the worker exits (or on Ctrl-C): then everything is stopped.
 set +e
-wait -n "$GUNICORN_PID" "$WORKER_PID" "$GPU_WORKER_PID"
+wait -n "$GUNICORN_PID" "$WORKER_PID" "$GPU_WORKER_PID" "$BEAT_PID"
 status=$?
 set -e
 kill -0 "$GUNICORN_PID" 2>/dev/null || echo "gunicorn stopped (status $status)" >&2
 kill -0 "$WORKER_PID" 2>/dev/null || echo "the Celery worker stopped; see $LOG_DIR/celery-worker.log" >&2
 kill -0 "$GPU_WORKER_PID" 2>/dev/null || echo "the gpu-queue worker stopped; see $LOG_DIR/celery-gpu-worker.log" >&2
+kill -0 "$BEAT_PID" 2>/dev/null || echo "Celery beat stopped; see $LOG_DIR/celery-beat.log" >&2
 exit 1

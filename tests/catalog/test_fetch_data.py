@@ -47,7 +47,7 @@ def server(mirror: Path) -> Iterator[DataServer]:
 def fetch(*args: str) -> tuple[str, str]:
     out, err = StringIO(), StringIO()
     try:
-        call_command("fetch_data", "--no-progress", *args, stdout=out, stderr=err)
+        call_command("fetch_data", "--no-progress", "-v", "2", *args, stdout=out, stderr=err)
     except CommandError as exc:
         raise CommandError(f"{exc}\n{err.getvalue()}") from exc
     return out.getvalue(), err.getvalue()
@@ -217,6 +217,12 @@ def test_it_checks_without_downloading(server: DataServer, data_dir: Path,
         fetch("--dest", str(dest), "--only", "mnist", "--check")
 
     assert "4 of 5 data file(s) missing or different" in str(failed.value)
+    summary = StringIO()
+    with pytest.raises(CommandError):
+        call_command("fetch_data", "--dest", str(dest), "--only", "mnist", "--check",
+                     stdout=summary)
+    assert summary.getvalue() == ("mnist: 4 of 5 files missing or different (first: "
+                                  "mnist/cleanlab_cv_probabilities.npy; -v 2 lists them)\n")
     out, _ = fetch("--dest", str(data_dir), "--check")
     assert out.strip() == f"all 109 data files present in {data_dir.resolve()}"
     assert server.log == []

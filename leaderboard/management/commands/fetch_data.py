@@ -86,15 +86,26 @@ class Command(BaseCommand):
 
         states = {f.path: data_file_state(dest, f) for f in files}
         wanted = [f for f in files if states[f.path] != "present"]
+        verbosity = int(options["verbosity"])
         if options["check"]:
-            for data_file in wanted:
-                self.stdout.write(f"{states[data_file.path]}: {data_file.path}")
+            for benchmark in dict.fromkeys(f.benchmark for f in files):
+                lacking = [f.path for f in wanted if f.benchmark == benchmark]
+                if lacking and verbosity >= 2:
+                    self.stdout.write("\n".join(f"{states[path]}: {path}" for path in lacking))
+                elif lacking:
+                    total = sum(f.benchmark == benchmark for f in files)
+                    self.stdout.write(f"{benchmark}: {len(lacking)} of {total} files missing or "
+                                      f"different (first: {lacking[0]}; -v 2 lists them)")
             if wanted:
                 raise CommandError(f"{len(wanted)} of {len(files)} data file(s) missing or "
                                    f"different in {dest}; run `manage.py fetch_data`")
             self.stdout.write(f"all {len(files)} data files present in {dest}")
             return
-        self._fetch(wanted, dest=dest, urls=urls, states=states,
+        if wanted:
+            self.stdout.write(f"Fetching {len(wanted)} file(s), "
+                              f"{sum(f.size for f in wanted) / 1e6:.1f} MB, into {dest} from "
+                              f"{base_url or 'their public sources (data-sources.toml)'}")
+        self._fetch(wanted, dest=dest, urls=urls, states=states, verbosity=verbosity,
                     timeout=options["timeout"], progress=not options["no_progress"])
         self.stdout.write(self.style.SUCCESS(
             f"{len(files)} data files present in {dest} "
@@ -110,7 +121,7 @@ class Command(BaseCommand):
 
     def _fetch(self, wanted: list[DataFile], *, dest: Path,
                urls: Callable[[DataFile], tuple[str, ...]], states: dict[str, str],
-               timeout: float, progress: bool) -> None:
+               verbosity: int, timeout: float, progress: bool) -> None:
         failures: list[str] = []
         with tqdm(total=sum(f.size for f in wanted), unit="B", unit_scale=True,
                   unit_divisor=1024, file=sys.stderr, disable=None if progress else True,
@@ -125,8 +136,9 @@ class Command(BaseCommand):
                     self._say(f"error: {exc}", error=True)
                     failures.append(data_file.path)
                     continue
-                self._say(f"fetched {data_file.path} ({data_file.size:,} bytes, "
-                          f"{data_file.license}) from {source}")
+                if verbosity >= 2:
+                    self._say(f"fetched {data_file.path} ({data_file.size:,} bytes, "
+                              f"{data_file.license}) from {source}")
         if failures:
             raise CommandError(f"{len(failures)} of {len(wanted)} file(s) not fetched: "
                                f"{', '.join(failures)} (see the errors above)")

@@ -49,10 +49,19 @@ HEADLINE = {
 }
 
 
+def _class_mean_note(record: dict[str, Any]) -> str:
+    """For a mean of per-class accuracies (docs/metrics.md §1.7): its count is of images, its
+    interval the normal approximation, not Clopper-Pearson; "" for any other record."""
+    classes = record.get("classes_evaluated")
+    if classes is None:
+        return ""
+    return f"mean over {classes:,} classes; normal-approximation interval"
+
+
 def _acc(label: str, record: Any, note: str = "") -> Line | None:
     if not isinstance(record, dict) or record.get("total") in (None, 0):
         return None
-    return Line(label, "accuracy", record, note=note)
+    return Line(label, "accuracy", record, note=note or _class_mean_note(record))
 
 
 def score_view(score: Score) -> ScoreView:
@@ -60,7 +69,8 @@ def score_view(score: Score) -> ScoreView:
     family = record.get("family") or score.label_set.family
     headline = {"accuracy": score.accuracy, "correct": score.correct, "total": score.total,
                 "ci_low": score.ci_low, "ci_high": score.ci_high}
-    lines: list[Line] = [Line(HEADLINE.get(family, "Accuracy"), "accuracy", headline)]
+    lines: list[Line] = [Line(HEADLINE.get(family, "Accuracy"), "accuracy", headline,
+                              note=_class_mean_note(record))]
     extra: list[Line | None] = []
     if family in ("original", "new_test_set", "corrected"):
         extra.append(_acc("Top-5 accuracy", record.get("top5")))
@@ -74,6 +84,8 @@ def score_view(score: Score) -> ScoreView:
         extra.append(_acc("2nd prediction in the ReaL list", record.get("second")))
         extra.append(_acc("3rd prediction in the ReaL list", record.get("third")))
     elif family == "multilabel":
+        extra.append(_acc("Pooled over images", record.get("pooled_accuracy"),
+                          note="share of the evaluated images"))
         extra.append(_acc("With class collapse", record.get("collapsed")))
         extra.append(_acc("Organism classes", record.get("organism")))
         extra.append(_acc("Object classes", record.get("object")))

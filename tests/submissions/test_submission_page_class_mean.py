@@ -1,0 +1,90 @@
+"""A submission's page on the multi-label set: the class mean as the headline, labelled with
+its classes and its normal-approximation interval, the pooled share of images beside it with
+its Clopper-Pearson interval (docs/metrics.md §1.7, §5.1). Expected cells are computed here
+from the file written here and the real original labels."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from django.test import Client
+from pytest_django.fixtures import Settings
+from scipy.stats import binomtest, norm
+
+from leaderboard.catalog.selectors import benchmark_get
+from leaderboard.submissions.services import submission_create
+from leaderboard.templatetags.leaderboard_extras import percent
+from tests import factories
+from tests.pages import score_tables
+from workers.scoring import datasets
+from workers.tasks import score_submission
+
+pytestmark = pytest.mark.django_db
+
+
+def _original_labels(data_dir: Path) -> list[int]:
+    labels = np.load(data_dir / "imagenet/cleanlab_original_labels.npy").tolist()
+    paths = json.loads((data_dir / "imagenet/cleanlab_index_to_filepath.json").read_text())
+    out = [0] * 50_000
+    for i, path in enumerate(paths):
+        out[int(path.rsplit("_", 1)[-1][:-len(".JPEG")]) - 1] = labels[i]
+    return out
+
+
+def test_it_shows_the_multilabel_class_mean_and_the_pooled_share(
+    client: Client, run_load_benchmarks: Callable[..., Any], catalog_settings: Settings,
+    data_dir: Path, tmp_path: Path,
+) -> None:
+    labels = _original_labels(data_dir)
+    wnid = [c["wnid"] for c in json.loads((data_dir / "imagenet/class_info.json").read_text())]
+    a = labels[0]
+    annotated = [i for i in range(50_000) if labels[i] == a]  # class A: 50 images
+    others = [i for i in range(50_000) if labels[i] != a]
+    b, c = others[0], next(i for i in others if labels[i] != labels[others[0]])
+    annotated += [b, c]
+    path = tmp_path / "human_accuracy_v3.0.0.json"
+    path.write_text(json.dumps({"initial_annots": {
+        datasets.imagenet_file_name(i): {"correct": [wnid[labels[i]]]} for i in annotated},
+        "problematic_images": {}, "imagenet_m": []}))
+    catalog_settings.EVALSERVER_MULTILABEL_FILE = path
+    catalog_settings.EVALSERVER_DAILY_QUOTA = 0
+    run_load_benchmarks("--benchmark", "imagenet")
+    top1 = np.array(labels, dtype=np.int64)
+    wrong = annotated[:10] + [b]  # class A: 40 of 50 right; class B wrong; class C right
+    top1[wrong] = (top1[wrong] + 1) % 1000
+    owner = factories.user_create("mona")
+    submission = submission_create(
+        owner=owner, model_name="m", benchmark=benchmark_get(slug="imagenet"),
+        files={"imagenet-val": factories.upload_npy(top1, tmp_path, "m.npy")})
+    assert score_submission.apply(args=[submission.pk], task_id="page").get() == "scored"
+
+    client.force_login(owner)
+    tables, _ = score_tables(client.get(f"/submissions/{submission.pk}/").content.decode())
+
+    mean = (0.8 + 0 + 1) / 3  # three classes; pooled: 41 of 52 images
+    # only class A varies: 0.8 * 0.2 / 50
+    half = float(norm.ppf(0.975)) * math.sqrt(0.8 * 0.2 / 50) / 3
+    pooled = binomtest(41, 52).proportion_ci(confidence_level=0.95, method="exact")
+    assert tables["multilabel"][:2] == [
+        ["Multi-label accuracy (top-1) (mean over 3 classes; normal-approximation interval)",
+         f"{percent(mean)}%", "41 / 52", f"{percent(mean - half)}–{percent(mean + half)}"],
+        ["Pooled over images (share of the evaluated images)", f"{percent(41 / 52)}%",
+         "41 / 52", f"{percent(pooled.low)}–{percent(pooled.high)}"],
+    ]
+    organism = {a, labels[b], labels[c]} & (set(range(398)) | {981, 982, 983, 985, 986}
+                                            | set(range(991, 998)))
+    rows = {row[0].split(" (")[0]: row for row in tables["multilabel"][2:]}
+    assert rows["With class collapse"][0] == \
+        "With class collapse (mean over 3 classes; normal-approximation interval)"
+    shown = {name: rows[name][0] for name in ("Organism classes", "Object classes")
+             if name in rows}
+    expected = {f"{name}": f"{name} (mean over {n} classes; normal-approximation interval)"
+                for name, n in (("Organism classes", len(organism)),
+                                ("Object classes", 3 - len(organism))) if n}
+    assert shown == expected

@@ -306,3 +306,28 @@ def test_it_needs_a_model_name(loaded: Settings, data_dir: Path) -> None:
         _run(str(data_dir / "imagenet/mistakes" / VIT), "--model", "  ")
     with pytest.raises(CommandError, match="no file"):
         _run(str(data_dir / "imagenet/mistakes/missing.json"), "--model", "ViT-3B")
+
+
+def test_it_leaves_a_pair_our_reviewers_accepted_decided_and_shows_the_panel_beside(
+    loaded: Settings, data_dir: Path, tmp_path: Path
+) -> None:
+    from leaderboard.review import services as review
+
+    vit = _mistakes(data_dir, VIT)
+    real, rated = _real(data_dir)
+    example, cls = next((e, c) for e, c in sorted(_pairs(vit))
+                        if real[e] and c not in real[e] and (e, c) not in rated)
+    top1 = np.array([labels[0] if labels else 0 for labels in real], dtype=np.int64)
+    top1[example] = cls  # the only novel prediction: one review item
+    submit_imagenet(top1, tmp_path, "one")
+    item = ReviewItem.objects.get(label_set__slug="real", example_index=example, class_id=cls)
+    for reviewer in reviewers(3):  # our panel accepts what the expert panel calls a mistake
+        review.review_vote_cast(item_id=item.pk, reviewer=reviewer, verdict="correct")
+    out = _run(str(data_dir / "imagenet/mistakes" / VIT), "--model", "ViT-3B")
+    accepted = sum(1 for e, c in _pairs(vit) if c in real[e]) + 1
+    assert (f"{accepted} accepted here (review items: {accepted - 1} new, 1 already decided)"
+            in out)
+    item.refresh_from_db()
+    assert (item.status, item.verdict) == ("decided", "correct")
+    detail = review_item_detail(item_id=item.pk)
+    assert (detail.judgement, [p.model for p in detail.panel]) == ("accepted", ["ViT-3B"])

@@ -224,13 +224,13 @@ def test_it_checks_without_downloading(server: DataServer, data_dir: Path,
     assert summary.getvalue() == ("mnist: 4 of 5 files missing or different (first: "
                                   "mnist/cleanlab_cv_probabilities.npy; -v 2 lists them)\n")
     out, _ = fetch("--dest", str(data_dir), "--check")
-    assert out.strip() == f"all 109 data files present in {data_dir.resolve()}"
+    assert out.strip() == f"all 128 data files present in {data_dir.resolve()}"
     assert server.log == []
 
 
 def test_it_refuses_an_unknown_benchmark_by_name(tmp_path: Path) -> None:
-    with pytest.raises(CommandError, match="unknown benchmark.s. svhn; the manifest has "
-                                           "cifar10, imagenet, mnist"):
+    with pytest.raises(CommandError, match="unknown benchmark.s. svhn; the manifest has 20news, "
+                                           "caltech256, cifar10, cifar100, imagenet, imdb, mnist"):
         fetch("--dest", str(tmp_path), "--only", "mnist", "svhn")
 
 
@@ -267,10 +267,9 @@ def test_the_manifest_lists_every_file_the_server_reads(data_dir: Path) -> None:
                   (data_dir / "cifar10/model_predictions").rglob("*.json")} | {
         "imagenet/cleanlab_cv_predicted_labels.npy", "cifar10/cleanlab_cv_probabilities.npy",
         "mnist/cleanlab_cv_probabilities.npy", IMAGES}
-    on_disk = {p.relative_to(data_dir).as_posix() for folder in BENCHMARKS
-               for p in (data_dir / folder).rglob("*") if p.is_file()}
+    on_disk = {p.relative_to(data_dir).as_posix() for p in data_dir.rglob("*") if p.is_file()}
 
     assert label_set_files | demo_files <= listed
-    # every file of the three benchmark folders except the unread imagenet/mistakes/
-    assert listed == {p for p in on_disk if not p.startswith("imagenet/mistakes/")}
-    assert len(listed) == 109
+    # every file of the data directory but its description
+    assert listed == on_disk - {"MANIFEST.md"}
+    assert len(listed) == 128

@@ -47,7 +47,8 @@ class Command(BaseCommand):
                  "(default: the EVALSERVER_DATA_BASE_URL setting, when set)")
         parser.add_argument(
             "--only", nargs="+", metavar="BENCHMARK", default=None,
-            help="only the files of these benchmarks (imagenet, cifar10, mnist)")
+            help="only the files of these benchmarks (the data directory's folders: imagenet, "
+                 "cifar10, mnist, cifar100, caltech256, 20news, imdb)")
         parser.add_argument(
             "--check", action="store_true",
             help="download nothing: name the files that are missing or differ, and exit 1 "

@@ -181,7 +181,7 @@ class BundleData:
                                              field=f"{field}.judged")
         try:
             rated_classes = info[:, 1].astype(np.int64)
-        except ValueError:
+        except (ValueError, OverflowError):
             raise BundleError("bad_file", "a class id in `info` is not an integer",
                               file=ls.judged, field=f"{field}.judged") from None
         if ((rated_classes < 0) | (rated_classes >= c)).any():
@@ -243,7 +243,7 @@ class BundleData:
                 raw, original=self.single_labels(ls.original), wnids=self.classes.keys or (),
                 imagenet_m=subset is not None,
             )
-        except (DataError, AttributeError, TypeError) as error:
+        except (DataError, AttributeError, TypeError, KeyError, ValueError, IndexError) as error:
             raise BundleError("bad_file", f"not in the human_accuracy layout: {error}",
                               field=f"{field}.annotations") from None
         if subset is None and ls.collapse != BUILTIN_COLLAPSE:

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import zipfile
+import zlib
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -24,6 +26,7 @@ PICKLE_SUFFIXES = (".pkl", ".pickle", ".pck")
 NPY_MAGIC = b"\x93NUMPY"
 ZIP_MAGIC = b"PK\x03\x04"
 MAX_DATA_FILE_BYTES = 1 << 30
+MAX_NPZ_MEMBER_BYTES = 1 << 28
 PICKLE_MESSAGE = (
     "pickles are never loaded (they can run code); store labels as an integer .npy array "
     "or as JSON"
@@ -65,25 +68,35 @@ def refuse_pickle(name: str, head: bytes, *, file: str, field: str) -> None:
 def resolve(root: Path, relative: str, *, field: str) -> Path:
     """The file `relative` names under `root`; refused if it leads out of it or is absent."""
     check_relative_path(relative, file=relative, field=field)
-    root_real = Path(root).resolve()
-    path = (root_real / relative).resolve()
-    if not path.is_relative_to(root_real):
+    try:
+        root_real = Path(root).resolve()
+        path = (root_real / relative).resolve()
+        escapes = not path.is_relative_to(root_real)
+        present = not escapes and path.is_file()
+    except OSError as error:  # a name too long, a loop of links
+        raise BundleError("missing_file", f"cannot be read: {error.strerror}", file=relative,
+                          field=field) from None
+    if escapes:
         raise BundleError(
             "path_escapes", "a link leads out of the bundle's folder", file=relative, field=field
         )
-    if not path.is_file():
+    if not present:
         raise BundleError("missing_file", f"no such file under {root}", file=relative, field=field)
     return path
 
 
 def _open_checked(root: Path, relative: str, *, field: str) -> tuple[Path, bytes]:
     path = resolve(root, relative, field=field)
-    size = path.stat().st_size
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as handle:
+            head = handle.read(4096)
+    except OSError as error:
+        raise BundleError("missing_file", f"cannot be read: {error.strerror}", file=relative,
+                          field=field) from None
     if size > MAX_DATA_FILE_BYTES:
         raise BundleError("bad_file", f"larger than {MAX_DATA_FILE_BYTES} bytes", file=relative,
                           field=field)
-    with open(path, "rb") as handle:
-        head = handle.read(4096)
     refuse_pickle(relative, head, file=relative, field=field)
     return path, head
 
@@ -93,43 +106,75 @@ def read_json(root: Path, relative: str, *, field: str) -> Any:
     try:
         with open(path, encoding="utf-8") as handle:
             return json.load(handle)
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
+    except (UnicodeDecodeError, ValueError, RecursionError) as error:
+        # ValueError: a JSON syntax error, or an integer past Python's 4,300-digit limit
         reason = "nested too deeply" if isinstance(error, RecursionError) else str(error)
         raise BundleError("bad_file", f"not JSON: {reason}", file=relative, field=field) from None
+
+
+def _read_npy_stream(stream: BinaryIO, available: int, *, file: str, field: str) -> np.ndarray:
+    """An array from a .npy stream whose header is checked first: no objects, and no more
+    data declared than the `available` bytes (a forged shape must not allocate gigabytes)."""
+    try:
+        version = np.lib.format.read_magic(stream)
+        if version == (1, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_1_0(stream)
+        elif version == (2, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_2_0(stream)
+        else:
+            raise ValueError(f"unsupported .npy version {version}")
+        if dtype.hasobject:
+            raise BundleError("pickle", "a .npy array of Python objects (dtype=object), stored "
+                              f"as pickles: {PICKLE_MESSAGE}", file=file, field=field)
+        declared = math.prod(shape) * dtype.itemsize
+        left = available - stream.tell()
+        if declared > left:
+            raise ValueError(f"its header declares {declared} bytes of data, it holds {left}")
+        stream.seek(0)  # read_array reads the header again
+        array = np.lib.format.read_array(stream, allow_pickle=False)
+    except BundleError:
+        raise
+    except (ValueError, OSError, EOFError, SyntaxError, TypeError, zlib.error,
+            zipfile.BadZipFile) as error:
+        raise BundleError("bad_file", f"unreadable .npy: {error}", file=file,
+                          field=field) from None
+    return np.asarray(array)
 
 
 def read_npy(root: Path, relative: str, *, field: str) -> np.ndarray:
     path, head = _open_checked(root, relative, field=field)
     if not head.startswith(NPY_MAGIC):
         raise BundleError("bad_file", "not a .npy file", file=relative, field=field)
-    try:
-        return np.load(path, allow_pickle=False)
-    except (ValueError, OSError, EOFError) as error:
-        if "allow_pickle" in str(error):
-            raise BundleError("pickle", f"pickled content: {PICKLE_MESSAGE}", file=relative,
-                              field=field) from None
-        raise BundleError("bad_file", f"unreadable .npy: {error}", file=relative,
-                          field=field) from None
+    with open(path, "rb") as handle:
+        return _read_npy_stream(handle, path.stat().st_size, file=relative, field=field)
 
 
 def read_npz_member(root: Path, relative: str, member: str, *, field: str) -> np.ndarray:
-    """One array of an .npz archive; every member is checked for pickles first."""
+    """One array of an .npz archive; every member is checked for pickles and sizes first."""
     path, head = _open_checked(root, relative, field=field)
     if not head.startswith(ZIP_MAGIC):
         raise BundleError("bad_file", "not a .npz file", file=relative, field=field)
     try:
         with zipfile.ZipFile(path) as archive:
-            for info in archive.infolist():
+            infos = {info.filename: info for info in archive.infolist()}
+            for info in infos.values():
+                if info.file_size > MAX_NPZ_MEMBER_BYTES or (
+                    info.file_size > 1 << 20 and info.file_size > 200 * max(info.compress_size, 1)
+                ):
+                    raise BundleError("bad_file", f"the member {info.filename!r} unpacks to "
+                                      f"{info.file_size} bytes", file=relative, field=field)
                 with archive.open(info) as handle:
                     refuse_pickle(info.filename, handle.read(4096), file=relative, field=field)
-        with np.load(path, allow_pickle=False) as archive:
-            if member not in archive.files:
+            info = infos.get(f"{member}.npy")
+            if info is None:
                 raise BundleError("bad_file", f"has no array {member!r}", file=relative,
                                   field=field)
-            return archive[member]
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as error:
-        if isinstance(error, BundleError):
-            raise
+            with archive.open(info) as handle:
+                return _read_npy_stream(handle, info.file_size, file=relative, field=field)
+    except BundleError:
+        raise
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile, zipfile.LargeZipFile,
+            NotImplementedError, RuntimeError, zlib.error) as error:
         raise BundleError("bad_file", f"unreadable .npz: {error}", file=relative,
                           field=field) from None
 

@@ -85,10 +85,13 @@ class Table:
     def str(self, key: str, default: Any = _MISSING) -> Any:
         return self._get(key, default, str, "a string")
 
-    def int(self, key: str, default: Any = _MISSING, *, minimum: int | None = None) -> Any:
+    def int(self, key: str, default: Any = _MISSING, *, minimum: int | None = None,
+            maximum: int | None = None) -> Any:
         value = self._get(key, default, int, "an integer")
         if value is not None and minimum is not None and value < minimum:
             raise self.error("bad_value", key, f"must be at least {minimum}, got {value}")
+        if value is not None and maximum is not None and value > maximum:
+            raise self.error("bad_value", key, f"must be at most {maximum}, got {value}")
         return value
 
     def choice(self, key: str, choices: tuple[str, ...], default: Any = _MISSING) -> Any:

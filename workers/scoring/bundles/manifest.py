@@ -30,6 +30,8 @@ from .model import (
 
 SCHEMA_VERSION = 1
 MAX_MANIFEST_BYTES = 1 << 20
+MAX_CLASSES = 1_000_000
+MAX_EXAMPLES = 1_000_000_000
 # `{number}` or `{number:0Nd}` once; any other brace is refused (no str.format injection).
 _PATTERN = re.compile(r"^([^{}]*)\{number(?::0(\d{1,2})d)?\}([^{}]*)$")
 
@@ -127,7 +129,7 @@ def _citations(top: Table) -> tuple[tuple[str, str], ...]:
 
 
 def _classes(table: Table) -> ClassesDef:
-    count = table.int("count", minimum=1)
+    count = table.int("count", minimum=1, maximum=MAX_CLASSES)
     source = table.choice("source", CLASS_SOURCES)
     if source == "inline":
         names = table.str_list("names")
@@ -148,7 +150,7 @@ def _classes(table: Table) -> ClassesDef:
     file = table.path("file")
     extra: dict[str, Any] = {}
     if source == "folder_names":
-        extra["first_number"] = table.int("first_number", 1, minimum=0)
+        extra["first_number"] = table.int("first_number", 1, minimum=0, maximum=MAX_EXAMPLES)
     elif source == "records":
         extra["id_field"] = table.str("id_field", "cid")
         extra["name_field"] = table.str("name_field", "name")
@@ -170,7 +172,7 @@ def _example_set(table: Table) -> ExampleSetDef:
     slug = table.slug("slug")
     table.prefix = f"example_sets.{slug}"
     name = table.str("name")
-    size = table.int("size", minimum=1)
+    size = table.int("size", minimum=1, maximum=MAX_EXAMPLES)
     description = table.str("description", "")
     naming = table.choice("naming", NAMINGS, "index")
     extra: dict[str, Any] = {}
@@ -184,7 +186,7 @@ def _example_set(table: Table) -> ExampleSetDef:
                 "brace",
             )
         extra["pattern"] = pattern
-        extra["first_number"] = table.int("first_number", 1, minimum=0)
+        extra["first_number"] = table.int("first_number", 1, minimum=0, maximum=MAX_EXAMPLES)
     elif naming == "file":
         extra["names_file"] = table.path("names")
     images_table = table.table("images", None)

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import re
 import stat
+import struct
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -86,6 +88,8 @@ def extract_bundle(archive_path: Path, dest: Path, limits: ZipLimits | None = No
     """Extract into `dest` (an empty folder); returns the path of the manifest there."""
     limits = limits or ZipLimits()
     archive_name = Path(archive_path).name
+    if not Path(archive_path).is_file():
+        raise BundleError("bad_zip", "no such file", file=archive_name)
     try:
         with zipfile.ZipFile(archive_path) as archive:
             infos = archive.infolist()
@@ -115,7 +119,10 @@ def extract_bundle(archive_path: Path, dest: Path, limits: ZipLimits | None = No
                     continue
                 target.parent.mkdir(parents=True, exist_ok=True)
                 written += _extract_one(archive, info, target, limits, written)
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, EOFError) as error:
+    except BundleError:
+        raise
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, EOFError,
+            ValueError, struct.error, zlib.error) as error:
         raise BundleError("bad_zip", f"not a readable zip archive: {error}",
                           file=archive_name) from None
     except OSError as error:  # e.g. a file entry where another entry needs a folder

@@ -15,7 +15,7 @@ import math
 import zipfile
 import zlib
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import IO, Any
 
 import numpy as np
 
@@ -112,7 +112,7 @@ def read_json(root: Path, relative: str, *, field: str) -> Any:
         raise BundleError("bad_file", f"not JSON: {reason}", file=relative, field=field) from None
 
 
-def _read_npy_stream(stream: BinaryIO, available: int, *, file: str, field: str) -> np.ndarray:
+def _read_npy_stream(stream: IO[bytes], available: int, *, file: str, field: str) -> np.ndarray:
     """An array from a .npy stream whose header is checked first: no objects, and no more
     data declared than the `available` bytes (a forged shape must not allocate gigabytes)."""
     try:
@@ -165,12 +165,12 @@ def read_npz_member(root: Path, relative: str, member: str, *, field: str) -> np
                                       f"{info.file_size} bytes", file=relative, field=field)
                 with archive.open(info) as handle:
                     refuse_pickle(info.filename, handle.read(4096), file=relative, field=field)
-            info = infos.get(f"{member}.npy")
-            if info is None:
+            wanted = infos.get(f"{member}.npy")
+            if wanted is None:
                 raise BundleError("bad_file", f"has no array {member!r}", file=relative,
                                   field=field)
-            with archive.open(info) as handle:
-                return _read_npy_stream(handle, info.file_size, file=relative, field=field)
+            with archive.open(wanted) as handle:
+                return _read_npy_stream(handle, wanted.file_size, file=relative, field=field)
     except BundleError:
         raise
     except (ValueError, OSError, EOFError, zipfile.BadZipFile, zipfile.LargeZipFile,

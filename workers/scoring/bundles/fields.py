@@ -82,10 +82,10 @@ class Table:
             raise self.error("wrong_type", key, f"expected {what}, got {type_name(value)}")
         return value
 
-    def str(self, key: str, default: Any = _MISSING) -> Any:
+    def string(self, key: str, default: Any = _MISSING) -> Any:
         return self._get(key, default, str, "a string")
 
-    def int(self, key: str, default: Any = _MISSING, *, minimum: int | None = None,
+    def integer(self, key: str, default: Any = _MISSING, *, minimum: int | None = None,
             maximum: int | None = None) -> Any:
         value = self._get(key, default, int, "an integer")
         if value is not None and minimum is not None and value < minimum:
@@ -95,7 +95,7 @@ class Table:
         return value
 
     def choice(self, key: str, choices: tuple[str, ...], default: Any = _MISSING) -> Any:
-        value = self.str(key, default)
+        value = self.string(key, default)
         if value is not None and value not in choices:
             raise self.error(
                 "bad_value", key, f"{value!r} is not one of {', '.join(map(repr, choices))}"
@@ -103,7 +103,7 @@ class Table:
         return value
 
     def slug(self, key: str, default: Any = _MISSING) -> Any:
-        value = self.str(key, default)
+        value = self.string(key, default)
         if value is not None and not SLUG.match(value):
             raise self.error(
                 "bad_value",
@@ -114,7 +114,7 @@ class Table:
         return value
 
     def path(self, key: str, default: Any = _MISSING) -> Any:
-        value = self.str(key, default)
+        value = self.string(key, default)
         if value is None:
             return None
         return check_relative_path(value, file=self.file, field=self.field(key))

@@ -33,9 +33,9 @@ def parse_label_set(table: Table, *, main_example_set: str) -> list[LabelSetDef]
         "slug": slug,
         "kind": kind,
         "example_set": table.slug("example_set", main_example_set),
-        "name": table.str("name"),
-        "description": table.str("description", ""),
-        "citation": table.str("citation", ""),
+        "name": table.string("name"),
+        "description": table.string("description", ""),
+        "citation": table.string("citation", ""),
     }
     if kind in ("single", "new_test_set"):
         common["labels"] = table.path("labels")
@@ -52,15 +52,15 @@ def parse_label_set(table: Table, *, main_example_set: str) -> list[LabelSetDef]
             common["judged"] = table.path("judged")
         else:
             common["annotations"] = table.path("annotations", None)
-            common["annotations_setting"] = table.str("annotations_setting", None)
+            common["annotations_setting"] = table.string("annotations_setting", None)
             _exactly_one(table, "annotations", "annotations_setting")
-            collapse = table.str("collapse", "none")
+            collapse = table.string("collapse", "none")
             if collapse not in (BUILTIN_COLLAPSE, "none"):
                 collapse = table.path("collapse")
             common["collapse"] = collapse
     elif kind == "subset":
         common["of"] = table.slug("of")
-        common["list_field"] = table.str("list_field", None)
+        common["list_field"] = table.string("list_field", None)
         common["list_file"] = table.path("list_file", None)
         _exactly_one(table, "list_field", "list_file")
     else:  # soft
@@ -108,11 +108,11 @@ def _vote_file(table: Table) -> VoteFileDef:
         "labels": table.choice("labels", VOTE_LABELS, "id"),
     }
     if fields["ids"] == "name":
-        fields["id_prefix"] = table.str("id_prefix", "")
-        fields["id_suffix"] = table.str("id_suffix", "")
+        fields["id_prefix"] = table.string("id_prefix", "")
+        fields["id_suffix"] = table.string("id_suffix", "")
     for key in ("id_field", "given_field", "guessed_field", "votes_field"):
         if table.has(key):
-            fields[key] = table.str(key)
+            fields[key] = table.string(key)
     vocabulary = table.table("vocabulary")
     pairs = []
     for key in vocabulary.data:

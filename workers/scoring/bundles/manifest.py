@@ -59,12 +59,12 @@ def parse_manifest(raw: bytes, *, path: Path) -> Bundle:
     except tomllib.TOMLDecodeError as error:
         raise BundleError("bad_toml", f"not valid TOML: {error}", file=file) from None
     top = Table(document, file=file, prefix="")
-    schema = top.int("schema")
+    schema = top.integer("schema")
     if schema != SCHEMA_VERSION:
         raise top.error("bad_value", "schema", f"this server reads schema {SCHEMA_VERSION}")
     slug = top.slug("slug")
-    name = top.str("name")
-    description = top.str("description", "")
+    name = top.string("name")
+    description = top.string("description", "")
     modality = top.choice("modality", MODALITIES)
     files = top.choice("files", FILE_ROOTS, "data")
     citations = _citations(top)
@@ -75,14 +75,14 @@ def parse_manifest(raw: bytes, *, path: Path) -> Bundle:
         for i, data in top.tables("example_sets")
     )
     _unique([s.slug for s in example_sets], file=file, field="example_sets")
-    main = top.str("main_example_set", example_sets[0].slug)
+    main = top.string("main_example_set", example_sets[0].slug)
     label_sets: list[LabelSetDef] = []
     for i, data in top.tables("label_sets"):
         label_sets += parse_label_set(
             Table(data, file=file, prefix=f"label_sets[{i}]"), main_example_set=main
         )
     _unique([s.slug for s in label_sets], file=file, field="label_sets")
-    headline = top.str("headline", label_sets[0].slug)
+    headline = top.string("headline", label_sets[0].slug)
     reviewable = top.str_list("reviewable", ())
     top.done()
     bundle = Bundle(
@@ -121,7 +121,7 @@ def _citations(top: Table) -> tuple[tuple[str, str], ...]:
         return ()
     out = []
     for key in table.data:
-        out.append((key, table.str(key)))
+        out.append((key, table.string(key)))
         if not key.strip():
             raise table.error("bad_value", key, "a citation key must not be blank")
     table.done()
@@ -129,7 +129,7 @@ def _citations(top: Table) -> tuple[tuple[str, str], ...]:
 
 
 def _classes(table: Table) -> ClassesDef:
-    count = table.int("count", minimum=1, maximum=MAX_CLASSES)
+    count = table.integer("count", minimum=1, maximum=MAX_CLASSES)
     source = table.choice("source", CLASS_SOURCES)
     if source == "inline":
         names = table.str_list("names")
@@ -150,11 +150,11 @@ def _classes(table: Table) -> ClassesDef:
     file = table.path("file")
     extra: dict[str, Any] = {}
     if source == "folder_names":
-        extra["first_number"] = table.int("first_number", 1, minimum=0, maximum=MAX_EXAMPLES)
+        extra["first_number"] = table.integer("first_number", 1, minimum=0, maximum=MAX_EXAMPLES)
     elif source == "records":
-        extra["id_field"] = table.str("id_field", "cid")
-        extra["name_field"] = table.str("name_field", "name")
-        extra["key_field"] = table.str("key_field", None)
+        extra["id_field"] = table.string("id_field", "cid")
+        extra["name_field"] = table.string("name_field", "name")
+        extra["key_field"] = table.string("key_field", None)
     table.done()
     return ClassesDef(count=count, source=source, file=file, **extra)
 
@@ -171,13 +171,13 @@ def pattern_parts(pattern: str) -> tuple[str, int | None, str] | None:
 def _example_set(table: Table) -> ExampleSetDef:
     slug = table.slug("slug")
     table.prefix = f"example_sets.{slug}"
-    name = table.str("name")
-    size = table.int("size", minimum=1, maximum=MAX_EXAMPLES)
-    description = table.str("description", "")
+    name = table.string("name")
+    size = table.integer("size", minimum=1, maximum=MAX_EXAMPLES)
+    description = table.string("description", "")
     naming = table.choice("naming", NAMINGS, "index")
     extra: dict[str, Any] = {}
     if naming == "pattern":
-        pattern = table.str("pattern")
+        pattern = table.string("pattern")
         if pattern_parts(pattern) is None:
             raise table.error(
                 "bad_value",
@@ -186,14 +186,14 @@ def _example_set(table: Table) -> ExampleSetDef:
                 "brace",
             )
         extra["pattern"] = pattern
-        extra["first_number"] = table.int("first_number", 1, minimum=0, maximum=MAX_EXAMPLES)
+        extra["first_number"] = table.integer("first_number", 1, minimum=0, maximum=MAX_EXAMPLES)
     elif naming == "file":
         extra["names_file"] = table.path("names")
     images_table = table.table("images", None)
     if images_table is not None:
         image_format = images_table.choice("format", IMAGE_FORMATS, "folder")
         path = images_table.path("path", None)
-        setting = images_table.str("setting", None)
+        setting = images_table.string("setting", None)
         if (path is None) == (setting is None):
             raise images_table.error("bad_value", "path", "give exactly one of path and setting")
         images_table.done()

@@ -98,12 +98,12 @@ EVALSERVER_MAX_UPLOAD_BYTES: int = env.get_int(
 # Prediction files up to these sizes are parsed in the request, so a bad one is refused at once
 # (400, nothing stored); larger ones are checked by the worker (leaderboard/submissions/
 # file_checks.py). Each stays under about 1 s (bench/inline_check.py): NumPy arrays stored as
-# they are (.npy, an uncompressed .npz) are memory-mapped and cheap per byte; text (.json, .csv)
-# and compressed .npz cost about ten times more. 0 turns the check off for that kind.
+# they are (.npy, an uncompressed .npz) cost 0.2-2 ns a byte; text (.json, .csv) and compressed
+# .npz 7-50 ns a byte. 0 turns the check off for that kind.
 EVALSERVER_INLINE_CHECK_BYTES: int = env.get_int(
     "EVALSERVER_INLINE_CHECK_BYTES", 256 * 1024 * 1024, min_value=0)
 EVALSERVER_INLINE_CHECK_TEXT_BYTES: int = env.get_int(
-    "EVALSERVER_INLINE_CHECK_TEXT_BYTES", 32 * 1024 * 1024, min_value=0)
+    "EVALSERVER_INLINE_CHECK_TEXT_BYTES", 16 * 1024 * 1024, min_value=0)
 # The stored files of a failed submission are removed this many days after it failed (the
 # periodic workers.tasks.remove_failed_files; its page says until when they are kept).
 EVALSERVER_FAILED_FILES_RETENTION_DAYS: int = env.get_int(
@@ -331,6 +331,11 @@ CELERY_BEAT_SCHEDULE = {
     "sweep-unfinished-rescores": {
         "task": "workers.tasks.sweep_versions",
         "schedule": float(EVALSERVER_SWEEP_INTERVAL),
+    },
+    # Not a job sweep: the files of submissions failed longer than the retention period ago.
+    "remove-failed-files": {
+        "task": "workers.tasks.remove_failed_files",
+        "schedule": 3600.0,
     },
 }
 CELERY_TASK_ROUTES = {

@@ -148,7 +148,7 @@ class SubmissionAdmin(admin.ModelAdmin):
     list_select_related = ("benchmark", "owner")
     readonly_fields = ("owner", "benchmark", "kind", "public", "status", "failure_code",
                        "failure_reason", "created", "queued_at", "started", "scored",
-                       "claimed_by", "attempts")
+                       "claimed_by", "attempts", "files_removed")
     inlines = (SubmissionFileInline, ScoreInline)
     actions = ("make_public", "make_private")
     # As on the submit form (submissions/forms.py): a link typed without a scheme is https.

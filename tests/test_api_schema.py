@@ -113,7 +113,8 @@ def test_it_lists_every_status_of_every_operation_in_the_error_shape() -> None:
     assert components["Error"]["required"] == ["error"]
     assert {name: field["type"] for name, field in
             components["ErrorDetail"]["properties"].items()} == {
-        "code": "string", "message": "string", "field": "string"}
+        "code": "string", "message": "string", "field": "string", "row": "integer",
+        "column": "integer"}
     assert components["ErrorDetail"]["required"] == ["code", "message"]
 
 

@@ -24,6 +24,7 @@ from leaderboard.audits import services as audits
 from leaderboard.review import jobs as review_jobs
 from leaderboard.review import services as review
 from leaderboard.submissions import jobs as submission_jobs
+from leaderboard.submissions import retention
 from leaderboard.submissions import services as submissions
 from workers.inference.errors import CheckpointError
 from workers.scoring.predictions import PredictionError
@@ -112,6 +113,13 @@ def sweep_audits() -> list[int]:
 def sweep_versions() -> list[int]:
     """Re-queue re-scorings whose worker or message was lost; fail those out of attempts."""
     return review_jobs.versions_sweep()
+
+
+@shared_task
+def remove_failed_files() -> list[int]:
+    """Remove the stored files of submissions failed longer than
+    EVALSERVER_FAILED_FILES_RETENTION_DAYS ago (hourly, from beat); returns their ids."""
+    return retention.failed_submission_files_remove()
 
 
 @shared_task(

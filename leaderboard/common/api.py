@@ -35,6 +35,12 @@ class ErrorDetailSerializer(serializers.Serializer):
     code = serializers.CharField(help_text="short_snake_case, stable: branch on this")
     message = serializers.CharField(help_text="plain words for people")
     field = serializers.CharField(required=False, help_text="the field at fault, when one is")
+    row = serializers.IntegerField(
+        required=False, help_text="a refused predictions file: the row (0-based) at fault, "
+                                  "when the problem is in one row")
+    column = serializers.IntegerField(
+        required=False, help_text="a refused predictions file: the column (0-based) at fault, "
+                                  "when the problem is in one cell")
 
 
 class ErrorSerializer(serializers.Serializer):

@@ -16,10 +16,12 @@ from leaderboard.common.uploads import upload_too_large
 
 
 def error_response(code: str, message: str, *, field: str | None = None,
-                   http_status: int = status.HTTP_400_BAD_REQUEST) -> Response:
+                   http_status: int = status.HTTP_400_BAD_REQUEST,
+                   details: dict[str, Any] | None = None) -> Response:
     body: dict[str, Any] = {"code": code, "message": message}
     if field:
         body["field"] = field
+    body.update(details or {})
     return Response({"error": body}, status=http_status)
 
 
@@ -56,7 +58,7 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         exc = file_too_large_error(upload_too_large(context.get("request")) or "the request body")
     if isinstance(exc, ServiceError):  # submissions, review, ground truth: their own status
         return error_response(exc.code, exc.message, field=exc.field,
-                              http_status=exc.http_status)
+                              http_status=exc.http_status, details=exc.details)
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
     response = drf_exception_handler(exc, context)

@@ -40,6 +40,9 @@ class Submission(ClaimedJob):
     failure_code = models.CharField(max_length=64, blank=True)
     created = models.DateTimeField(auto_now_add=True, db_index=True)
     scored = models.DateTimeField(null=True, blank=True)
+    # A failed submission's stored files are removed EVALSERVER_FAILED_FILES_RETENTION_DAYS
+    # after it failed (leaderboard/submissions/retention.py); when that was done.
+    files_removed = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ("-created", "-id")

@@ -26,64 +26,20 @@ from leaderboard.catalog.label_set_version_files import compiled_for_version
 from leaderboard.catalog.models import Benchmark, LabelSetVersion
 from leaderboard.catalog.selectors import label_set_versions_current
 from leaderboard.catalog.services import benchmark_leaderboard_touch
-from leaderboard.common.errors import ServiceError
 from leaderboard.common.jobs import job_claim, job_fail, job_finish, job_held
 from leaderboard.common.storage import stored_file_path
 from leaderboard.submissions import checkpoints
+from leaderboard.submissions.file_checks import SubmissionError, submission_files_check
 from leaderboard.submissions.jobs import SUBMISSION_JOBS, submission_queue
 from leaderboard.submissions.models import HitVector, Score, Submission, SubmissionFile
 from leaderboard.submissions.signals import submission_scored
 from workers.scoring import datasets
 from workers.scoring.metrics import score_predictions
-from workers.scoring.predictions import SUPPORTED_EXTENSIONS, Predictions, parse_predictions
+from workers.scoring.predictions import Predictions, parse_predictions
 from workers.scoring.ties import pack_hits
 
 Status = Submission.Status
 K = TypeVar("K")
-
-
-class SubmissionError(ServiceError):
-    """A submission the server refuses (bad request, quota, size)."""
-
-
-def _check_files(benchmark: Benchmark, files: Mapping[str, Any]) -> None:
-    slugs = {s.slug: s for s in benchmark.image_sets.all()}
-    if not files:
-        raise SubmissionError(
-            "no_files",
-            f"attach one predictions file per image set; {benchmark.slug} has "
-            + ", ".join(sorted(slugs)),
-        )
-    for name, upload in files.items():
-        if name not in slugs:
-            raise SubmissionError(
-                "unknown_image_set",
-                f"{name!r} is not an image set of {benchmark.slug}; use "
-                + ", ".join(sorted(slugs)),
-                field=name,
-            )
-        suffix = Path(upload.name or "").suffix.lower()
-        if suffix not in SUPPORTED_EXTENSIONS:
-            raise SubmissionError(
-                "unsupported_format",
-                f"{upload.name!r}: use one of {', '.join(SUPPORTED_EXTENSIONS)}",
-                field=name,
-            )
-        if upload.size == 0:
-            raise SubmissionError("empty_file", f"{upload.name!r} is empty", field=name)
-        if upload.size > settings.EVALSERVER_MAX_UPLOAD_BYTES:
-            raise SubmissionError(
-                "file_too_large",
-                f"{upload.name!r} is larger than {settings.EVALSERVER_MAX_UPLOAD_BYTES} bytes",
-                field=name,
-                http_status=413,
-            )
-    if benchmark.main_image_set not in files:
-        raise SubmissionError(
-            "missing_main_image_set",
-            f"a {benchmark.slug} submission needs predictions for {benchmark.main_image_set}",
-            field=benchmark.main_image_set,
-        )
 
 
 def _sha256(upload: Any) -> str:
@@ -130,7 +86,7 @@ def submission_create(
                 field=checkpoints.CHECKPOINT_FIELD)
         info = checkpoints.checkpoint_validate(benchmark=benchmark, upload=checkpoint)
     else:
-        _check_files(benchmark, files)
+        submission_files_check(benchmark=benchmark, files=files)
     stored: list[str] = []
     try:
         with transaction.atomic():

@@ -24,6 +24,7 @@ from leaderboard.submissions import checkpoints
 from leaderboard.submissions.display import score_view
 from leaderboard.submissions.forms import SubmissionForm
 from leaderboard.submissions.models import Submission
+from leaderboard.submissions.retention import submission_files_kept_until
 from leaderboard.submissions.selectors import (
     submission_list_for_owner,
     submission_scores,
@@ -192,6 +193,7 @@ def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
         "pending": submission.status in (Status.QUEUED, Status.RUNNING),
         "pending_hint": _pending_hint(submission),
         "awaiting_review": [s for s in scores if s.awaiting_review],
+        "files_kept_until": submission_files_kept_until(submission=submission),
     })
 
 

@@ -88,6 +88,8 @@ def test_it_submits_waits_and_prints_the_scores(
 def test_it_exits_1_with_the_reason_when_scoring_fails(
     loaded: Settings, scoring_worker: Path, live_server: LiveServer, tmp_path: Path
 ) -> None:
+    # a file over the in-request check's size is accepted, and the worker's parse refuses it
+    loaded.EVALSERVER_INLINE_CHECK_TEXT_BYTES = 0
     preds = [3] * 10_000
     preds[17] = 10
     bad = write_json(tmp_path / "bad.json", preds)
@@ -101,6 +103,24 @@ def test_it_exits_1_with_the_reason_when_scoring_fails(
     assert done.stdout.splitlines()[-1] == f"submission {submission.pk}: bad on cifar10 - failed"
     assert done.stderr == ("error: scoring failed: class_out_of_range: cifar10-test: row 17 "
                            "(0-based) has class id 10; ids must be in 0..9\n")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_exits_1_with_the_servers_refusal_of_a_bad_file(
+    loaded: Settings, live_server: LiveServer, tmp_path: Path
+) -> None:
+    preds = [3] * 10_000
+    preds[17] = 10
+    bad = write_json(tmp_path / "bad.json", preds)
+
+    done = run_client("submit", "--benchmark", "cifar10", "--model", "bad",
+                      f"cifar10-test={bad}", url=live_server.url, token=_token())
+
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert done.stderr == ("error: class_out_of_range: cifar10-test: row 17 (0-based) has class "
+                           "id 10; ids must be in 0..9\n")
+    assert not Submission.objects.exists()
 
 
 @pytest.mark.django_db(transaction=True)

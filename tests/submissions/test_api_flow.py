@@ -66,6 +66,8 @@ def test_it_scores_a_real_model_submitted_with_a_token(
 def test_it_fails_a_file_with_a_class_out_of_range_and_says_which_row(
     loaded: Settings, data_dir: Path, scoring_worker: Path, tmp_path: Path
 ) -> None:
+    # a file over the in-request check's size is accepted, and the worker's parse refuses it
+    loaded.EVALSERVER_INLINE_CHECK_BYTES = loaded.EVALSERVER_INLINE_CHECK_TEXT_BYTES = 0
     client = APIClient()
     client.force_authenticate(factories.user_create("alice"))
     preds = [3] * 10_000

@@ -65,6 +65,7 @@ def test_it_never_scores_twice(loaded, data_dir: Path) -> None:  # type: ignore[
 
 
 def test_it_fails_a_bad_file_with_its_reason(loaded, data_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    loaded.EVALSERVER_INLINE_CHECK_TEXT_BYTES = 0  # past the in-request check: the worker's
     owner = factories.user_create()
     preds = [3] * 10_000
     preds[17] = 10

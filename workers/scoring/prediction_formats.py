@@ -33,12 +33,19 @@ LayoutCheck = Callable[[np.dtype, tuple[int, ...], str], object]
 
 
 class PredictionError(ValueError):
-    """A problem with an uploaded prediction file, explained for the person who uploaded it."""
+    """A problem with an uploaded prediction file, explained for the person who uploaded it.
 
-    def __init__(self, code: str, message: str) -> None:
+    `row` and `column` (0-based: the example's row of the array, the column of a score matrix
+    or the position in a row of top-k ids) locate the problem when it sits in one cell or row;
+    the message says the same in words (with the file's line for CSV)."""
+
+    def __init__(self, code: str, message: str, row: int | None = None,
+                 column: int | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
+        self.row = None if row is None else int(row)
+        self.column = None if column is None else int(column)
 
     def __str__(self) -> str:
         return self.message
@@ -46,9 +53,9 @@ class PredictionError(ValueError):
     def __repr__(self) -> str:
         return f"PredictionError({self.code!r}, {self.message!r})"
 
-    def __reduce__(self) -> tuple[type[PredictionError], tuple[str, str]]:
+    def __reduce__(self) -> tuple[type[PredictionError], tuple[str, str, int | None, int | None]]:
         # Celery pickles exceptions; the default reduce would call __init__ with one argument
-        return (PredictionError, (self.code, self.message))
+        return (PredictionError, (self.code, self.message, self.row, self.column))
 
 
 @dataclass(frozen=True)

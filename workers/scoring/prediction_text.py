@@ -57,7 +57,7 @@ def _array_or_overflow(rows: list[Any], dtype: type, first_line: int | None) -> 
     except OverflowError:
         limit = 2**63 if dtype is np.int64 else float(np.finfo(np.float64).max)
         for i, row in enumerate(rows):
-            for value in row if isinstance(row, list) else [row]:
+            for j, value in enumerate(row if isinstance(row, list) else [row]):
                 if abs(value) >= limit:
                     code = "class_out_of_range" if dtype is np.int64 else "not_finite"
                     shown = str(value) if len(str(value)) <= 30 else f"{str(value)[:20]}..."
@@ -65,6 +65,7 @@ def _array_or_overflow(rows: list[Any], dtype: type, first_line: int | None) -> 
                         code,
                         f"{row_name(i, first_line)} has the value {shown}, which is far "
                         "too large" + (" to be a class id" if dtype is np.int64 else ""),
+                        row=i, column=j,
                     ) from None
         raise
 
@@ -119,10 +120,11 @@ def read_json(path: Path, *, size: int, max_bytes: int, check: LayoutCheck) -> R
         raise PredictionError("empty_file", f"{where} is an empty list")
     if constants:
         for i, row in enumerate(data):
-            for value in row if isinstance(row, list) else [row]:
+            for j, value in enumerate(row if isinstance(row, list) else [row]):
                 if isinstance(value, float) and not math.isfinite(value):
                     raise PredictionError(
-                        "not_finite", f"{row_name(i)} holds {value}, which is not finite"
+                        "not_finite", f"{row_name(i)} holds {value}, which is not finite",
+                        row=i, column=j,
                     )
     return RawArray(_json_rows(data, where), where)
 
@@ -139,11 +141,13 @@ def _json_rows(rows: list[Any], where: str) -> np.ndarray:
                 "wrong_dtype",
                 f"{row_name(i)} of {where} is {_json_type(rows[i])} but row 0 is "
                 f"{_json_type(rows[0])}; give either one class id or one list per row",
+                row=i,
             )
         raise PredictionError(
             "wrong_dtype",
             f"{row_name(0)} of {where} is {_json_type(rows[0])}; expected an integer class id "
             "or a list of numbers",
+            row=0,
         )
     width = len(rows[0])
     for i, row in enumerate(rows):
@@ -152,18 +156,20 @@ def _json_rows(rows: list[Any], where: str) -> np.ndarray:
                 "wrong_shape",
                 f"{row_name(i)} of {where} has {len(row)} values but row 0 has {width}; "
                 "every row needs the same number",
+                row=i,
             )
     if width == 0:
         raise PredictionError("wrong_shape", f"the rows of {where} are empty lists")
     cell_kinds = set(map(type, chain.from_iterable(rows)))
     if not cell_kinds <= {int, float}:
         for i, row in enumerate(rows):
-            for value in row:
+            for j, value in enumerate(row):
                 if type(value) not in (int, float):
                     raise PredictionError(
                         "wrong_shape" if isinstance(value, list) else "wrong_dtype",
                         f"{row_name(i)} of {where} contains {_json_type(value)}; rows must be "
                         "flat lists of numbers",
+                        row=i, column=j,
                     )
     return _array_or_overflow(rows, np.float64 if float in cell_kinds else np.int64, None)
 
@@ -217,7 +223,7 @@ def _csv_fast(data: list[str]) -> np.ndarray | None:
         return None
 
 
-def _int_cell(cell: str, line_no: int, column: int) -> int:
+def _int_cell(cell: str, line_no: int, column: int, row: int) -> int:
     try:
         return int(cell)
     except ValueError:  # past Python's 4,300-digit conversion limit: far past int64 and float64
@@ -225,6 +231,7 @@ def _int_cell(cell: str, line_no: int, column: int) -> int:
             "not_a_number",
             f"line {line_no}, column {column}: a number with {len(cell.lstrip('+-'))} digits, "
             "far too large to be a class id or a score",
+            row=row, column=column - 1,
         ) from None
 
 
@@ -236,20 +243,23 @@ def _csv_strict(data: list[str], first_line: int) -> np.ndarray:
         line_no = first_line + j
         cells = line.split(",")
         if not line.strip():
-            raise PredictionError("empty_cell", f"line {line_no}, column 1 is empty (a blank line)")
+            raise PredictionError("empty_cell", f"line {line_no}, column 1 is empty (a blank line)",
+                                  row=j, column=0)
         if len(cells) != width:
             raise PredictionError(
                 "wrong_shape",
                 f"line {line_no} has {len(cells)} columns but line {first_line} has {width}; "
                 "every row needs the same number",
+                row=j,
             )
         values: list[int | float] = []
         for column, raw in enumerate(cells, start=1):
             cell = raw.strip()
             if not cell:
-                raise PredictionError("empty_cell", f"line {line_no}, column {column} is empty")
+                raise PredictionError("empty_cell", f"line {line_no}, column {column} is empty",
+                                      row=j, column=column - 1)
             if _INT_CELL.fullmatch(cell):
-                values.append(_int_cell(cell, line_no, column))
+                values.append(_int_cell(cell, line_no, column, j))
             elif _FLOAT_CELL.fullmatch(cell):
                 values.append(float(cell))
                 any_float = True
@@ -258,6 +268,7 @@ def _csv_strict(data: list[str], first_line: int) -> np.ndarray:
                     "not_a_number",
                     f"line {line_no}, column {column}: {cell[:40]!r} is not a number "
                     "(cells must be comma-separated numbers)",
+                    row=j, column=column - 1,
                 )
         rows.append(values)
     return _array_or_overflow(rows, np.float64 if any_float else np.int64, first_line)

@@ -213,16 +213,19 @@ def _topk_from_ids(raw: RawArray, num_classes: int) -> np.ndarray:
                 "class_out_of_range",
                 f"{row_name(start + r, raw.first_line)} has class id "
                 f"{chunk[r, c]}{at}; ids must be in 0..{num_classes - 1}",
+                row=start + r, column=c,
             )
         if k > 1:  # duplicates sit next to each other once each row is sorted
             ordered = np.sort(chunk, axis=1)
             same = ordered[:, 1:] == ordered[:, :-1]
             if same.any():
                 r, c = np.argwhere(same)[0]
+                again = np.flatnonzero(chunk[r] == ordered[r, c])[1]  # its second position
                 raise PredictionError(
                     "duplicate_class",
                     f"{row_name(start + r, raw.first_line)} lists class id "
                     f"{ordered[r, c]} more than once; the ids in a row must be distinct",
+                    row=start + r, column=again,
                 )
         topk[start : start + len(chunk)] = chunk[:, :keep]  # in range, so int32 is exact
         release(start + len(chunk))
@@ -253,6 +256,7 @@ def _topk_from_scores(raw: RawArray, num_classes: int, keep_scores: bool) -> Pre
                 "not_finite",
                 f"{row_name(start + r, raw.first_line)} has the value "
                 f"{chunk[r, c]} in column {c}, which is not finite; all scores must be finite",
+                row=start + r, column=c,
             )
         if work.itemsize > 4 and max(-low, high) > _FLOAT32_MAX:
             r, c = np.argwhere(np.abs(chunk) > _FLOAT32_MAX)[0]
@@ -260,6 +264,7 @@ def _topk_from_scores(raw: RawArray, num_classes: int, keep_scores: bool) -> Pre
                 "not_finite",
                 f"{row_name(start + r, raw.first_line)} has the value "
                 f"{chunk[r, c]} in column {c}, too large to store as a 32-bit float",
+                row=start + r, column=c,
             )
         if probabilities:  # once one chunk fails, the whole matrix is logits
             sums = chunk.sum(axis=1, dtype=np.float64)

@@ -124,6 +124,7 @@ def test_it_refuses_a_class_id_out_of_range(tmp_path: Path) -> None:
     error = _error(_npy(tmp_path, ids), num_examples=20, num_classes=1000)
     assert error.code == "class_out_of_range"
     assert error.message == "row 17 (0-based) has class id 1003; ids must be in 0..999"
+    assert (error.row, error.column) == (17, 0)
 
 
 def test_it_refuses_a_negative_class_id_in_any_of_the_k_columns(tmp_path: Path) -> None:
@@ -132,6 +133,7 @@ def test_it_refuses_a_negative_class_id_in_any_of_the_k_columns(tmp_path: Path) 
     assert error.code == "class_out_of_range"
     assert "row 1 (0-based)" in error.message and "-1" in error.message
     assert "0..9" in error.message
+    assert (error.row, error.column) == (1, 6)
 
 
 def test_it_refuses_a_duplicate_class_within_a_row(tmp_path: Path) -> None:
@@ -139,6 +141,7 @@ def test_it_refuses_a_duplicate_class_within_a_row(tmp_path: Path) -> None:
     error = _error(_npy(tmp_path, ids))
     assert error.code == "duplicate_class"
     assert "row 3 (0-based)" in error.message and "class id 1" in error.message
+    assert (error.row, error.column) == (3, 2)  # where the id comes the second time
 
 
 def test_it_refuses_non_finite_scores(tmp_path: Path) -> None:
@@ -147,6 +150,7 @@ def test_it_refuses_non_finite_scores(tmp_path: Path) -> None:
     error = _error(_npy(tmp_path, scores))
     assert error.code == "not_finite"
     assert "row 2 (0-based)" in error.message and "column 6" in error.message
+    assert (error.row, error.column) == (2, 6)
     scores[2, 6] = -np.inf
     assert "row 2 (0-based)" in _error(_npy(tmp_path, scores)).message
 
@@ -211,18 +215,21 @@ def test_it_refuses_an_npz_with_several_unknown_arrays(tmp_path: Path) -> None:
 def test_it_refuses_ragged_csv_rows(tmp_path: Path) -> None:
     error = _error(_write(tmp_path, "preds.csv", "a,b\n1,2\n3,4\n5\n0,1\n"))
     assert error.code == "wrong_shape" and "line 4" in error.message
+    assert (error.row, error.column) == (2, None)  # the data row; the header is line 1
 
 
 def test_it_refuses_empty_csv_cells(tmp_path: Path) -> None:
     error = _error(_write(tmp_path, "preds.csv", "1,2\n3,4\n5, \n0,1\n"))
     assert error.code == "empty_cell"
     assert "line 3" in error.message and "column 2" in error.message
+    assert (error.row, error.column) == (2, 1)  # 0-based, where the message counts from 1
 
 
 def test_it_refuses_non_numeric_csv_cells_after_the_header(tmp_path: Path) -> None:
     error = _error(_write(tmp_path, "preds.csv", "x,y\n1,2\n3,4\n5,six\n0,1\n"))
     assert error.code == "not_a_number"
     assert "line 4" in error.message and "column 2" in error.message and "'six'" in error.message
+    assert (error.row, error.column) == (2, 1)
 
 
 def test_it_names_the_csv_line_for_value_errors(tmp_path: Path) -> None:
@@ -289,3 +296,6 @@ def test_it_error_survives_pickling_for_the_task_queue() -> None:
     assert (error.code, error.message, str(error)) == (
         "wrong_row_count", "expected 4, got 3", "expected 4, got 3",
     )
+    placed = pickle.loads(pickle.dumps(PredictionError("not_finite", "row 2", row=2, column=6)))
+    assert (placed.code, placed.message, placed.row, placed.column) == ("not_finite", "row 2",
+                                                                        2, 6)

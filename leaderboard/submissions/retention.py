@@ -1,0 +1,74 @@
+"""How long a failed submission's stored files are kept: EVALSERVER_FAILED_FILES_RETENTION_DAYS
+after it failed (`Submission.scored` is when it finished, scored or failed), long enough for its
+owner to look at what was refused; then a periodic task (workers.tasks.remove_failed_files,
+from Celery beat) removes them. The rows stay (the page and the API still name each file, its
+size and SHA-256); the stored names are cleared, so no row points at a file that is gone.
+
+A failed submission never runs again (failed is final in leaderboard/common/jobs.py), so
+nothing can need the files after that.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.core.files.storage import Storage
+from django.db import transaction
+from django.utils import timezone
+
+from leaderboard.submissions.models import CheckpointFile, Submission, SubmissionFile
+
+# Submissions handled per run: a backlog (a lower retention setting) is worked off over a few
+# runs rather than in one long task.
+REMOVE_BATCH = 500
+
+
+def _retention() -> timedelta:
+    return timedelta(days=settings.EVALSERVER_FAILED_FILES_RETENTION_DAYS)
+
+
+def submission_files_kept_until(*, submission: Submission) -> datetime | None:
+    """When a failed submission's stored files will be removed; None unless it failed and
+    still has them."""
+    if (submission.status != Submission.Status.FAILED or submission.files_removed is not None
+            or submission.scored is None):
+        return None
+    return submission.scored + _retention()
+
+
+def _stored(submission_id: int) -> list[tuple[Storage, str]]:
+    """(storage, name) of every file stored for the submission."""
+    stored: list[tuple[Storage, str]] = []
+    for model, fields in ((SubmissionFile, ("file", "compact")), (CheckpointFile, ("file",))):
+        for row in model.objects.filter(submission_id=submission_id):  # type: ignore[attr-defined]
+            for name in fields:
+                field_file = getattr(row, name)
+                if field_file.name:
+                    stored.append((field_file.storage, str(field_file.name)))
+    return stored
+
+
+def failed_submission_files_remove(*, now: datetime | None = None) -> list[int]:
+    """Remove the stored files of submissions that failed more than the retention period
+    ago; returns their ids. Idempotent: the files go first (deleting a missing one is a no-op),
+    then the row records it, so a run cut short is finished by the next."""
+    now = now or timezone.now()
+    expired = (Submission.objects
+               .filter(status=Submission.Status.FAILED, files_removed__isnull=True,
+                       scored__lt=now - _retention())
+               .order_by("id").values_list("id", flat=True)[:REMOVE_BATCH])
+    removed: list[int] = []
+    for submission_id in list(expired):
+        for storage, name in _stored(submission_id):
+            storage.delete(name)
+        with transaction.atomic():
+            if Submission.objects.filter(id=submission_id, status=Submission.Status.FAILED,
+                                         files_removed__isnull=True).update(
+                    files_removed=now) != 1:
+                continue  # another run recorded it first
+            SubmissionFile.objects.filter(submission_id=submission_id).update(file="",
+                                                                              compact="")
+            CheckpointFile.objects.filter(submission_id=submission_id).update(file="")
+        removed.append(submission_id)
+    return removed

@@ -5,7 +5,7 @@ each decision makes a new label-set version that every submission is re-scored o
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 import numpy as np
@@ -47,6 +47,8 @@ from workers.scoring.predictions import Predictions
 REVIEWABLE_FAMILIES = ("real", "multilabel")
 # Submissions whose new scores are written in one statement while re-scoring.
 RESCORE_CHUNK = 200
+# Told (submissions done, submissions in all) as re-scoring goes (manage.py scores_recompute).
+Progress = Callable[[int, int], None]
 
 
 def review_items_record(*, submission: Submission, label_set: LabelSet, novel: NovelPairs) -> int:
@@ -151,13 +153,17 @@ def label_set_version_revise(*, label_set: LabelSet, verdicts: Sequence[revision
                                       note=note or f"{len(verdicts)} review decision(s)")
 
 
-def version_rescore_run(*, version_id: int, task_id: str, retry: bool = False) -> str:
+def version_rescore_run(*, version_id: int, task_id: str, retry: bool = False,
+                        claimed: bool = False, progress: Progress | None = None) -> str:
     """The re-scoring task's work: claim the version's job, re-score, finish. Returns "done",
     or "skipped": not claimable (done, failed, running under another task) or asked for again
-    while this ran (the task that request sent finishes it)."""
-    if not job_claim(VERSION_RESCORE_JOBS, job_id=version_id, task_id=task_id, retry=retry):
+    while this ran (the task that request sent finishes it). `claimed`: the caller holds the
+    claim under `task_id` already (manage.py scores_recompute takes it with its request);
+    `progress` is told how far the re-scoring is."""
+    if not claimed and not job_claim(VERSION_RESCORE_JOBS, job_id=version_id, task_id=task_id,
+                                     retry=retry):
         return "skipped"
-    done = label_set_version_rescore(version_id=version_id)
+    done = label_set_version_rescore(version_id=version_id, progress=progress)
     finished = job_finish(VERSION_RESCORE_JOBS, job_id=version_id, task_id=task_id,
                           status=VersionRescore.Status.DONE, submissions=done)
     return "done" if finished else "skipped"
@@ -175,7 +181,7 @@ def _compact_predictions(row: SubmissionFile) -> Predictions:
     return Predictions(topk=topk, topk_scores=scores, scores=None, scores_kind=None)
 
 
-def label_set_version_rescore(*, version_id: int) -> int:
+def label_set_version_rescore(*, version_id: int, progress: Progress | None = None) -> int:
     """Score every scored submission on this version (idempotent); returns how many. The
     re-scoring job's state is its caller's (`version_rescore_run`).
 
@@ -187,7 +193,9 @@ def label_set_version_rescore(*, version_id: int) -> int:
         "label_set__benchmark", "label_set__image_set", "parent").get(id=version_id)
     done = _rescore_incrementally(version)
     if done is None:
-        done = _rescore_fully(version)
+        done = _rescore_fully(version, progress)
+    elif progress is not None:
+        progress(done, done)
     benchmark_leaderboard_touch(benchmark_id=version.label_set.benchmark_id)
     return done
 
@@ -198,9 +206,17 @@ def _scored_files(label_set: LabelSet) -> Any:
         image_set=label_set.image_set).exclude(compact="").select_related("submission"))
 
 
-def _rescore_fully(version: LabelSetVersion) -> int:
+def _rescore_fully(version: LabelSetVersion, progress: Progress | None = None) -> int:
+    files = _scored_files(version.label_set)
+    total = files.count() if progress is not None else 0
+
+    def report(done: int) -> None:
+        if progress is not None:
+            progress(done, total)
+
+    report(0)
     return _rescore_rows(version, compiled_for_version(version),
-                         _scored_files(version.label_set).iterator(chunk_size=RESCORE_CHUNK))
+                         files.iterator(chunk_size=RESCORE_CHUNK), report)
 
 
 # Beyond this many changed examples, reading each stored file's rows one by one costs more
@@ -269,7 +285,7 @@ def _rescore_incrementally(version: LabelSetVersion) -> int | None:
 
 
 def _rescore_rows(version: LabelSetVersion, compiled: label_set_builders.CompiledLabelSet,
-                  rows: Any) -> int:
+                  rows: Any, progress: Callable[[int], None] | None = None) -> int:
     """Score each stored file on the version from its compact predictions, in chunked upserts."""
     label_set = version.label_set
     names = datasets.class_names(label_set.benchmark.slug, settings.EVALSERVER_DATA_DIR)
@@ -291,7 +307,11 @@ def _rescore_rows(version: LabelSetVersion, compiled: label_set_builders.Compile
             scores_upsert(version=version, records=chunk, hits=hits)
             done += len(chunk)
             chunk, hits = {}, {}
+            if progress is not None:
+                progress(done)
     if chunk:
         scores_upsert(version=version, records=chunk, hits=hits)
         done += len(chunk)
+        if progress is not None:
+            progress(done)
     return done

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Every process of docker/compose.yaml starts here, in the image or natively from a checkout
+# (then with .venv/bin first on PATH). Settings come from the environment (README.md,
+# "Settings"; docker/.env.example lists them).
+#
+#   init        migrate, fetch the missing data files (fetch_data), load the benchmarks; one-shot
+#   web         gunicorn on ${BIND:-0.0.0.0:${PORT:-8000}}, ${WEB_CONCURRENCY:-2} workers
+#   worker-cpu  celery worker -Q cpu, ${WORKER_CONCURRENCY:-2} processes, named cpu@<host>
+#   worker-gpu  celery worker -Q gpu, one process, named gpu@<host>
+#   beat        celery beat: exactly one in the whole deployment
+#   ping ROLE   succeed when this host's worker of that role (worker-cpu/worker-gpu) answers
+#   anything else is run as given (e.g. `python manage.py createsuperuser`)
+#
+# EVALSERVER_BENCHMARKS (space-separated slugs) limits init to those benchmarks.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+if [ -x .venv/bin/python ]; then
+    PATH="$PWD/.venv/bin:$PATH"
+fi
+export DJANGO_SETTINGS_MODULE=${DJANGO_SETTINGS_MODULE:-evalserver.settings}
+
+role=${1:-web}
+[ $# -gt 0 ] && shift
+fetch_only=() load_only=()
+for slug in ${EVALSERVER_BENCHMARKS:-}; do
+    fetch_only+=("$slug")
+    load_only+=("--benchmark=$slug")
+done
+[ ${#fetch_only[@]} -eq 0 ] || fetch_only=(--only "${fetch_only[@]}")
+
+case $role in
+    init)
+        python manage.py migrate --noinput
+        python manage.py fetch_data --no-progress "${fetch_only[@]}"
+        exec python manage.py load_benchmarks "${load_only[@]}"
+        ;;
+    web)
+        exec gunicorn evalserver.wsgi --bind "${BIND:-0.0.0.0:${PORT:-8000}}" \
+            --workers "${WEB_CONCURRENCY:-2}" --access-logfile - --no-control-socket "$@"
+        ;;
+    worker-cpu)
+        exec celery -A evalserver worker -Q cpu --concurrency "${WORKER_CONCURRENCY:-2}" \
+            --hostname "cpu@%h" --loglevel "${LOG_LEVEL:-INFO}" "$@"
+        ;;
+    worker-gpu)
+        exec celery -A evalserver worker -Q gpu --concurrency 1 --hostname "gpu@%h" \
+            --loglevel "${LOG_LEVEL:-INFO}" "$@"
+        ;;
+    beat)
+        # the schedule (last run times) lives in var/, writable by the image's user
+        exec celery -A evalserver beat --schedule "${CELERY_BEAT_SCHEDULE:-var/celerybeat-schedule}" \
+            --loglevel "${LOG_LEVEL:-INFO}" "$@"
+        ;;
+    ping)
+        case ${1:-} in
+            worker-cpu) name=cpu ;;
+            worker-gpu) name=gpu ;;
+            *) echo "usage: entrypoint.sh ping worker-cpu|worker-gpu" >&2; exit 2 ;;
+        esac
+        exec celery -A evalserver inspect ping --destination "$name@$HOSTNAME" --timeout 10
+        ;;
+    *)
+        exec "$role" "$@"
+        ;;
+esac

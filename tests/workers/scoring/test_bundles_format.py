@@ -3,10 +3,14 @@
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from tests.helpers import PROJECT_ROOT
 from tests.workers.scoring.bundle_files import bundle_entries, manifest, write_bundle, zip_bytes
 from workers.scoring.bundles import (
     BundleData,
@@ -103,3 +107,27 @@ def test_it_lists_the_files_each_label_set_reads(tmp_path: Path, slug: str) -> N
              "real": ("labels.npy", "real.json", "judged.npz"), "humans": ("counts.npy",),
              "new": ("new_labels.npy",)}
     assert label_set_spec_from_bundle(bundle, bundle.label_set(slug)).files == files[slug]
+
+
+def test_it_compiles_the_example_of_docs_bundles(tmp_path: Path) -> None:
+    """docs/bundles.md §10, with files of the shapes its comments give."""
+    text = (PROJECT_ROOT / "docs/bundles.md").read_text()
+    (tmp_path / "reviews.toml").write_text(re.search(r"```toml\n(.*?)```", text, re.S).group(1))
+    names = [f"r{i:04d}.txt" for i in range(1, 2001)]
+    labels = np.arange(2000) % 3
+    (tmp_path / "test_files.json").write_text(json.dumps(names))
+    np.save(tmp_path / "labels.npy", labels)
+    np.save(tmp_path / "votes_per_class.npy", np.ones((2000, 3), dtype=np.int64))
+    classes = ["negative", "neutral", "positive"]
+    (tmp_path / "votes.json").write_text(json.dumps([  # example 6 (label 0): 4 say positive
+        {"id": "r0007", "given_original_label": "negative", "our_guessed_label": "positive",
+         "mturk": {"given": 1, "guessed": 4, "unsure": 0}},
+        {"id": "r0009", "given_original_label": classes[8 % 3], "our_guessed_label": "neutral",
+         "mturk": {"given": 1, "guessed": 1, "unsure": 3}}]))
+    compiled = compile_bundle(read_bundle(tmp_path / "reviews.toml"), data_dir=NOWHERE)
+    assert list(compiled) == ["original", "corrected", "corrected-t4", "corrected-t5",
+                              "annotators"]
+    assert [compiled[s].meta["counts"]["correctable"] for s in
+            ("corrected", "corrected-t4", "corrected-t5")] == [1, 1, 0]
+    assert compiled["corrected"].arrays["corrected_labels"][6] == 2
+    assert compiled["corrected"].meta["counts"]["non_agreement"] == 1

@@ -21,7 +21,8 @@ from leaderboard.presentation.serializers import (
     leaderboard_json,
 )
 
-LEADERBOARD_JSON_FORMAT = "json2"  # 2: tie_group, tied_with_previous, mcnemar_p
+# 2: tie_group, tied_with_previous, mcnemar_p; 3: columns' ci_method
+LEADERBOARD_JSON_FORMAT = "json3"
 
 
 class LeaderboardView(APIView):

@@ -28,6 +28,9 @@ class LeaderboardColumn:
     name: str
     version_number: int
     version_hash: str
+    # How its cells' intervals are computed (docs/metrics.md §1.3, §1.7): "clopper_pearson",
+    # or "normal" for a mean over classes (the multi-label scores since the class mean).
+    ci_method: str = "clopper_pearson"
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,16 @@ def _columns(benchmark: Benchmark, version: str | None) -> list[tuple[LabelSet, 
         else:
             chosen.setdefault(v.label_set_id, (v.label_set, v))
     return [chosen[k] for k in sorted(chosen)]
+
+
+def _ci_method(label_set: LabelSet, version: LabelSetVersion) -> str:
+    """The interval of a column's scores, as their records name it: only multi-label scores
+    are means over classes, and those stored before the class mean are not (one row read)."""
+    if label_set.family != "multilabel":
+        return "clopper_pearson"
+    method = (Score.objects.filter(label_set_version=version)
+              .values_list("record__ci_method", flat=True).first())
+    return method if isinstance(method, str) else "clopper_pearson"
 
 
 def leaderboard_get(*, benchmark: Benchmark, sort: str = "original",
@@ -107,7 +120,8 @@ def leaderboard_get(*, benchmark: Benchmark, sort: str = "original",
     leaderboard_ties_add(benchmark=benchmark, sort=sort, rows=rows,
                          version=next(v for ls, v in columns if ls.slug == sort))
     board = Leaderboard(benchmark.slug, sort, [
-        LeaderboardColumn(ls.slug, ls.name, v.number, v.content_hash) for ls, v in columns], rows)
+        LeaderboardColumn(ls.slug, ls.name, v.number, v.content_hash,
+                          ci_method=_ci_method(ls, v)) for ls, v in columns], rows)
     if cacheable:
         cache.set(key, board, timeout=3600)
     return board

@@ -26,14 +26,21 @@ class LeaderboardColumnOutput(serializers.Serializer):
     name = serializers.CharField()
     version = serializers.IntegerField(source="version_number")
     version_hash = serializers.CharField()
+    ci_method = serializers.ChoiceField(
+        choices=["clopper_pearson", "normal"],
+        help_text="how the column's 95% intervals are computed: `clopper_pearson` (exact "
+                  "binomial), or `normal` where the accuracy is a mean over classes (multilabel: "
+                  "the normal approximation with per-class binomial variances, "
+                  "docs/metrics.md §1.7)")
 
 
 class LeaderboardCellOutput(serializers.Serializer):
     accuracy = serializers.FloatField(allow_null=True)
-    ci_low = serializers.FloatField(allow_null=True, help_text="95% Clopper-Pearson interval")
+    ci_low = serializers.FloatField(
+        allow_null=True, help_text="95% interval, computed as the column's `ci_method` says")
     ci_high = serializers.FloatField(allow_null=True)
-    correct = serializers.IntegerField()
-    total = serializers.IntegerField()
+    correct = serializers.IntegerField(help_text="evaluated examples counted correct")
+    total = serializers.IntegerField(help_text="examples evaluated")
 
 
 class LeaderboardRowOutput(serializers.Serializer):
@@ -99,7 +106,8 @@ def leaderboard_data(board: Leaderboard) -> dict[str, Any]:
         "benchmark": str(board.benchmark),
         "sort": str(board.sort),
         "columns": [{"slug": c.slug, "name": c.name, "version": int(c.version_number),
-                     "version_hash": c.version_hash} for c in board.columns],
+                     "version_hash": c.version_hash, "ci_method": c.ci_method}
+                    for c in board.columns],
         "rows": [{
             "submission_id": int(row["submission_id"]),
             "model_name": str(row["model_name"]),

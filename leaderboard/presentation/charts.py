@@ -213,6 +213,15 @@ def equation(fit: dict[str, Any], y: str = "y", x: str = "x") -> str:
     return f"{y} = {fit['slope']:.3f} × {x} {sign} {abs(intercept):.{digits}f}"
 
 
+def _intervals(*label_sets: str) -> str:
+    """What the bars are: Clopper-Pearson intervals, but the normal approximation for the
+    multi-label accuracy, a mean over classes (docs/metrics.md §1.7)."""
+    if "multilabel" in label_sets:
+        return ("intervals (Clopper-Pearson; for the multi-label mean over classes, the normal "
+                "approximation)")
+    return "Clopper-Pearson intervals"
+
+
 def scatter_svg(data: dict[str, Any], *, link: Link, layout: Layout = WIDE,
                 ident: str = "scatter", title: str | None = None) -> str:
     """Original (x) against another label set's accuracy (y), in percent: every point with
@@ -234,7 +243,7 @@ def scatter_svg(data: dict[str, Any], *, link: Link, layout: Layout = WIDE,
     frame.open(ident, "plot-chart plot-scatter",
                title or f"{data['benchmark']}: {x_name} against {y_name} accuracy",
                f"{len(points)} submissions: top-1 accuracy on {x_name} (x) and {y_name} (y), "
-               "in percent, with 95% Clopper-Pearson intervals; the dashed line is y = x"
+               f"in percent, with 95% {_intervals(x_name, y_name)}; the dashed line is y = x"
                + (" and the red line the least-squares fit." if fit else "."))
     frame.axes(nice_ticks(frame.x0, frame.x1, layout.ticks),
                nice_ticks(frame.y0, frame.y1, layout.ticks),

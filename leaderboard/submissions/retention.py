@@ -41,7 +41,7 @@ def _stored(submission_id: int) -> list[tuple[Storage, str]]:
     """(storage, name) of every file stored for the submission."""
     stored: list[tuple[Storage, str]] = []
     for model, fields in ((SubmissionFile, ("file", "compact")), (CheckpointFile, ("file",))):
-        for row in model.objects.filter(submission_id=submission_id):  # type: ignore[attr-defined]
+        for row in model.objects.filter(submission_id=submission_id):
             for name in fields:
                 field_file = getattr(row, name)
                 if field_file.name:

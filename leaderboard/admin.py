@@ -92,7 +92,7 @@ class LabelSetVersionInline(ViewOnlyInline):
 
     model = LabelSetVersion
     fk_name = "label_set"
-    fields = ("number", "content_hash", "parent", "author", "created", "note")
+    fields = ("number", "content_hash", "parent", "author", "created", "published", "note")
     readonly_fields = fields
     show_change_link = True
 
@@ -109,7 +109,7 @@ class LabelSetAdmin(ViewOnlyAdmin):
 class LabelSetVersionAdmin(ViewOnlyAdmin):
     """Read only: a version is immutable once made (LabelSetVersion.save raises)."""
 
-    list_display = ("label_set", "number", "short_hash", "author", "created")
+    list_display = ("label_set", "number", "short_hash", "author", "created", "published")
     list_filter = ("label_set__benchmark", "label_set")
     search_fields = ("content_hash", "note")
     list_select_related = ("label_set", "label_set__benchmark", "author")

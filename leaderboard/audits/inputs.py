@@ -16,7 +16,7 @@ from django.conf import settings
 from leaderboard.audits.models import Audit
 from leaderboard.catalog.label_set_version_files import compiled_for_version
 from leaderboard.catalog.models import Benchmark, ImageSet, LabelSet
-from leaderboard.catalog.selectors import label_set_version_latest
+from leaderboard.catalog.selectors import label_set_version_current
 from leaderboard.common.errors import ServiceError
 from leaderboard.common.storage import stored_file_path, stored_npz
 from leaderboard.submissions.models import Submission, SubmissionFile
@@ -149,8 +149,8 @@ def audit_label_sets(benchmark: Benchmark) -> tuple[LabelSet, LabelSet]:
 
 
 def given_labels(original: LabelSet) -> np.ndarray:
-    """The original labels (int64 [N]) of the latest version of the `original` label set."""
-    version = label_set_version_latest(label_set=original)
+    """The original labels (int64 [N]) of the current version of the `original` label set."""
+    version = label_set_version_current(label_set=original)
     if version is None:
         raise AuditError("no_version", f"{original} has no version")
     return np.asarray(compiled_for_version(version).arrays["labels"], dtype=np.int64)

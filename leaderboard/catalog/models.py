@@ -5,6 +5,7 @@ Writes go through `leaderboard.catalog.services`, reads through `leaderboard.cat
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
@@ -101,6 +102,11 @@ class LabelSetVersionQuerySet(models.QuerySet["LabelSetVersion"]):
             "label-set versions are immutable: create a new version instead of updating"
         )
 
+    def publish(self, when: datetime) -> int:
+        """Mark the unpublished versions among these published at `when`; the one change a
+        version ever sees (catalog.services.label_set_version_publish). Returns how many."""
+        return models.QuerySet.update(self.filter(published__isnull=True), published=when)
+
 
 class LabelSetVersion(models.Model):
     """One immutable state of a label set. Every score names the version it was computed on."""
@@ -122,6 +128,11 @@ class LabelSetVersion(models.Model):
     )
     note = models.TextField(blank=True)
     summary = models.JSONField(default=dict, blank=True)
+    # When the version became the one boards and the API show by default: at once for a
+    # version nobody's scores depend on (the first, loaded from the data files), else when
+    # every scored submission has its score on it (the re-scoring job publishes it in the
+    # transaction that finishes it: docs/metrics.md §14). Null while it is being re-scored.
+    published = models.DateTimeField(null=True, blank=True)
 
     objects = LabelSetVersionQuerySet.as_manager()
 

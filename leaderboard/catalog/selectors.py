@@ -9,7 +9,7 @@ from leaderboard.catalog.models import Benchmark, ImageSet, LabelSet, LabelSetVe
 
 def benchmark_list() -> QuerySet[Benchmark]:
     """Every benchmark with its image sets and label sets prefetched; each label set has
-    `version_list`, its versions in order."""
+    `version_list`, its published versions in order (the last is the current one)."""
     return Benchmark.objects.prefetch_related(
         Prefetch("image_sets", queryset=ImageSet.objects.order_by("slug")),
         Prefetch(
@@ -18,7 +18,8 @@ def benchmark_list() -> QuerySet[Benchmark]:
             .prefetch_related(
                 Prefetch(
                     "versions",
-                    queryset=LabelSetVersion.objects.order_by("number"),
+                    queryset=LabelSetVersion.objects.filter(published__isnull=False)
+                    .order_by("number"),
                     to_attr="version_list",
                 )
             )
@@ -41,19 +42,45 @@ def label_set_version_first(*, label_set: LabelSet) -> LabelSetVersion | None:
 
 
 def label_set_version_latest(*, label_set: LabelSet) -> LabelSetVersion | None:
-    """The current version of a label set: the one submissions are scored on and the board
-    shows (the newest)."""
+    """The newest version of a label set, published or not: the one a revision builds on and
+    the one after which the next is numbered. What boards show is `label_set_version_current`."""
     return label_set_version_list(label_set=label_set).last()
 
 
+def label_set_version_current(*, label_set: LabelSet) -> LabelSetVersion | None:
+    """The current version of a label set: the newest published one, which the boards, the
+    API's default, the about pages and the plots show. A newer version is published only once
+    every scored submission has its score on it (docs/metrics.md §14), so the current version
+    never lacks a score."""
+    return label_set_version_list(label_set=label_set).filter(published__isnull=False).last()
+
+
+def _newest_first(benchmark: Benchmark) -> QuerySet[LabelSetVersion]:
+    return (LabelSetVersion.objects.filter(label_set__benchmark=benchmark)
+            .select_related("label_set__benchmark").order_by("label_set_id", "-number"))
+
+
 def label_set_versions_current(*, benchmark: Benchmark) -> list[LabelSetVersion]:
-    """`label_set_version_latest` of every label set of the benchmark, in one query."""
-    versions = (LabelSetVersion.objects.filter(label_set__benchmark=benchmark)
-                .select_related("label_set__benchmark").order_by("label_set_id", "-number"))
+    """`label_set_version_current` of every label set of the benchmark, in one query."""
     current: dict[int, LabelSetVersion] = {}
-    for version in versions:
+    for version in _newest_first(benchmark).filter(published__isnull=False):
         current.setdefault(version.label_set_id, version)
     return list(current.values())
+
+
+def label_set_versions_to_score(*, benchmark: Benchmark) -> list[LabelSetVersion]:
+    """The versions a newly scored submission is scored on: each label set's current version
+    and every newer one still being re-scored, so that its score is already there when such
+    a version is published (one query)."""
+    versions: list[LabelSetVersion] = []
+    done: set[int] = set()  # label sets whose current version has been reached
+    for version in _newest_first(benchmark):
+        if version.label_set_id in done:
+            continue
+        versions.append(version)
+        if version.published is not None:
+            done.add(version.label_set_id)
+    return versions
 
 
 def catalog_counts() -> dict[str, int]:

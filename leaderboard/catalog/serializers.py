@@ -19,15 +19,18 @@ class LabelSetOutput(serializers.Serializer):
     slug = serializers.CharField()
     image_set = serializers.CharField(source="image_set.slug")
     kind = serializers.CharField(help_text="single | multi | soft")
-    version = serializers.SerializerMethodField(help_text="number of the latest version")
+    version = serializers.SerializerMethodField(
+        help_text="number of the current version (the newest published: a newer one is "
+                  "published once every submission has its score on it)")
     version_hash = serializers.SerializerMethodField(help_text="content hash of that version")
 
     @staticmethod
     def _latest(label_set: LabelSet) -> Any:
-        # `version_list` is prefetched by benchmark_list, oldest first.
+        # `version_list` is prefetched by benchmark_list: the published versions, oldest first.
         versions = getattr(label_set, "version_list", None)
         if versions is None:
-            versions = list(label_set.versions.order_by("number"))
+            versions = list(label_set.versions.filter(published__isnull=False)
+                            .order_by("number"))
         return versions[-1] if versions else None
 
     @extend_schema_field(serializers.IntegerField(allow_null=True))

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.db import models, transaction
 from django.db.models import F
+from django.utils import timezone
 
 from leaderboard.catalog.label_set_version_files import compiled_store
 from leaderboard.catalog.models import Benchmark, ImageSet, LabelSet, LabelSetVersion
@@ -161,8 +162,10 @@ def label_set_version_create(
     parent: LabelSetVersion | None = None,
     author: User | None = None,
     note: str = "",
+    published: bool = True,
 ) -> LabelSetVersion:
-    """Add the next version (number = last + 1) of a label set."""
+    """Add the next version (number = last + 1) of a label set; `published=False` for one
+    that scored submissions must be re-scored on before it is current (docs/metrics.md §14)."""
     if not _CONTENT_HASH.match(content_hash):
         raise ValueError(f"content_hash must be 64 lower-case hex characters, got {content_hash!r}")
     if parent is not None and parent.label_set_id != label_set.pk:
@@ -179,12 +182,25 @@ def label_set_version_create(
             author=author,
             note=note,
             summary=summary,
+            published=timezone.now() if published else None,
         )
         version.full_clean()
         version.save()
-        # A new version is a new leaderboard column: drop every cached leaderboard of it.
+        # A new leaderboard column, or one being re-scored: drop every cached leaderboard.
         benchmark_leaderboard_touch(benchmark_id=label_set.benchmark_id)
     return version
+
+
+def label_set_version_publish(*, version_id: int) -> bool:
+    """Make a version current, once, with the leaderboard generation bump that moves every
+    cached board to it; the caller (the re-scoring job) has stored every score on it in the
+    same transaction. Returns whether this call published it."""
+    with transaction.atomic():
+        version = LabelSetVersion.objects.select_related("label_set").get(id=version_id)
+        if LabelSetVersion.objects.filter(id=version_id).publish(timezone.now()) != 1:
+            return False
+        benchmark_leaderboard_touch(benchmark_id=version.label_set.benchmark_id)
+    return True
 
 
 # -- loading the catalog (manage.py load_benchmarks) ------------------------------------------

@@ -95,8 +95,8 @@ def _unloaded(spec: catalog.LabelSetSpec) -> LabelSetAbout:
 def benchmark_about(*, slug: str) -> BenchmarkAbout:
     """Raises Benchmark.DoesNotExist. Three queries whatever the number of versions."""
     benchmark = Benchmark.objects.get(slug=slug)
-    # catalog.selectors.label_set_version_latest, as a subquery: one query for every label set
-    latest_id = (LabelSetVersion.objects.filter(label_set=OuterRef("pk"))
+    # catalog.selectors.label_set_version_current, as a subquery: one query for every label set
+    latest_id = (LabelSetVersion.objects.filter(label_set=OuterRef("pk"), published__isnull=False)
                  .order_by("-number").values("id")[:1])
     rows = list(LabelSet.objects.filter(benchmark=benchmark)
                 .select_related("benchmark", "image_set")

@@ -21,8 +21,8 @@ from leaderboard.presentation.serializers import (
     leaderboard_json,
 )
 
-# 2: tie_group, tied_with_previous, mcnemar_p; 3: columns' ci_method
-LEADERBOARD_JSON_FORMAT = "json3"
+# 2: tie_group, tied_with_previous, mcnemar_p; 3: columns' ci_method; 4: rescoring, pending_version
+LEADERBOARD_JSON_FORMAT = "json4"
 
 
 class LeaderboardView(APIView):

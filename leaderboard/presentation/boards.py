@@ -28,9 +28,16 @@ class LeaderboardColumn:
     name: str
     version_number: int
     version_hash: str
+    # The number of a newer version of the label set whose scores are being computed: the
+    # column keeps showing this (still valid) version's figures until that one is published.
+    pending_version: int | None = None
     # How its cells' intervals are computed (docs/metrics.md §1.3, §1.7): "clopper_pearson",
     # or "normal" for a mean over classes (the multi-label scores since the class mean).
     ci_method: str = "clopper_pearson"
+
+    @property
+    def rescoring(self) -> bool:
+        return self.pending_version is not None
 
 
 @dataclass(frozen=True)
@@ -41,10 +48,14 @@ class Leaderboard:
     rows: list[dict[str, Any]]
 
 
-def _columns(benchmark: Benchmark, version: str | None) -> list[tuple[LabelSet, LabelSetVersion]]:
+def _columns(benchmark: Benchmark, version: str | None
+             ) -> list[tuple[LabelSet, LabelSetVersion, LabelSetVersion | None]]:
+    """(label set, version shown, newer version being re-scored) per label set: the current
+    (newest published) version, or the one pinned by `version`."""
     versions = (LabelSetVersion.objects.filter(label_set__benchmark=benchmark)
                 .select_related("label_set").order_by("label_set_id", "-number"))
-    chosen: dict[int, tuple[LabelSet, LabelSetVersion]] = {}
+    chosen: dict[int, tuple[LabelSet, LabelSetVersion, LabelSetVersion | None]] = {}
+    unpublished: dict[int, LabelSetVersion] = {}  # the newest, per label set
     pinned = None
     if version:
         matches = [v for v in versions if v.content_hash.startswith(version.lower())]
@@ -54,11 +65,16 @@ def _columns(benchmark: Benchmark, version: str | None) -> list[tuple[LabelSet, 
                 f"no single label-set version of {benchmark.slug} has hash {version!r} "
                 "(give at least 6 leading characters)", "version")
         pinned = matches[0]
-    for v in versions:
+    for v in versions:  # newest first: a label set's unpublished versions precede its current
         if pinned is not None and v.label_set_id == pinned.label_set_id:
-            chosen[v.label_set_id] = (v.label_set, pinned)
+            # a pinned version still being re-scored is marked as such too
+            chosen[v.label_set_id] = (v.label_set, pinned, None if pinned.published else pinned)
+        elif v.label_set_id in chosen:
+            continue
+        elif v.published is None:
+            unpublished.setdefault(v.label_set_id, v)
         else:
-            chosen.setdefault(v.label_set_id, (v.label_set, v))
+            chosen[v.label_set_id] = (v.label_set, v, unpublished.get(v.label_set_id))
     return [chosen[k] for k in sorted(chosen)]
 
 
@@ -74,31 +90,33 @@ def _ci_method(label_set: LabelSet, version: LabelSetVersion) -> str:
 
 def leaderboard_get(*, benchmark: Benchmark, sort: str = "original",
                     version: str | None = None) -> Leaderboard:
-    """Public scored submissions with scores, ranks and rank shifts (cached per generation).
+    """Public scored submissions with scores, ranks and rank shifts (cached per generation),
+    on each label set's current version (the newest published one: docs/metrics.md §14), or
+    on the version `version` names.
 
     rank_shift = rank under `original` minus rank under each label set (positive = moved up).
     Each row also has `tie_group`, `tied_with_previous` and `mcnemar_p` on the sort label set
     (selectors_ties: a paired exact McNemar test between adjacent rows).
     """
-    key = f"leaderboard:t1:{benchmark.pk}:{benchmark.leaderboard_generation}:{sort}:{version}"
+    key = f"leaderboard:t2:{benchmark.pk}:{benchmark.leaderboard_generation}:{sort}:{version}"
     # Only well-formed query values reach the cache; anything else is refused below.
     cacheable = _CACHEABLE_QUERY.fullmatch(f"{sort}:{version}") is not None
     cached = cache.get(key) if cacheable else None
     if cached is not None:
         return cast(Leaderboard, cached)
     columns = _columns(benchmark, version)
-    slugs = [ls.slug for ls, _ in columns]
+    slugs = [ls.slug for ls, _, _ in columns]
     if sort not in slugs:
         raise LeaderboardQueryError(
             "unknown_label_set", f"cannot sort by {sort!r}; {benchmark.slug} has "
             + ", ".join(slugs), "sort")
-    by_id = {ls.pk: ls.slug for ls, _ in columns}
+    by_id = {ls.pk: ls.slug for ls, _, _ in columns}
     subs = list(Submission.objects.filter(
         benchmark=benchmark, public=True, status=Submission.Status.SCORED)
         .values_list("id", "model_name", "owner__username", "created").order_by("id"))
     scores: dict[int, dict[str, dict[str, Any]]] = {s[0]: {} for s in subs}
     for sub_id, ls_id, acc, low, high, correct, total in Score.objects.filter(
-            label_set_version__in=[v for _, v in columns],
+            label_set_version__in=[v for _, v, _ in columns],
             submission__public=True, submission__status=Submission.Status.SCORED,
             submission__benchmark=benchmark).values_list(
             "submission_id", "label_set_id", "accuracy", "ci_low", "ci_high", "correct", "total"):
@@ -118,10 +136,12 @@ def leaderboard_get(*, benchmark: Benchmark, sort: str = "original",
     big = len(rows) + 1
     rows.sort(key=lambda r: (cast(dict[str, int], r["ranks"]).get(sort, big), r["submission_id"]))
     leaderboard_ties_add(benchmark=benchmark, sort=sort, rows=rows,
-                         version=next(v for ls, v in columns if ls.slug == sort))
+                         version=next(v for ls, v, _ in columns if ls.slug == sort))
     board = Leaderboard(benchmark.slug, sort, [
         LeaderboardColumn(ls.slug, ls.name, v.number, v.content_hash,
-                          ci_method=_ci_method(ls, v)) for ls, v in columns], rows)
+                          None if pending is None else pending.number,
+                          ci_method=_ci_method(ls, v))
+        for ls, v, pending in columns], rows)
     if cacheable:
         cache.set(key, board, timeout=3600)
     return board

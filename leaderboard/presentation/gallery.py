@@ -25,7 +25,7 @@ from django.conf import settings
 from leaderboard.catalog.example_images import example_image_uri
 from leaderboard.catalog.label_set_version_files import LabelStoreError, compiled_for_version
 from leaderboard.catalog.models import LabelSet, LabelSetVersion
-from leaderboard.catalog.selectors import label_set_version_latest
+from leaderboard.catalog.selectors import label_set_version_current
 from leaderboard.common.storage import stored_npz
 from leaderboard.review.selectors import ClassLabel, example_classes
 from leaderboard.submissions.models import Score, Submission, SubmissionFile
@@ -79,10 +79,10 @@ def _top1(row: SubmissionFile) -> np.ndarray:
 
 
 def _original_labels(label_set: LabelSet) -> np.ndarray | None:
-    """The original labels of the label set's image set (latest `original` version)."""
+    """The original labels of the label set's image set (current `original` version)."""
     source = LabelSet.objects.filter(benchmark_id=label_set.benchmark_id, slug="original",
                                      image_set_id=label_set.image_set_id).first()
-    original = None if source is None else label_set_version_latest(label_set=source)
+    original = None if source is None else label_set_version_current(label_set=source)
     if original is None:
         return None
     return np.asarray(compiled_for_version(original).arrays["labels"])

@@ -18,13 +18,14 @@ class LeaderboardQueryInput(serializers.Serializer):
     version = serializers.CharField(
         required=False, allow_blank=True, default="",
         help_text="content hash (at least 6 leading characters) of one label-set version "
-                  "to show instead of that label set's latest")
+                  "to show instead of that label set's current one")
 
 
 class LeaderboardColumnOutput(serializers.Serializer):
     slug = serializers.CharField()
     name = serializers.CharField()
-    version = serializers.IntegerField(source="version_number")
+    version = serializers.IntegerField(source="version_number",
+                                       help_text="the version whose scores the column shows")
     version_hash = serializers.CharField()
     ci_method = serializers.ChoiceField(
         choices=["clopper_pearson", "normal"],
@@ -32,6 +33,11 @@ class LeaderboardColumnOutput(serializers.Serializer):
                   "binomial), or `normal` where the accuracy is a mean over classes (multilabel: "
                   "the normal approximation with per-class binomial variances, "
                   "docs/metrics.md §1.7)")
+    rescoring = serializers.BooleanField(
+        help_text="a newer version of the label set is being re-scored; the column keeps "
+                  "this version's (still valid) figures until every score exists on it")
+    pending_version = serializers.IntegerField(
+        allow_null=True, help_text="the number of that newer version, or null")
 
 
 class LeaderboardCellOutput(serializers.Serializer):
@@ -106,8 +112,9 @@ def leaderboard_data(board: Leaderboard) -> dict[str, Any]:
         "benchmark": str(board.benchmark),
         "sort": str(board.sort),
         "columns": [{"slug": c.slug, "name": c.name, "version": int(c.version_number),
-                     "version_hash": c.version_hash, "ci_method": c.ci_method}
-                    for c in board.columns],
+                     "version_hash": c.version_hash, "ci_method": c.ci_method,
+                     "rescoring": c.rescoring,
+                     "pending_version": c.pending_version} for c in board.columns],
         "rows": [{
             "submission_id": int(row["submission_id"]),
             "model_name": str(row["model_name"]),

@@ -75,8 +75,8 @@ def multilabel_import(*, path: Path, author: User | None = None,
             version = label_set_version_create(
                 label_set=label_set, content_hash=labels.content_hash,
                 summary=dict(labels.summary), parent=latest, author=author,
-                note=note or f"Imported from {path.name}.")
-            version_rescore_request(version_id=version.pk)
+                note=note or f"Imported from {path.name}.", published=False)
+            version_rescore_request(version_id=version.pk)  # which publishes it
             results.append(ImportResult(slug, version.number, version.content_hash, True))
     return results
 

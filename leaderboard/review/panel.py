@@ -107,6 +107,7 @@ def label_set_revision_publish(
         compiled_store(compiled)
         version = label_set_version_create(
             label_set=label_set, content_hash=compiled.content_hash, parent=parent,
-            author=author, note=note, summary={**compiled.summary, "settled": settled})
+            author=author, note=note, summary={**compiled.summary, "settled": settled},
+            published=False)  # current once re-scored: boards keep the parent's figures till then
         version_rescore_request(version_id=version.pk)
     return version

@@ -140,6 +140,10 @@ class LabelSetVersionOutput(serializers.Serializer):
                                         default=None)
     author = serializers.CharField(allow_null=True, help_text="username")
     created = serializers.DateTimeField(source="version.created")
+    published = serializers.DateTimeField(
+        source="version.published", allow_null=True,
+        help_text="when the version became current (boards and the API show it by default): "
+                  "once every scored submission had its score on it; null until then")
     note = serializers.CharField(source="version.note")
     settled = SettledOutput(many=True, help_text="the review decisions this version made")
     rescore_status = serializers.ChoiceField(

@@ -4,6 +4,7 @@ each decision makes a new label-set version that every submission is re-scored o
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any, cast
@@ -17,7 +18,7 @@ from django.utils import timezone
 
 from leaderboard.catalog.label_set_version_files import compiled_for_version
 from leaderboard.catalog.models import LabelSet, LabelSetVersion
-from leaderboard.catalog.services import benchmark_leaderboard_touch
+from leaderboard.catalog.services import benchmark_leaderboard_touch, label_set_version_publish
 from leaderboard.common.jobs import job_claim, job_fail, job_finish
 from leaderboard.common.storage import stored_npz
 from leaderboard.review.jobs import VERSION_RESCORE_JOBS
@@ -188,7 +189,10 @@ def label_set_version_rescore(*, version_id: int, progress: Progress | None = No
     A version that differs from its parent only in which (example, class) pairs are judged
     how, at a few examples, re-scores only the submissions that predict a changed pair (fast:
     only each stored file's rows at those examples are read); anything else re-scores every
-    submission from its stored predictions."""
+    submission from its stored predictions.
+
+    Then the version is published (becomes current) if every scored submission now has its
+    score on it: until then boards show the version before, with every figure it has."""
     version = LabelSetVersion.objects.select_related(
         "label_set__benchmark", "label_set__image_set", "parent").get(id=version_id)
     done = _rescore_incrementally(version)
@@ -196,8 +200,23 @@ def label_set_version_rescore(*, version_id: int, progress: Progress | None = No
         done = _rescore_fully(version, progress)
     elif progress is not None:
         progress(done, done)
-    benchmark_leaderboard_touch(benchmark_id=version.label_set.benchmark_id)
+    if settings.EVALSERVER_SCORING_DELAY_MS:  # tests and debugging: scores stored, unpublished
+        time.sleep(settings.EVALSERVER_SCORING_DELAY_MS / 1000)
+    if not _publish_when_complete(version):
+        benchmark_leaderboard_touch(benchmark_id=version.label_set.benchmark_id)
     return done
+
+
+def _publish_when_complete(version: LabelSetVersion) -> bool:
+    """Publish the version, in one transaction with the check that no scored submission lacks
+    its score on it (docs/metrics.md §14). One scored while this re-scoring ran, and missed by
+    it, has asked for the re-scoring again (submissions.services.submission_scores_compute):
+    that run publishes it."""
+    with transaction.atomic():
+        scored_on = Score.objects.filter(label_set_version=version).values("submission_id")
+        if _scored_files(version.label_set).exclude(submission_id__in=scored_on).exists():
+            return False
+        return label_set_version_publish(version_id=version.pk)
 
 
 def _scored_files(label_set: LabelSet) -> Any:

@@ -31,9 +31,11 @@ def submission_list_for_owner(*, owner: Any) -> QuerySet[Submission]:
 
 
 def submission_scores(*, submission: Submission) -> dict[str, Score]:
-    """The submission's score on the newest version of each label set it was scored on."""
+    """The submission's score on the newest published version of each label set it was scored
+    on (a score on a version still being re-scored waits, as on the boards)."""
     out: dict[str, Score] = {}
-    rows = (Score.objects.filter(submission=submission)
+    rows = (Score.objects.filter(submission=submission,
+                                 label_set_version__published__isnull=False)
             .select_related("label_set", "label_set_version")
             .order_by("label_set_id", "-label_set_version__number"))
     for score in rows:

@@ -23,8 +23,8 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from leaderboard.catalog.label_set_version_files import compiled_for_version
-from leaderboard.catalog.models import Benchmark, LabelSetVersion
-from leaderboard.catalog.selectors import label_set_versions_current
+from leaderboard.catalog.models import Benchmark, LabelSet, LabelSetVersion
+from leaderboard.catalog.selectors import label_set_versions_to_score
 from leaderboard.catalog.services import benchmark_leaderboard_touch
 from leaderboard.common.jobs import job_claim, job_fail, job_finish, job_held
 from leaderboard.common.storage import stored_file_path
@@ -34,7 +34,7 @@ from leaderboard.submissions.jobs import SUBMISSION_JOBS, submission_queue
 from leaderboard.submissions.models import HitVector, Score, Submission, SubmissionFile
 from leaderboard.submissions.signals import submission_scored
 from workers.scoring import datasets
-from workers.scoring.metrics import score_predictions
+from workers.scoring.metrics import NovelPairs, score_predictions
 from workers.scoring.predictions import Predictions, parse_predictions
 from workers.scoring.ties import pack_hits
 
@@ -165,7 +165,8 @@ def _save_compact(row: SubmissionFile, preds: Predictions) -> None:
 
 
 def submission_scores_compute(*, submission_id: int, task_id: str) -> bool:
-    """Parse the files, score every latest label-set version, store Score rows; idempotent.
+    """Parse the files, score them on each label set's current version and on any newer one
+    being re-scored, store Score rows; idempotent.
 
     Raises PredictionError for a bad file (the caller marks the submission failed).
     Returns False when this task no longer holds the claim (nothing is written then).
@@ -187,30 +188,67 @@ def submission_scores_compute(*, submission_id: int, task_id: str) -> bool:
             raise
         predictions[row.image_set.slug] = preds
         _save_compact(row, preds)
-    versions = {v.label_set.slug: v for v in label_set_versions_current(benchmark=benchmark)}
-    compiled = [compiled_for_version(v) for v in versions.values()]
+    versions = label_set_versions_to_score(benchmark=benchmark)
     names = datasets.class_names(benchmark.slug, settings.EVALSERVER_DATA_DIR)
-    result = score_predictions(predictions, compiled, class_names=names)
+    scores, novel = _scores_on_versions(predictions, versions, names)
+    # A version made while this was scoring (a review decision) may be re-scored and published
+    # before this commits, without this submission: score it too, so that does not happen.
+    made = [v for v in label_set_versions_to_score(benchmark=benchmark) if v not in versions]
+    if made:
+        more, newer_novel = _scores_on_versions(predictions, made, names)
+        scores, novel, versions = scores + more, {**novel, **newer_novel}, versions + made
     with transaction.atomic():
         if not job_held(SUBMISSION_JOBS, job_id=submission_id, task_id=task_id):
             return False
-        for slug, record in result.records.items():
-            score_upsert(submission=submission, version=versions[slug], record=record,
-                         hits=result.hits.get(slug))
+        for version, record, hits in scores:
+            score_upsert(submission=submission, version=version, record=record, hits=hits)
         job_finish(SUBMISSION_JOBS, job_id=submission_id, task_id=task_id,
                    status=Status.SCORED, failure_code="")
         benchmark_leaderboard_touch(benchmark_id=benchmark.pk)
-        # A version made while this was scoring was re-scored without it (it was not scored
-        # yet): its re-scoring must run again so that no submission misses a version.
-        missed = [newer.pk for newer in label_set_versions_current(benchmark=benchmark)
-                  if versions.get(newer.label_set.slug, newer).pk != newer.pk]
+        # A version made in the last moment was re-scored without it (it was not scored yet):
+        # its re-scoring must run again so that no submission misses a version. Until then it
+        # stays unpublished, unless that re-scoring published it before this commits (then
+        # this one row lacks its figure on the board until the re-run finishes).
+        scored_on = {version.pk for version in versions}
+        missed = sorted(newer.pk for newer in label_set_versions_to_score(benchmark=benchmark)
+                        if newer.pk not in scored_on)
         # The review queue takes the unjudged top-1 pairs and re-queues the missed versions,
         # in this transaction (leaderboard/review/receivers.py).
-        submission_scored.send(
-            sender=Submission, submission=submission,
-            novel={versions[slug].label_set: pairs for slug, pairs in result.novel.items()},
-            missed_versions=missed)
+        submission_scored.send(sender=Submission, submission=submission, novel=novel,
+                               missed_versions=missed)
     return True
+
+
+def _scores_on_versions(
+    predictions: Mapping[str, Predictions], versions: Sequence[LabelSetVersion],
+    class_names: tuple[str, ...],
+) -> tuple[list[tuple[LabelSetVersion, dict[str, Any], np.ndarray | None]],
+           dict[LabelSet, NovelPairs]]:
+    """The records on every version (each label set's current one, and those being re-scored:
+    `label_set_versions_to_score`, newest first per label set), and the unjudged top-1 pairs
+    of each label set's newest version (what review has not decided yet)."""
+    by_label_set: dict[int, list[LabelSetVersion]] = {}
+    for version in versions:
+        by_label_set.setdefault(version.label_set_id, []).append(version)
+    # The current versions together (a new test set's gap needs the original's accuracy);
+    # then each newer version on its own, oldest first, so the newest's pairs come last.
+    layers = [[newest_first[-1] for newest_first in by_label_set.values()]]
+    layers += [[version] for newest_first in by_label_set.values()
+               for version in reversed(newest_first[:-1])]
+    scores: list[tuple[LabelSetVersion, dict[str, Any], np.ndarray | None]] = []
+    novel: dict[LabelSet, NovelPairs] = {}
+    for layer in layers:
+        on = {version.label_set.slug: version for version in layer}
+        result = score_predictions(predictions, [compiled_for_version(v) for v in layer],
+                                   class_names=class_names)
+        for slug, record in result.records.items():
+            scores.append((on[slug], record, result.hits.get(slug)))
+            pairs = result.novel.get(slug)
+            if pairs is None:
+                novel.pop(on[slug].label_set, None)
+            else:
+                novel[on[slug].label_set] = pairs
+    return scores, novel
 
 
 SCORE_FIELDS = (

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from django.test import Client
+from django.utils import timezone
 from pytest_django.fixtures import Settings
 from rest_framework.test import APIClient
 
@@ -100,7 +101,7 @@ def test_it_reads_the_counts_and_version_from_the_newest_version(
                "counts": {**first.summary["counts"], "correctable": 11, "neither": 2}}
     second = LabelSetVersion.objects.create(label_set=first.label_set, number=2,
                                             content_hash="ab" * 32, parent=first,
-                                            summary=summary)
+                                            summary=summary, published=timezone.now())
 
     section = _sections(client.get("/benchmarks/mnist/about/").content.decode())["corrected"]
 

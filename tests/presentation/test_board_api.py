@@ -38,7 +38,9 @@ def _columns() -> list[dict[str, object]]:
     versions = (LabelSetVersion.objects.filter(label_set__benchmark__slug="cifar10")
                 .select_related("label_set").order_by("label_set_id"))
     return [{"slug": v.label_set.slug, "name": v.label_set.name, "version": v.number,
-             "version_hash": v.content_hash, "ci_method": "clopper_pearson"} for v in versions]
+             "version_hash": v.content_hash, "ci_method": "clopper_pearson",
+             "rescoring": False, "pending_version": None}
+            for v in versions]
 
 
 def test_it_ranks_real_models_like_a_direct_computation(

@@ -167,10 +167,14 @@ def test_it_decides_once_when_the_last_two_votes_come_at_the_same_moment(
 
 
 @pytest.mark.django_db
-def test_it_queues_a_rescore_for_a_version_made_while_a_submission_was_scoring(
+@pytest.mark.parametrize("decided_at_read", [1, 2])
+def test_it_scores_or_requeues_a_version_made_while_a_submission_was_scoring(
     loaded: Settings, data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-    django_capture_on_commit_callbacks,  # type: ignore[no-untyped-def]
+    django_capture_on_commit_callbacks, decided_at_read: int,  # type: ignore[no-untyped-def]
 ) -> None:
+    """A decision lands after the scoring read the versions (1: while it scores, so the
+    re-read before writing finds the version and scores it too; 2: after that re-read, in the
+    last moment, so the version's re-scoring is asked for again)."""
     from leaderboard.submissions import services as submissions
     from workers.scoring import revisions
 
@@ -182,25 +186,38 @@ def test_it_queues_a_rescore_for_a_version_made_while_a_submission_was_scoring(
         benchmark=benchmark_get(slug="imagenet"),
         files={"imagenet-val": _resnet50_upload(data_dir, tmp_path)})
     assert submission_claim(submission_id=second.pk, task_id="t")
-    real_latest = submissions.label_set_versions_current
+    real_read = submissions.label_set_versions_to_score
     made: list[LabelSetVersion] = []
+    reads = []
 
-    def latest_then_a_reviewer_decides(*, benchmark):  # type: ignore[no-untyped-def]
-        versions = real_latest(benchmark=benchmark)
-        if not made:  # a decision lands between reading the versions and writing the scores
+    def read_then_a_reviewer_decides(*, benchmark):  # type: ignore[no-untyped-def]
+        versions = real_read(benchmark=benchmark)
+        reads.append(len(versions))
+        if len(reads) == decided_at_read:
             made.append(review.label_set_version_revise(
                 label_set=item.label_set, items=[item], author=None,
                 verdicts=[revisions.Verdict(item.example_index, item.class_id, "correct")]))
         return versions
 
-    monkeypatch.setattr(submissions, "label_set_versions_current",
-                        latest_then_a_reviewer_decides)
+    monkeypatch.setattr(submissions, "label_set_versions_to_score",
+                        read_then_a_reviewer_decides)
     sent: list[tuple[str, int]] = []
     monkeypatch.setattr(queue, "task_send", lambda name, job_id: sent.append((name, job_id)))
     with django_capture_on_commit_callbacks(execute=True):
         assert submission_scores_compute(submission_id=second.pk, task_id="t") is True
-    # once by the decision itself, and once more by the scoring that missed it
-    assert sent == [(queue.RESCORE_VERSION, made[0].pk), (queue.RESCORE_VERSION, made[0].pk)]
+    version = made[0]
+    on_it = Score.objects.filter(submission=second, label_set_version=version)
+    if decided_at_read == 1:
+        # scored on it like on the others: only the decision itself asks for its re-scoring
+        assert sent == [(queue.RESCORE_VERSION, version.pk)]
+        preds = parse_predictions(second.files.get().file.path, num_examples=50_000,
+                                  num_classes=1000)
+        assert on_it.get().record == score_label_set(compiled_for_version(version), preds)[0]
+    else:
+        # once by the decision itself, and once more by the scoring that missed it
+        assert sent == [(queue.RESCORE_VERSION, version.pk), (queue.RESCORE_VERSION, version.pk)]
+        assert not on_it.exists()
+    assert version.published is None  # its re-scoring publishes it, once it has run
 
 
 def _submit_topk(data_dir: Path, tmp_path: Path, username: str, topk: np.ndarray) -> Submission:

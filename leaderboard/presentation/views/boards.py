@@ -26,7 +26,7 @@ from leaderboard.presentation.views.ties import tie_marks
 
 PAGE_SIZE = 100
 # Bump when leaderboard/_board.html (or what it is given) changes (see leaderboard/caching.py).
-BOARD_HTML_FORMAT = "html4"  # 3: tie-group marks; 4: interval methods
+BOARD_HTML_FORMAT = "html5"  # 3: tie-group marks; 4: interval methods; 5: re-scoring marks
 # Page links around the current page; the first and last are always linked.
 PAGE_LINKS_AROUND = 2
 

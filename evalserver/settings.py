@@ -158,7 +158,8 @@ EVALSERVER_SWEEP_WINDOW: int = env.get_int("EVALSERVER_SWEEP_WINDOW", 60, min_va
 # A label audit (workers.tasks.run_confident_learning_audit, workers.gpu_tasks.run_aul_audit)
 # fails with a reason one second before this many seconds, and is killed at it.
 EVALSERVER_AUDIT_TIME_LIMIT: int = env.get_int("EVALSERVER_AUDIT_TIME_LIMIT", 1800, min_value=2)
-# Debugging and the worker-killed test only: milliseconds a scoring task sleeps after its claim.
+# Debugging and tests only: milliseconds a scoring task sleeps after its claim, and a re-scoring
+# between storing its scores and publishing the version (tests/review/test_publishing.py).
 EVALSERVER_SCORING_DELAY_MS: int = env.get_int("EVALSERVER_SCORING_DELAY_MS", 0, min_value=0)
 
 # Failed logins (API token and login page) allowed per username and per client address in a

@@ -147,15 +147,16 @@ def test_it_leaves_a_file_over_the_limit_to_the_worker(loaded: Settings,
     assert Submission.objects.get().files.get().size == bad.stat().st_size
 
 
+@pytest.mark.parametrize("case", list(CASES))
 def test_it_refuses_a_bad_file_on_the_submit_page(client: Client, loaded: Settings,
-                                                  tmp_path: Path) -> None:
+                                                  tmp_path: Path, case: str) -> None:
+    make, _, message, _ = CASES[case]
     client.force_login(factories.user_create("alice"))
-    path = _out_of_range(tmp_path)
-    message = "cifar10-test: row 17 (0-based) has class id 10; ids must be in 0..9"
+    path = make(tmp_path)
 
     def form() -> dict[str, Any]:
         return {"benchmark": "cifar10", "model_name": "bad", "public": "on",
-                "cifar10-test": SimpleUploadedFile("ids.json", path.read_bytes())}
+                "cifar10-test": SimpleUploadedFile(path.name, path.read_bytes())}
 
     media = _media()
     page = client.post("/submit/", form())

@@ -212,11 +212,11 @@ def test_it_runs_a_rescore_again_when_asked_for_while_it_ran(
     rescore = review.label_set_version_rescore
     asked: list[int] = []
 
-    def asked_again_meanwhile(*, version_id: int) -> int:
+    def asked_again_meanwhile(*, version_id: int, progress: Any = None) -> int:
         if not asked:  # a submission scored on an older version while this one ran
             asked.append(version_id)
             version_rescore_request(version_id=version_id)
-        return rescore(version_id=version_id)
+        return rescore(version_id=version_id, progress=progress)
 
     monkeypatch.setattr(review, "label_set_version_rescore", asked_again_meanwhile)
 

@@ -111,8 +111,8 @@ def test_it_scores_and_rescores_the_same_on_any_storage(
 
     full_rescores: list[int] = []
     rescore_fully = review._rescore_fully
-    monkeypatch.setattr(review, "_rescore_fully", lambda version: (
-        full_rescores.append(version.pk), rescore_fully(version))[1])
+    monkeypatch.setattr(review, "_rescore_fully", lambda version, progress=None: (
+        full_rescores.append(version.pk), rescore_fully(version, progress))[1])
 
     # the incremental scan: a few rows of each stored file, read through the storage
     assert review.label_set_version_rescore(version_id=v2.pk) == 1

@@ -25,7 +25,7 @@ from django.core.cache import cache
 
 from leaderboard.catalog.label_set_version_files import LabelStoreError, compiled_for_version
 from leaderboard.catalog.models import Benchmark, LabelSet
-from leaderboard.catalog.selectors import label_set_version_latest
+from leaderboard.catalog.selectors import label_set_version_current
 from leaderboard.common.storage import stored_npz
 from leaderboard.review.selectors import ClassLabel
 from leaderboard.submissions.models import Submission, SubmissionFile
@@ -139,7 +139,7 @@ def _our_sums(label_set: LabelSet, content_hash: str) -> dict[str, Any] | None:
     if state is None or not state["files"] <= files:  # first count, or one left the board
         state = {"files": frozenset(), "keys": np.zeros(0, np.int64),
                  "times": np.zeros(0, np.int64), "subs": np.zeros(0, np.int64)}
-    version = label_set_version_latest(label_set=label_set)
+    version = label_set_version_current(label_set=label_set)
     if version is None or version.content_hash != content_hash:
         return None
     try:
@@ -159,12 +159,12 @@ def _our_sums(label_set: LabelSet, content_hash: str) -> dict[str, Any] | None:
 
 def benchmark_confusions(*, benchmark: Benchmark,
                          limit: int = TOP_CONFUSIONS) -> BenchmarkConfusions | None:
-    """The panel's most confused pairs beside ours (the `corrected` label set's latest
-    version); None when the benchmark has neither."""
+    """The panel's most confused pairs beside ours (on the `corrected` label set's current
+    version, the one the about page describes); None when the benchmark has neither."""
     panel = panel_confusions(benchmark=benchmark)
     label_set = (LabelSet.objects.select_related("benchmark")
                  .filter(benchmark=benchmark, slug="corrected", family="corrected").first())
-    version = None if label_set is None else label_set_version_latest(label_set=label_set)
+    version = None if label_set is None else label_set_version_current(label_set=label_set)
     sums = (None if label_set is None or version is None
             else _our_sums(label_set, version.content_hash))
     if not panel and sums is None:

@@ -10,7 +10,7 @@ from django.conf import settings
 
 from leaderboard.catalog.label_set_version_files import LabelStoreError, compiled_for_version
 from leaderboard.catalog.models import LabelSet
-from leaderboard.catalog.selectors import label_set_version_latest
+from leaderboard.catalog.selectors import label_set_version_current
 from leaderboard.review.models import MistakeCategory, PanelMistake, Severity
 from leaderboard.review.selectors import ClassLabel
 from leaderboard.submissions.models import Submission, SubmissionFile
@@ -45,11 +45,11 @@ class PanelMajorHits:
 def _original_labels(image_set_id: int, benchmark_id: int) -> np.ndarray | None:
     source = LabelSet.objects.filter(benchmark_id=benchmark_id, slug="original",
                                      image_set_id=image_set_id).first()
-    latest = None if source is None else label_set_version_latest(label_set=source)
-    if latest is None:
+    current = None if source is None else label_set_version_current(label_set=source)
+    if current is None:
         return None
     try:
-        return np.asarray(compiled_for_version(latest).arrays["labels"])
+        return np.asarray(compiled_for_version(current).arrays["labels"])
     except LabelStoreError:
         return None
 

@@ -29,6 +29,7 @@ from leaderboard.review.models import (
     VersionRescore,
 )
 from leaderboard.submissions.models import (
+    BoardSignificance,
     CheckpointFile,
     HitVector,
     Score,
@@ -39,6 +40,7 @@ from leaderboard.submissions.models import (
 __all__ = [
     "Audit",
     "Benchmark",
+    "BoardSignificance",
     "CheckpointFile",
     "GroundTruthAnswer",
     "GroundTruthCandidate",

@@ -33,6 +33,7 @@ RUN_CHECKPOINT = "workers.gpu_tasks.run_checkpoint"
 RUN_CONFIDENT_LEARNING_AUDIT = "workers.tasks.run_confident_learning_audit"
 RUN_AUL_AUDIT = "workers.gpu_tasks.run_aul_audit"
 RESCORE_VERSION = "workers.tasks.rescore_version"
+REFRESH_BOARD_SIGNIFICANCE = "workers.tasks.refresh_board_significance"
 # The task of each label-audit kind (leaderboard.audits.models.Audit.Kind values).
 AUDIT_TASKS = {"confident_learning": RUN_CONFIDENT_LEARNING_AUDIT, "aul": RUN_AUL_AUDIT}
 
@@ -69,6 +70,11 @@ def audit_run_queue(*, audit_id: int, kind: str) -> None:
 def version_rescore_queue(*, version_id: int) -> None:
     """Re-score every scored submission on a label-set version (cpu queue)."""
     _send_on_commit(RESCORE_VERSION, version_id)
+
+
+def board_significance_queue(*, benchmark_id: int) -> None:
+    """Recompute the stored significance of a benchmark's public boards (cpu queue)."""
+    _send_on_commit(REFRESH_BOARD_SIGNIFICANCE, benchmark_id)
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from leaderboard.audits import services as audits
 from leaderboard.review import jobs as review_jobs
 from leaderboard.review import services as review
 from leaderboard.submissions import jobs as submission_jobs
-from leaderboard.submissions import retention
+from leaderboard.submissions import retention, significance
 from leaderboard.submissions import services as submissions
 from workers.inference.errors import CheckpointError
 from workers.scoring.predictions import PredictionError
@@ -113,6 +113,13 @@ def sweep_audits() -> list[int]:
 def sweep_versions() -> list[int]:
     """Re-queue re-scorings whose worker or message was lost; fail those out of attempts."""
     return review_jobs.versions_sweep()
+
+
+@shared_task(autoretry_for=(OperationalError, InterfaceError), retry_backoff=True, max_retries=5)
+def refresh_board_significance(benchmark_id: int) -> int:
+    """Recompute the stored significance (rank_ub, McNemar p) of a benchmark's public boards
+    where their rows changed; idempotent. Returns how many label-set versions were stored."""
+    return significance.board_significance_refresh(benchmark_id=benchmark_id)
 
 
 @shared_task

@@ -21,8 +21,9 @@ from leaderboard.presentation.serializers import (
     leaderboard_json,
 )
 
-# 2: tie_group, tied_with_previous, mcnemar_p; 3: columns' ci_method; 4: rescoring, pending_version
-LEADERBOARD_JSON_FORMAT = "json4"
+# 2: tie_group, tied_with_previous, mcnemar_p; 3: columns' ci_method; 4: rescoring,
+# pending_version; 5: rank_ub instead of tie_group and tied_with_previous
+LEADERBOARD_JSON_FORMAT = "json5"
 
 
 class LeaderboardView(APIView):

@@ -9,7 +9,7 @@ from typing import Any, cast
 from django.core.cache import cache
 
 from leaderboard.catalog.models import Benchmark, LabelSet, LabelSetVersion
-from leaderboard.presentation.ties import leaderboard_ties_add
+from leaderboard.presentation.significance import leaderboard_significance_add
 from leaderboard.submissions.models import Score, Submission
 from workers.scoring import leaderboard as core_leaderboard
 
@@ -46,6 +46,8 @@ class Leaderboard:
     sort: str
     columns: list[LeaderboardColumn]
     rows: list[dict[str, Any]]
+    # False while the worker has not computed rank_ub for these rows (docs/metrics.md §10.3)
+    significance_ready: bool = True
 
 
 def _columns(benchmark: Benchmark, version: str | None
@@ -95,10 +97,10 @@ def leaderboard_get(*, benchmark: Benchmark, sort: str = "original",
     on the version `version` names.
 
     rank_shift = rank under `original` minus rank under each label set (positive = moved up).
-    Each row also has `tie_group`, `tied_with_previous` and `mcnemar_p` on the sort label set
-    (selectors_ties: a paired exact McNemar test between adjacent rows).
+    Each row also has `rank_ub` (1 + the rows significantly better) and `mcnemar_p` (against
+    the row above) on the sort label set, as the worker stored them (presentation/significance.py).
     """
-    key = f"leaderboard:t2:{benchmark.pk}:{benchmark.leaderboard_generation}:{sort}:{version}"
+    key = f"leaderboard:t3:{benchmark.pk}:{benchmark.leaderboard_generation}:{sort}:{version}"
     # Only well-formed query values reach the cache; anything else is refused below.
     cacheable = _CACHEABLE_QUERY.fullmatch(f"{sort}:{version}") is not None
     cached = cache.get(key) if cacheable else None
@@ -115,11 +117,16 @@ def leaderboard_get(*, benchmark: Benchmark, sort: str = "original",
         benchmark=benchmark, public=True, status=Submission.Status.SCORED)
         .values_list("id", "model_name", "owner__username", "created").order_by("id"))
     scores: dict[int, dict[str, dict[str, Any]]] = {s[0]: {} for s in subs}
-    for sub_id, ls_id, acc, low, high, correct, total in Score.objects.filter(
+    sort_version = next(v for ls, v, _ in columns if ls.slug == sort)
+    digests: dict[int, str | None] = {}  # each row's hits on the sort version
+    for sub_id, ls_id, acc, low, high, correct, total, digest, version_id in Score.objects.filter(
             label_set_version__in=[v for _, v, _ in columns],
             submission__public=True, submission__status=Submission.Status.SCORED,
             submission__benchmark=benchmark).values_list(
-            "submission_id", "label_set_id", "accuracy", "ci_low", "ci_high", "correct", "total"):
+            "submission_id", "label_set_id", "accuracy", "ci_low", "ci_high", "correct", "total",
+            "hits_id", "label_set_version_id"):
+        if version_id == sort_version.pk:
+            digests[sub_id] = digest
         scores[sub_id][by_id[ls_id]] = {"accuracy": acc, "ci_low": low, "ci_high": high,
                                         "correct": correct, "total": total}
     records = [scores[s[0]] for s in subs]
@@ -135,13 +142,14 @@ def leaderboard_get(*, benchmark: Benchmark, sort: str = "original",
                      "rank_shift": shift})
     big = len(rows) + 1
     rows.sort(key=lambda r: (cast(dict[str, int], r["ranks"]).get(sort, big), r["submission_id"]))
-    leaderboard_ties_add(benchmark=benchmark, sort=sort, rows=rows,
-                         version=next(v for ls, v, _ in columns if ls.slug == sort))
+    ready = leaderboard_significance_add(
+        benchmark=benchmark, version=sort_version, sort=sort, rows=rows, digests=digests,
+        current=version is None)  # a pinned version may be older: the worker computes current ones
     board = Leaderboard(benchmark.slug, sort, [
         LeaderboardColumn(ls.slug, ls.name, v.number, v.content_hash,
                           None if pending is None else pending.number,
                           ci_method=_ci_method(ls, v))
-        for ls, v, pending in columns], rows)
+        for ls, v, pending in columns], rows, significance_ready=ready)
     if cacheable:
         cache.set(key, board, timeout=3600)
     return board

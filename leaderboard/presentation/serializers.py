@@ -61,20 +61,18 @@ class LeaderboardRowOutput(serializers.Serializer):
     rank_shift = serializers.DictField(
         child=serializers.IntegerField(),
         help_text="rank under `original` minus rank under the label set (positive = moved up)")
-    tie_group = serializers.IntegerField(
+    rank_ub = serializers.IntegerField(
         allow_null=True,
-        help_text="statistical tie group on the sort label set, numbered 1, 2, 3, ... from the "
-                  "top: adjacent rows whose paired exact McNemar test (on the same examples) "
-                  "gives p >= 0.05 share a group, chained down the table; null for a row "
-                  "without a score on the sort label set")
-    tied_with_previous = serializers.BooleanField(
-        help_text="whether this row is in the tie group of the row above (not distinguishable "
-                  "at the 5% level on the sort label set)")
+        help_text="1 + the number of rows significantly better on the sort label set: ranked "
+                  "higher with p < 0.05 in a two-sided exact McNemar test on the paired "
+                  "per-example results, pairwise, not corrected for multiple comparisons "
+                  "(docs/metrics.md §10.3); null without a score or stored per-example results "
+                  "on the sort label set, or while the worker has not computed it yet")
     mcnemar_p = serializers.FloatField(
         allow_null=True,
         help_text="exact two-sided McNemar p-value between this row and the row above on the "
-                  "sort label set; null for the first row and where a row has no per-example "
-                  "results stored")
+                  "sort label set; null for the first row, where a row has no per-example "
+                  "results stored, and while the worker has not computed it yet")
 
 
 class LeaderboardOutput(serializers.Serializer):
@@ -123,8 +121,7 @@ def leaderboard_data(board: Leaderboard) -> dict[str, Any]:
             "scores": {str(slug): _cell(score) for slug, score in row["scores"].items()},
             "ranks": {str(slug): int(rank) for slug, rank in row["ranks"].items()},
             "rank_shift": {str(slug): int(n) for slug, n in row["rank_shift"].items()},
-            "tie_group": None if row["tie_group"] is None else int(row["tie_group"]),
-            "tied_with_previous": bool(row["tied_with_previous"]),
+            "rank_ub": None if row["rank_ub"] is None else int(row["rank_ub"]),
             "mcnemar_p": _float(row["mcnemar_p"]),
         } for row in board.rows],
     }

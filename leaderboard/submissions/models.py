@@ -101,7 +101,7 @@ class CheckpointFile(models.Model):
 class HitVector(models.Model):
     """np.packbits over a label set's evaluated examples, in order, of whether the headline
     accuracy counts each correct (metrics.headline_hits; popcount == the score's correct); the
-    leaderboard's paired McNemar ties read them (workers/scoring/ties.py).
+    leaderboard's paired McNemar tests read them (workers/scoring/significance.py).
 
     Stored once per content (SHA-256 of the bits): a new label-set version leaves most
     submissions' hits unchanged, so its copied scores point at the same rows instead of
@@ -146,3 +146,25 @@ class Score(models.Model):
 
     def __str__(self) -> str:
         return f"#{self.submission_id} on {self.label_set_version}: {self.accuracy}"
+
+
+class BoardSignificance(models.Model):
+    """The paired significance of the public board sorted by one label-set version, computed
+    by the worker when scores change (leaderboard/submissions/significance.py), read by the
+    board build: per row in board order, `rank_ub` and the McNemar p-value against the row
+    above (docs/metrics.md §10.3). `fingerprint` names the rows it was computed from (ids,
+    hit vectors and ranks in order); a board whose rows have another fingerprint shows no
+    rank_ub until the worker has computed it again."""
+
+    label_set_version = models.OneToOneField(
+        LabelSetVersion, on_delete=models.CASCADE, primary_key=True, related_name="+")
+    fingerprint = models.CharField(max_length=64)
+    # The benchmark's leaderboard generation read before computing (for the record).
+    generation = models.PositiveBigIntegerField()
+    submission_ids = models.JSONField(default=list)
+    rank_ub = models.JSONField(default=list)  # int or null per row
+    p_above = models.JSONField(default=list)  # float or null per row
+    computed = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"significance on {self.label_set_version_id} ({self.fingerprint[:12]})"

@@ -22,6 +22,7 @@ from django.core.files.storage import default_storage
 from django.db import connection, transaction
 from django.utils import timezone
 
+from leaderboard import queue
 from leaderboard.catalog.label_set_version_files import compiled_for_version
 from leaderboard.catalog.models import Benchmark, LabelSet, LabelSetVersion
 from leaderboard.catalog.selectors import label_set_versions_to_score
@@ -33,10 +34,11 @@ from leaderboard.submissions.file_checks import SubmissionError, submission_file
 from leaderboard.submissions.jobs import SUBMISSION_JOBS, submission_queue
 from leaderboard.submissions.models import HitVector, Score, Submission, SubmissionFile
 from leaderboard.submissions.signals import submission_scored
+from leaderboard.submissions.significance import board_significance_refresh_quietly
 from workers.scoring import datasets
 from workers.scoring.metrics import NovelPairs, score_predictions
 from workers.scoring.predictions import Predictions, parse_predictions
-from workers.scoring.ties import pack_hits
+from workers.scoring.significance import pack_hits
 
 Status = Submission.Status
 K = TypeVar("K")
@@ -216,6 +218,8 @@ def submission_scores_compute(*, submission_id: int, task_id: str) -> bool:
         # in this transaction (leaderboard/review/receivers.py).
         submission_scored.send(sender=Submission, submission=submission, novel=novel,
                                missed_versions=missed)
+    # After the commit: the boards' rank_ub with this submission (docs/metrics.md §10.3).
+    board_significance_refresh_quietly(benchmark_id=benchmark.pk)
     return True
 
 
@@ -340,6 +344,8 @@ def submission_visibility_set(*, submission: Submission, public: bool) -> None:
     with transaction.atomic():
         Submission.objects.filter(pk=submission.pk).update(public=public)
         benchmark_leaderboard_touch(benchmark_id=submission.benchmark_id)
+        # the worker recomputes the boards' rank_ub with (or without) this row, after commit
+        queue.board_significance_queue(benchmark_id=submission.benchmark_id)
 
 
 def submission_details_set(*, submission: Submission, model_name: str, description: str,

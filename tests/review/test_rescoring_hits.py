@@ -22,7 +22,7 @@ from tests import factories
 from workers.scoring import datasets, revisions
 from workers.scoring.metrics import headline_hits
 from workers.scoring.predictions import Predictions
-from workers.scoring.ties import hits_count, pack_hits
+from workers.scoring.significance import hits_count, pack_hits
 from workers.tasks import score_submission
 
 pytestmark = pytest.mark.django_db

@@ -27,7 +27,10 @@ predictions.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 from scipy.special import bdtr
@@ -100,3 +103,41 @@ def upper_bound_ranks(correct: np.ndarray, p_values: np.ndarray,
     correct = np.asarray(correct, dtype=np.int64)
     better = (correct[None, :] > correct[:, None]) & (p_values < alpha)
     return 1 + better.sum(axis=1).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class BoardSignificance:
+    """Per row of a board, in the order given (best first): `rank_ub`, and `p_above`, the
+    McNemar p-value against the row just above (None for the first row and where either row
+    cannot be paired)."""
+
+    rank_ub: list[int | None]
+    p_above: list[float | None]
+
+
+def board_significance(packed: Sequence[bytes | None], accuracy: Sequence[float],
+                       alpha: float = ALPHA) -> BoardSignificance:
+    """rank_ub and the p-value against the row above for the rows of one board, in board
+    order. `packed` is each row's hits on the sort label set (None: none stored); rows whose
+    vector has another length than most cannot be paired with them and get None too.
+
+    A row counts as significantly better than another when it is ranked higher (`accuracy`,
+    what the board sorts by), gets more examples right (the direction of the paired test: the
+    two agree except on multi-label class means) and p < alpha."""
+    if len(packed) != len(accuracy):
+        raise ValueError("one accuracy per hit vector")
+    lengths = Counter(len(h) for h in packed if h is not None)
+    rank_ub: list[int | None] = [None] * len(packed)
+    p_above: list[float | None] = [None] * len(packed)
+    if not lengths:
+        return BoardSignificance(rank_ub, p_above)
+    width = lengths.most_common(1)[0][0]
+    usable = [i for i, h in enumerate(packed) if h is not None and len(h) == width]
+    s, p = pairwise_p([cast(bytes, packed[i]) for i in usable])
+    acc = np.asarray([accuracy[i] for i in usable], dtype=np.float64)
+    better = ((acc[None, :] > acc[:, None]) & (s[None, :] > s[:, None]) & (p < alpha))
+    for k, (i, n) in enumerate(zip(usable, better.sum(axis=1).tolist(), strict=True)):
+        rank_ub[i] = 1 + int(n)
+        if k and usable[k - 1] == i - 1:
+            p_above[i] = float(p[k - 1, k])
+    return BoardSignificance(rank_ub, p_above)

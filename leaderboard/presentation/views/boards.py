@@ -22,11 +22,11 @@ from leaderboard.catalog.models import Benchmark
 from leaderboard.catalog.selectors import benchmark_get
 from leaderboard.presentation.boards import Leaderboard, LeaderboardQueryError, leaderboard_get
 from leaderboard.presentation.caching import cached_render
-from leaderboard.presentation.views.ties import tie_marks
 
 PAGE_SIZE = 100
 # Bump when leaderboard/_board.html (or what it is given) changes (see leaderboard/caching.py).
-BOARD_HTML_FORMAT = "html5"  # 3: tie-group marks; 4: interval methods; 5: re-scoring marks
+BOARD_HTML_FORMAT = "html6"  # 3: tie-group marks; 4: interval methods; 5: re-scoring marks;
+# 6: rank (UB) instead of the tie-group marks
 # Page links around the current page; the first and last are always linked.
 PAGE_LINKS_AROUND = 2
 
@@ -39,6 +39,12 @@ def _cells(board: Leaderboard, row: dict[str, Any]) -> list[dict[str, Any]]:
         "shift": None if column.slug == "original" else row["rank_shift"].get(column.slug),
         "active": column.slug == board.sort,
     } for column in board.columns]
+
+
+def _p(value: float | None) -> str | None:
+    if value is None:
+        return None
+    return "p < 0.001" if value < 0.001 else f"p = {value:.3f}"
 
 
 def _page_number(request: HttpRequest) -> int:
@@ -77,9 +83,8 @@ def _board_html(benchmark: Benchmark, board: Leaderboard, version: str | None,
         "active": column.slug == board.sort,
     } for column in board.columns]
     page_rows = board.rows[(number - 1) * size:number * size]
-    marks = tie_marks(board.rows)
     rows = [{**row, "rank": row["ranks"].get(board.sort), "cells": _cells(board, row),
-             "tie": marks.get(row["submission_id"])} for row in page_rows]
+             "p_text": _p(row["mcnemar_p"])} for row in page_rows]
     page_count = max(1, -(-len(board.rows) // size))
 
     def url(n: int) -> str:

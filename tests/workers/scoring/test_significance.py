@@ -97,3 +97,35 @@ def test_it_gives_every_row_rank_1_when_nothing_differs() -> None:
 def test_it_refuses_vectors_of_different_lengths() -> None:
     with pytest.raises(ValueError, match="different lengths"):
         significance.both_correct([b"\x01", b"\x01\x02"])
+
+
+@pytest.mark.parametrize("size", [1, 7, 8, 9, 68, 2000, 50_000])
+def test_it_packs_and_unpacks_hit_vectors_of_any_length(size: int) -> None:
+    hits = np.random.default_rng(size).random(size) < 0.7
+    packed = significance.pack_hits(hits)
+    assert len(packed) == -(-size // 8)
+    assert significance.unpack_hits(packed, size).tolist() == hits.tolist()
+    assert significance.hits_count(packed) == int(hits.sum())
+
+
+def test_it_gives_a_board_rank_ub_and_p_above_leaving_unpairable_rows_out() -> None:
+    rng = np.random.default_rng(3)
+    hits = [rng.random(400) < q for q in (0.9, 0.88, 0.8, 0.79, 0.6, 0.5)]
+    order = sorted(range(len(hits)), key=lambda i: -int(hits[i].sum()))
+    hits = [hits[i] for i in order]
+    packed: list[bytes | None] = [significance.pack_hits(h) for h in hits]
+    packed[3] = None  # no stored hits
+    packed[4] = significance.pack_hits(hits[4][:-9])  # another length: not the same examples
+    accuracy = [float(h.mean()) for h in hits]
+
+    got = significance.board_significance(packed, accuracy)
+
+    kept = [0, 1, 2, 5]
+    want_ub = direct_rank_ub([hits[i] for i in kept])
+    assert got.rank_ub == [want_ub[0], want_ub[1], want_ub[2], None, None, want_ub[3]]
+    pair = [(h, g) for h, g in zip(hits[:2], hits[1:3], strict=True)]
+    want_p = [exact_p(int(np.count_nonzero(a & ~b)), int(np.count_nonzero(~a & b)))
+              for a, b in pair]
+    assert got.p_above[0] is None and got.p_above[3:] == [None, None, None]
+    assert got.p_above[1:3] == pytest.approx(want_p, rel=1e-9)
+    assert got.rank_ub[2] is not None and got.rank_ub[2] > 1  # some separation in this case

@@ -1,0 +1,154 @@
+"""Which rows of a public board are significantly better than which (docs/metrics.md §10.3):
+computed by the worker when scores change, stored per label-set version (BoardSignificance),
+read by the board build. Never computed in a web request: a request that finds none (or one
+for other rows) shows no rank_ub and asks the worker for it (`board_significance_request`).
+
+Where it is refreshed: after a submission's scores commit (`submission_scores_compute`),
+after a re-scoring (`review.services.label_set_version_rescore`), and by the task
+`workers.tasks.refresh_board_significance`, which a visibility change and a stale board queue.
+
+A stored result names the rows it was computed from (`significance_fingerprint`: ids, hit
+vectors and ranks in board order), so it is used only for exactly those rows: a result
+computed from rows since changed is never shown, whatever order workers finish in.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from django.core.cache import cache
+from django.db import transaction
+
+from leaderboard import queue
+from leaderboard.catalog.models import Benchmark, LabelSetVersion
+from leaderboard.catalog.selectors import label_set_versions_current
+from leaderboard.catalog.services import benchmark_leaderboard_touch
+from leaderboard.submissions.models import BoardSignificance, HitVector, Score, Submission
+from workers.scoring import leaderboard as core_leaderboard
+from workers.scoring import significance
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class BoardRow:
+    submission_id: int
+    hits_digest: str | None
+    rank: int
+
+
+def significance_fingerprint(rows: Sequence[BoardRow]) -> str:
+    """SHA-256 of the rows in board order: what a stored result was computed from."""
+    text = "\n".join(f"{r.submission_id}:{r.hits_digest or '-'}:{r.rank}" for r in rows)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def board_rows_order(rows: Sequence[tuple[int, str | None, float]]) -> list[BoardRow]:
+    """(submission id, hits digest, accuracy) of the rows with a score, in board order:
+    competition rank on the accuracy, then submission id (as presentation/boards.py)."""
+    ranks = core_leaderboard.ranks([{"x": {"accuracy": acc}} for _, _, acc in rows], "x")
+    ordered = sorted(zip(rows, ranks.tolist(), strict=True), key=lambda t: (t[1], t[0][0]))
+    return [BoardRow(sub_id, digest, int(rank)) for (sub_id, digest, _), rank in ordered]
+
+
+def _board_rows(version: LabelSetVersion) -> tuple[list[BoardRow], dict[int, tuple[float, int,
+                                                                                   int]]]:
+    """The public board's rows on `version` in order, and each one's (accuracy, correct, total)."""
+    scores = list(Score.objects.filter(
+        label_set_version=version, submission__public=True, accuracy__isnull=False,
+        submission__status=Submission.Status.SCORED,
+        submission__benchmark_id=version.label_set.benchmark_id,
+    ).values_list("submission_id", "hits_id", "accuracy", "correct", "total"))
+    rows = board_rows_order([(s, d, a) for s, d, a, _, _ in scores])
+    return rows, {s: (a, c, t) for s, _, a, c, t in scores}
+
+
+def _compute(version: LabelSetVersion, rows: Sequence[BoardRow],
+             figures: dict[int, tuple[float, int, int]]) -> significance.BoardSignificance:
+    digests = {r.hits_digest for r in rows if r.hits_digest}
+    bits = {d: bytes(b) for d, b in HitVector.objects.filter(digest__in=digests)
+            .values_list("digest", "bits")}
+    packed: list[bytes | None] = []
+    for row in rows:
+        vector = bits.get(row.hits_digest or "")
+        _, correct, total = figures[row.submission_id]
+        # Only hits that describe this score (one bit per evaluated example, as many set as
+        # it counts correct) are paired; a score from before hits were stored has none.
+        if vector is not None and (len(vector) != -(-total // 8)
+                                   or significance.hits_count(vector) != correct):
+            vector = None
+        packed.append(vector)
+    return significance.board_significance(
+        packed, [figures[r.submission_id][0] for r in rows])
+
+
+def version_significance_refresh(*, version: LabelSetVersion, generation: int) -> bool:
+    """Compute and store the significance of the public board on `version` unless what is
+    stored is for its current rows; returns whether it stored anything."""
+    for _ in range(3):  # rows changed while computing: compute again from the new ones
+        rows, figures = _board_rows(version)
+        fingerprint = significance_fingerprint(rows)
+        stored = BoardSignificance.objects.filter(label_set_version=version).values_list(
+            "fingerprint", flat=True).first()
+        if stored == fingerprint:
+            return False
+        result = _compute(version, rows, figures)
+        with transaction.atomic():
+            # The version row locked: two workers store one after the other, each after
+            # checking that its rows are still the board's (PostgreSQL; SQLite has one writer).
+            LabelSetVersion.objects.select_for_update().filter(pk=version.pk).first()
+            if significance_fingerprint(_board_rows(version)[0]) != fingerprint:
+                continue
+            BoardSignificance.objects.update_or_create(
+                label_set_version=version, defaults={
+                    "fingerprint": fingerprint, "generation": generation,
+                    "submission_ids": [r.submission_id for r in rows],
+                    "rank_ub": result.rank_ub, "p_above": result.p_above})
+        return True
+    return False
+
+
+def board_significance_refresh(*, benchmark_id: int) -> int:
+    """The worker's job when a benchmark's scores or public rows change: refresh the stored
+    significance of every current label-set version; when any changed, bump the leaderboard
+    generation so cached boards are built again with it. Returns how many were stored."""
+    benchmark = Benchmark.objects.get(pk=benchmark_id)
+    stored = sum(version_significance_refresh(version=version,
+                                              generation=benchmark.leaderboard_generation)
+                 for version in label_set_versions_current(benchmark=benchmark))
+    if stored:
+        benchmark_leaderboard_touch(benchmark_id=benchmark_id)
+    return stored
+
+
+def board_significance_refresh_quietly(*, benchmark_id: int) -> None:
+    """`board_significance_refresh` after a job that has committed its own work: a failure
+    here is logged, not raised (the boards show no rank_ub until the next refresh)."""
+    try:
+        board_significance_refresh(benchmark_id=benchmark_id)
+    except Exception:
+        log.exception("the board significance of benchmark %s could not be computed",
+                      benchmark_id)
+
+
+def board_significance_request(*, benchmark_id: int, generation: int) -> None:
+    """Ask the worker to refresh (queued by name after commit), at most once a minute per
+    benchmark and generation."""
+    if cache.add(f"significance-requested:{benchmark_id}:{generation}", 1, timeout=60):
+        queue.board_significance_queue(benchmark_id=benchmark_id)
+
+
+def board_significance_get(*, version: LabelSetVersion, fingerprint: str
+                           ) -> dict[int, tuple[int | None, float | None]] | None:
+    """submission id -> (rank_ub, p against the row above) stored for `version`, when it was
+    computed from the rows `fingerprint` names; None otherwise (not computed yet)."""
+    row = BoardSignificance.objects.filter(label_set_version=version, fingerprint=fingerprint
+                                           ).values_list("submission_ids", "rank_ub",
+                                                         "p_above").first()
+    if row is None:
+        return None
+    ids, ubs, ps = row
+    return {int(i): (ub, p) for i, ub, p in zip(ids, ubs, ps, strict=True)}

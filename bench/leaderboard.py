@@ -7,11 +7,15 @@ Everything is throwaway and local: a SQLite database and media folder in a tempo
 directory (migrated, cifar10 loaded from the data directory), N scored public submissions
 inserted with bulk_create (synthetic but valid Score rows on the latest version of every
 label set: accuracy, correct, total, the Clopper-Pearson interval and the packed per-example
-hits that the tie groups read), gunicorn (2 sync
+hits that the paired tests read), gunicorn (2 sync
 workers) on a free 127.0.0.1 port, warmed up, then load from a second process: `wrk`
 (--latency) when it is installed, else a multi-threaded keep-alive http.client loop bounded
 in requests and time. Each URL that answers 404 (not built yet) is reported as not available.
-It also times `leaderboard_get` in this process, uncached and cached.
+It also times `leaderboard_get` in this process, uncached and cached, the worker's refresh
+of the stored significance (rank_ub, McNemar p: docs/metrics.md §10.3) for those submissions
+(so the served board shows it), and the recompute of rank_ub for 1,000 ImageNet submissions
+(synthetic hit vectors over 50,000 examples, accuracies 75-90%, correlated through a shared
+per-example difficulty) through the function the worker calls (goal < 10 s on 2 cores).
 
 Exit status: 0 when every available URL answered 200 throughout; 1 otherwise. Missing a
 target only prints so (timings depend on the machine).
@@ -114,7 +118,7 @@ def insert_submissions(count: int, seed: int = 0) -> None:
         difficulty = rng.random(total)  # shared by the models, so their hits correlate
         for submission, right in zip(submissions, correct.tolist(), strict=True):
             # the `right` examples this model finds easiest: its per-example hits, stored
-            # packed as scoring stores them (the leaderboard's McNemar ties read them)
+            # packed as scoring stores them (the leaderboard's McNemar tests read them)
             noisy = difficulty + rng.normal(0.0, 0.3, size=total)
             hits = np.zeros(total, dtype=bool)
             hits[np.argpartition(noisy, right - 1)[:right]] = True
@@ -130,6 +134,40 @@ def insert_submissions(count: int, seed: int = 0) -> None:
                 hits_id=hit_vectors_store(hits={0: hits})[0]))
     Score.objects.bulk_create(scores, batch_size=1000)
     benchmark_leaderboard_touch(benchmark_id=benchmark.pk)
+
+
+def time_refresh() -> float:
+    """Seconds of the worker's refresh of the stored significance (every current version)."""
+    from leaderboard.catalog.models import Benchmark
+    from leaderboard.submissions.significance import board_significance_refresh
+
+    t0 = time.perf_counter()
+    board_significance_refresh(benchmark_id=Benchmark.objects.get(slug=BENCHMARK).pk)
+    return time.perf_counter() - t0
+
+
+def time_imagenet_rank_ub(count: int = 1000, examples: int = 50_000, seed: int = 0
+                          ) -> tuple[float, int]:
+    """(seconds, rows with rank_ub 1) of `board_significance` (what the worker runs per
+    label-set version) on `count` synthetic ImageNet rows in board order."""
+    import numpy as np
+
+    from workers.scoring.significance import board_significance, pack_hits
+
+    rng = np.random.default_rng(seed)
+    difficulty = rng.random(examples)
+    accuracy = np.sort(rng.uniform(0.75, 0.90, size=count))[::-1]
+    packed = []
+    for acc in accuracy.tolist():
+        right = int(round(acc * examples))
+        noisy = difficulty + rng.normal(0.0, 0.3, size=examples)
+        hits = np.zeros(examples, dtype=bool)
+        hits[np.argpartition(noisy, right - 1)[:right]] = True
+        packed.append(pack_hits(hits))
+    t0 = time.perf_counter()
+    result = board_significance(packed, (accuracy * examples).round() / examples)
+    seconds = time.perf_counter() - t0
+    return seconds, sum(1 for ub in result.rank_ub if ub == 1)
 
 
 def time_selector(repeat: int) -> tuple[float, float, int]:
@@ -323,6 +361,12 @@ def main() -> int:
         insert_submissions(count)
         print(f"Setup: {count} scored public submissions on {BENCHMARK} (5 label sets) in a "
               f"throwaway SQLite database, {time.perf_counter() - t0:.1f} s")
+        print(f"Worker: significance (rank_ub) of {count} rows on every current label set "
+              f"computed and stored in {time_refresh():.2f} s")
+        seconds_ub, top = time_imagenet_rank_ub()
+        print(f"rank_ub of 1,000 ImageNet submissions (50,000 examples): {seconds_ub:.2f} s "
+              f"({top} rows with rank_ub 1)  target < 10 s: "
+              f"{'met' if seconds_ub < 10 else 'MISSED'}")
         uncached, cached, rows = time_selector(5 if args.quick else 11)
         print(f"leaderboard_get, in process: {uncached:.1f} ms uncached, "
               f"{cached:.2f} ms cached ({rows} rows; median)")

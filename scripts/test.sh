@@ -80,6 +80,7 @@ step "benchmarks: most confused classes of the about page (quick)" .venv/bin/pyt
 step "benchmarks: checkpoint inference (quick)" .venv/bin/python bench/checkpoint.py --quick
 step "benchmarks: label audits (quick)" .venv/bin/python bench/audit.py --quick
 step "benchmarks: multi-host cluster (quick)" .venv/bin/python bench/cluster.py --quick
+step "benchmarks: faults (quick)" .venv/bin/python bench/faults.py --quick
 
 # -- PostgreSQL ------------------------------------------------------------------------------------
 start_postgres() {

@@ -113,6 +113,7 @@ class Cluster:
         self._client: ThreadPoolExecutor | None = None
         self._sql_connection: Any = None
         self._pg_ctl: list[str] = []
+        self._pg_start: list[str] = []
         db_password, redis_password = secrets.token_hex(16), secrets.token_hex(16)
         self.database_url = (f"postgres://evalserver:{db_password}@"
                              f"{self.hosts['db'].address}:{DB_PORT}/evalserver")
@@ -222,15 +223,25 @@ class Cluster:
         options = (f"-p {DB_PORT} -k {pg} -c listen_addresses={self.hosts['db'].address} "
                    "-c fsync=off -c full_page_writes=off -c synchronous_commit=off "
                    "-c max_connections=200")
-        self.run("db", [*self._pg_ctl, "-l", str(pg / "postgres.log"), "-w",
-                        "-t", "60", "-o", options, "start"])
+        self._pg_start = [*self._pg_ctl, "-l", str(pg / "postgres.log"), "-w", "-t", "60",
+                          "-o", options, "start"]
+        self.run("db", self._pg_start)
         psql = [*as_postgres, str(bin_dir / "psql"), "-h", str(pg), "-p", str(DB_PORT),
                 "-U", "postgres", "-v", "ON_ERROR_STOP=1", "-c"]
         self.run("db", [*psql, f"CREATE ROLE evalserver LOGIN PASSWORD '{self._db_password}'"])
         self.run("db", [*psql, "CREATE DATABASE evalserver OWNER evalserver"])
 
+    def database_stop(self) -> None:
+        """Stop PostgreSQL (fast shutdown: open connections are cut), as in an outage."""
+        self.run("db", [*self._pg_ctl, "stop", "-m", "fast", "-w"], timeout=60)
+
+    def database_start(self) -> None:
+        """Start the stopped PostgreSQL again, with its data."""
+        self.run("db", self._pg_start)
+
     def queue(self) -> None:
-        (self.workdir / "redis").mkdir()
+        """Start Redis (again, after `host_stop("queue")`: empty, as it keeps nothing)."""
+        (self.workdir / "redis").mkdir(exist_ok=True)
         self.spawn("queue", ["redis-server", "--bind", self.hosts["queue"].address,
                              "--port", str(REDIS_PORT), "--requirepass", self._redis_password,
                              "--save", "", "--appendonly", "no",
@@ -304,7 +315,7 @@ class Cluster:
         def fetch() -> list[tuple[Any, ...]]:
             import psycopg
 
-            if self._sql_connection is None:
+            if self._sql_connection is None or self._sql_connection.broken:  # a restart
                 self._sql_connection = psycopg.connect(self.database_url, autocommit=True,
                                                        connect_timeout=5)
             with self._sql_connection.cursor() as cursor:

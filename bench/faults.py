@@ -1,0 +1,306 @@
+"""Faults in the production topology: submissions sent, scored exactly once, lost, scored twice,
+and the time to recover, for a worker killed mid-task, Redis restarted without persistence and
+PostgreSQL stopped for 10 s.
+
+    python bench/faults.py                     # the three faults, 40 uploads each
+    python bench/faults.py --quick             # Redis restarted, 10 uploads (what CI runs)
+    python bench/faults.py --faults worker-host --uploads 20
+
+The topology of tests/deploy/topology.py (needs root): PostgreSQL, Redis (no persistence, as
+the throwaway ones), gunicorn + Celery beat, two worker hosts of one pool process each, with
+the default settings (sweep every 15 s, 60 s window) but for EVALSERVER_SCORING_DELAY_MS=1500:
+every scoring task sleeps 1.5 s after its claim, so that a fault finds tasks mid-run. Per
+fault, a client uploads real CIFAR-10 prediction files (five published models, cycled) through
+the web host's API, one every 1.5 s, and retries an upload the server refused (as a client
+does) under the same model name; a third of the way in, the fault:
+
+- worker: SIGKILL to the pool process of worker-a while it runs a task (its worker puts the
+  message back: CELERY_TASK_REJECT_ON_WORKER_LOST);
+- redis: Redis stopped (SIGTERM; it saves nothing) and started again 3 s later, empty:
+  waiting and delivered messages are gone, uploads meanwhile lose theirs;
+- database: PostgreSQL stopped (fast shutdown) and started again 10 s later;
+- worker-host (not run by default): SIGKILL to every process of worker-a, restarted at once
+  (its message stays unacknowledged in Redis for the visibility timeout: the sweep's long
+  cutoff, EVALSERVER_SCORING_TIME_LIMIT + 30 s, brings it back).
+
+Figures: sent (uploads the server accepted; each model name stored once), scored exactly
+once (status scored, one Score row on each of the five CIFAR-10 label sets, and its claim's
+task logged "succeeded: 'scored'"), lost (not scored 300 s after the fault, 600 s after the
+worker-host one), scored twice (more "'scored'" task endings in the worker logs than
+submissions scored: a scoring that ran to completion twice), submissions started more than
+once, and the recovery: from the fault's end (the kill; Redis or PostgreSQL answering again)
+until every submission sent by then is scored (the database's `scored` times).
+Goal (issue 14): 0 lost, 0 twice, recovery under 90 s. Exit status 1 when one is missed (and,
+under CI=true, when the machine cannot build namespaces).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "clients" / "python"))
+
+from bench.cluster import MODELS, data_dir, model_files  # noqa: E402
+from evalserver_client.api import Api, ClientError  # noqa: E402
+from tests.deploy.topology import Cluster, unavailable_reason  # noqa: E402
+
+USERNAME, PASSWORD = "faults", "a-long-faults-password-5"
+ENV = {"EVALSERVER_SCORING_DELAY_MS": "1500"}
+LABEL_SETS = {"original", "corrected", "cifar10h", "cifar10.1-v4", "cifar10.1-v6"}
+GOAL_RECOVERY_S = 90.0
+UPLOAD_EVERY_S = 1.5
+TASK = r"Task workers\.tasks\.score_submission\[([0-9a-f-]+)\]"
+RECEIVED = re.compile(TASK + r" received")
+SCORED = re.compile(TASK + r" succeeded in [0-9.e-]+s: 'scored'")
+SKIPPED = re.compile(TASK + r" succeeded in [0-9.e-]+s: 'skipped'")
+LOGS = ("worker-a.log", "worker-b.log")
+
+
+@dataclass
+class Batch:
+    """One fault's uploads: model name -> submission id."""
+
+    fault: str
+    sent: dict[str, int] = field(default_factory=dict)
+    refused: int = 0  # answers that were not 201 (retried)
+    refused_last: int = -1  # the upload refused last
+    done: threading.Event = field(default_factory=threading.Event)
+
+
+def upload_all(cluster: Cluster, api: Api, batch: Batch, count: int) -> None:
+    """The client: `count` uploads, one every UPLOAD_EVERY_S, each retried until accepted."""
+    try:
+        for i in range(count):
+            started = time.monotonic()
+            model = MODELS[i % len(MODELS)]
+            name = f"{model} {batch.fault} {i}"
+            while True:
+                try:
+                    answer = cluster.in_client(
+                        api.upload, "/api/submissions/",
+                        {"benchmark": "cifar10", "model_name": name}, model_files(model))
+                    break
+                except ClientError as exc:
+                    if batch.refused_last != i:
+                        print(f"    upload {i} refused ({exc}); sent again every second",
+                              flush=True)
+                    batch.refused, batch.refused_last = batch.refused + 1, i
+                    time.sleep(1)
+            batch.sent[name] = int(answer["id"])
+            time.sleep(max(0.0, UPLOAD_EVERY_S - (time.monotonic() - started)))
+    finally:
+        batch.done.set()
+
+
+def pool_processes(cluster: Cluster, role: str) -> list[int]:
+    """The prefork pool processes of a worker host: celery processes whose parent is one."""
+    celery = {}
+    for pid in cluster.pids(role):
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"celery" in cmdline:
+            celery[pid] = int(stat.rsplit(")", 1)[1].split()[1])  # its parent (proc(5))
+    return [pid for pid, parent in celery.items() if parent in celery]
+
+
+def running_on(cluster: Cluster, role: str) -> bool:
+    """Whether a submission is claimed by a task that this host received and has not ended."""
+    log = cluster.log(f"{role}.log")
+    in_flight = set(RECEIVED.findall(log)) - set(SCORED.findall(log)) - set(SKIPPED.findall(log))
+    claims = {claim for (claim,) in cluster.sql(
+        "SELECT claimed_by FROM leaderboard_submission WHERE status = 'running'")}
+    return bool(in_flight & claims)
+
+
+def fault_worker(cluster: Cluster) -> None:
+    deadline = time.monotonic() + 30
+    while not running_on(cluster, "worker-a"):
+        if time.monotonic() > deadline:
+            raise RuntimeError("worker-a ran no task to kill")
+        time.sleep(0.05)
+    [pool] = pool_processes(cluster, "worker-a")
+    os.kill(pool, signal.SIGKILL)
+
+
+def fault_worker_host(cluster: Cluster) -> None:
+    deadline = time.monotonic() + 30
+    while not running_on(cluster, "worker-a"):
+        if time.monotonic() > deadline:
+            raise RuntimeError("worker-a ran no task to kill")
+        time.sleep(0.05)
+    cluster.host_kill("worker-a")
+    ready = cluster.log("worker-a.log").count("cpu@worker-a ready.")
+    cluster.spawn("worker-a", [sys.executable, "-m", "celery", "-A", "evalserver", "worker",
+                               "-Q", "cpu", "--hostname", "cpu@%h", "--concurrency", "1",
+                               "--loglevel", "INFO"], "worker-a.log")
+    while cluster.log("worker-a.log").count("cpu@worker-a ready.") == ready:
+        time.sleep(0.1)
+
+
+def fault_redis(cluster: Cluster) -> None:
+    cluster.host_stop("queue")
+    time.sleep(3)
+    cluster.queue()
+
+
+def fault_database(cluster: Cluster) -> None:
+    cluster.database_stop()
+    time.sleep(10)
+    cluster.database_start()
+
+
+# name: (label, the fault, seconds to wait after it for every submission to be scored)
+FAULTS: dict[str, tuple[str, Callable[[Cluster], None], float]] = {
+    "worker": ("worker pool process SIGKILL mid-task", fault_worker, 300),
+    "redis": ("Redis restarted, 3 s down, no persistence", fault_redis, 300),
+    "database": ("PostgreSQL stopped for 10 s", fault_database, 300),
+    "worker-host": ("whole worker SIGKILL, restarted", fault_worker_host, 600),
+}
+
+
+def wait_scored(cluster: Cluster, ids: set[int], deadline: float) -> None:
+    """Until every id is scored or failed, or the deadline (monotonic)."""
+    while time.monotonic() < deadline:
+        try:
+            [(pending,)] = cluster.sql(
+                "SELECT count(*) FROM leaderboard_submission WHERE id = ANY(%s)"
+                " AND status NOT IN ('scored', 'failed')", (sorted(ids),))
+        except Exception:  # the database is coming back: the next query connects again
+            pending = -1
+        if pending == 0:
+            return
+        time.sleep(0.5)
+
+
+def measure(cluster: Cluster, api: Api, fault: str, count: int) -> dict[str, float]:
+    label, inject, wait = FAULTS[fault]
+    logs_before = {name: len(cluster.log(name)) for name in LOGS}
+    batch = Batch(fault)
+    client = threading.Thread(target=upload_all, args=(cluster, api, batch, count), daemon=True)
+    client.start()
+    while len(batch.sent) < max(1, count // 3) and not batch.done.is_set():
+        time.sleep(0.05)
+    print(f"  {label}: after {len(batch.sent)} uploads", flush=True)
+    fault_started = time.monotonic()
+    inject(cluster)
+    fault_ended, fault_ended_at = time.monotonic(), time.time()
+    sent_by_end = set(batch.sent.values())
+    client.join()
+    ids = set(batch.sent.values())
+    wait_scored(cluster, ids, fault_ended + wait)
+
+    rows = cluster.sql("SELECT id, model_name, status, attempts, claimed_by, created, scored"
+                       " FROM leaderboard_submission WHERE id = ANY(%s)", (sorted(ids),))
+    # when each was made and scored, as the web and the worker recorded it (one clock here)
+    made = {row[0]: row[5].timestamp() for row in rows}
+    done = {row[0]: row[6].timestamp() for row in rows if row[2] == "scored"}
+    names = cluster.sql("SELECT model_name, count(*) FROM leaderboard_submission"
+                        " WHERE model_name LIKE %s GROUP BY 1", (f"% {fault} %",))
+    scores: dict[int, dict[str, int]] = {}
+    for submission_id, slug, n in cluster.sql(
+            "SELECT s.submission_id, l.slug, count(*) FROM leaderboard_score s"
+            " JOIN leaderboard_labelset l ON l.id = s.label_set_id"
+            " WHERE s.submission_id = ANY(%s) GROUP BY 1, 2", (sorted(ids),)):
+        scores.setdefault(submission_id, {})[slug] = n
+    new_logs = "".join(cluster.log(name)[logs_before[name]:] for name in LOGS)
+    scored_tasks = SCORED.findall(new_logs)
+    failed = sum(row[2] == "failed" for row in rows)
+    once = {row[0] for row in rows
+            if row[2] == "scored" and scores.get(row[0]) == dict.fromkeys(LABEL_SETS, 1)
+            and scored_tasks.count(row[4]) == 1}
+    recovery = (max(done[i] for i in sent_by_end) - fault_ended_at
+                if sent_by_end <= done.keys() else float("inf"))
+    return {
+        "label": label, "sent": len(ids), "once": len(once),
+        "lost": len(ids) - len(done) - failed, "failed": failed,
+        "twice": max(0, len(scored_tasks) - len(done)),
+        "stored_twice": sum(n > 1 for _, n in names),
+        "restarted": sum(row[3] > 1 for row in rows),
+        "skipped": len(SKIPPED.findall(new_logs)), "refused": batch.refused,
+        "fault_s": fault_ended - fault_started, "recovery": max(0.0, recovery),
+        "slowest": max((done[i] - made[i] for i in done), default=float("nan")),
+    }
+
+
+def report(figures: list[dict[str, float]]) -> None:
+    print()
+    print(f"  {'fault':44} {'sent':>4} {'once':>4} {'lost':>4} {'twice':>5} {'failed':>6}"
+          f" {'restarted':>9} {'dup msgs':>8} {'refused':>7} {'recovery':>9} {'slowest':>8}")
+    for f in figures:
+        recovery = "never" if f["recovery"] == float("inf") else f"{f['recovery']:.1f} s"
+        print(f"  {f['label']:44} {f['sent']:4.0f} {f['once']:4.0f} {f['lost']:4.0f}"
+              f" {f['twice'] + f['stored_twice']:5.0f} {f['failed']:6.0f} {f['restarted']:9.0f}"
+              f" {f['skipped']:8.0f} {f['refused']:7.0f} {recovery:>9} {f['slowest']:6.1f} s")
+    print("  (twice: scorings that ran to completion twice, or a model name stored twice;"
+          " restarted: submissions started more than once; dup msgs: tasks that found their"
+          " submission claimed or done and skipped it; refused: uploads answered with an"
+          " error and sent again; recovery: from the fault's end until every submission"
+          " sent by then was scored; slowest: upload to scored)")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true",
+                        help="Redis restarted only, 10 uploads (CI)")
+    parser.add_argument("--uploads", type=int, default=None, help="uploads per fault")
+    parser.add_argument("--faults", default=None,
+                        help=f"comma-separated, of {', '.join(FAULTS)}")
+    parser.add_argument("--keep-logs", type=Path, default=None,
+                        help="copy every host's log into this folder at the end")
+    args = parser.parse_args()
+    count = args.uploads or (10 if args.quick else 40)
+    faults = (args.faults or ("redis" if args.quick else "worker,redis,database")).split(",")
+    unknown = [name for name in faults if name not in FAULTS]
+    if unknown:
+        parser.error(f"unknown faults {unknown}; known: {', '.join(FAULTS)}")
+
+    reason = unavailable_reason()
+    if reason is not None:
+        print(f"faults bench: not run: {reason}")
+        return 1 if os.environ.get("CI") == "true" else 0
+
+    cluster = Cluster(data_dir=data_dir(), workers=("worker-a", "worker-b"), env=ENV)
+    figures = []
+    try:
+        started = time.monotonic()
+        cluster.start(benchmarks=("cifar10",))
+        cluster.user_create(USERNAME, PASSWORD)
+        token = cluster.in_client(lambda: Api(cluster.web_url, None).request(
+            "POST", "/api/auth/token/", form={"username": USERNAME, "password": PASSWORD},
+            auth=False))["token"]
+        api = Api(cluster.web_url, token)
+        print(f"faults bench: {count} CIFAR-10 uploads per fault, one every {UPLOAD_EVERY_S}"
+              f" s; two worker hosts of one process, scoring delayed 1.5 s; default sweep"
+              f" settings; topology up in {time.monotonic() - started:.1f} s", flush=True)
+        for fault in faults:
+            figures.append(measure(cluster, api, fault, count))
+    finally:
+        cluster.close(keep_logs_in=args.keep_logs)
+    report(figures)
+    load = ", ".join(f"{value:.2f}" for value in os.getloadavg())
+    print(f"  machine: {os.cpu_count()} cores, load average (1, 5, 15 min) {load}")
+    missed = [f["label"] for f in figures
+              if f["lost"] or f["failed"] or f["twice"] or f["stored_twice"]
+              or f["once"] != f["sent"] or f["recovery"] > GOAL_RECOVERY_S]
+    if missed:
+        print(f"FAILED (goal: 0 lost, 0 twice, recovery under {GOAL_RECOVERY_S:.0f} s): "
+              + "; ".join(str(label) for label in missed))
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -62,8 +62,9 @@ def _board_rows(version: LabelSetVersion) -> tuple[list[BoardRow], dict[int, tup
         submission__status=Submission.Status.SCORED,
         submission__benchmark_id=version.label_set.benchmark_id,
     ).values_list("submission_id", "hits_id", "accuracy", "correct", "total"))
-    rows = board_rows_order([(s, d, a) for s, d, a, _, _ in scores])
-    return rows, {s: (a, c, t) for s, _, a, c, t in scores}
+    # accuracy is not null here (filtered above)
+    rows = board_rows_order([(s, d, float(a or 0.0)) for s, d, a, _, _ in scores])
+    return rows, {s: (float(a or 0.0), c, t) for s, _, a, c, t in scores}
 
 
 def _compute(version: LabelSetVersion, rows: Sequence[BoardRow],

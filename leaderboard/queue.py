@@ -123,7 +123,7 @@ def broker_tasks_read() -> BrokerTasks | None:
     return _tasks_of(message for message in messages if isinstance(message, dict))
 
 
-def _loads(raw: bytes, *, delivered: bool = False) -> object:
+def _loads(raw: bytes | str, *, delivered: bool = False) -> object:
     try:
         loaded = json.loads(raw)
         return loaded[0] if delivered else loaded  # delivered: [message, exchange, key]

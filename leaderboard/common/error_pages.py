@@ -1,15 +1,21 @@
 """What Django itself answers when a request fails before or outside a view: no URL matches
 (404), a refused request such as too many form fields (400), a CSRF or permission refusal
-(403), an unhandled error such as a database outage (500). Under /api/ the answer is JSON in
-the API's one error shape (docs/api.md §3), like every other API answer; elsewhere it is
-Django's page."""
+(403), the database out of reach (503, with Retry-After: a temporary outage, worth a retry),
+any other unhandled error (500). Under /api/ the answer is JSON in the API's one error shape
+(docs/api.md §3), like every other API answer; elsewhere it is Django's page."""
 
 from __future__ import annotations
 
+import sys
+
+from django.db import DatabaseError, InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views import defaults
 
 API_PREFIX = "/api/"
+# Seconds a client is asked to wait when the database is out of reach: a restart or a
+# fail-over takes about this long.
+DATABASE_RETRY_AFTER_SECONDS = 10
 
 
 def _is_api(request: HttpRequest) -> bool:
@@ -39,7 +45,32 @@ def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
     return defaults.page_not_found(request, exception)
 
 
+def _database_unreachable() -> bool:
+    """Whether the error being handled is the database out of reach (connection refused or
+    lost), not a query the database refused. Django calls handler500 inside its `except`."""
+    error = sys.exc_info()[1]
+    while error is not None:
+        if isinstance(error, (OperationalError, InterfaceError)):
+            return True
+        if isinstance(error, DatabaseError):
+            return False
+        error = error.__cause__ or error.__context__
+    return False
+
+
 def server_error(request: HttpRequest) -> HttpResponse:
+    if _database_unreachable():
+        if _is_api(request):
+            response: HttpResponse = _error(
+                "database_unavailable", "the database does not answer; nothing was stored. "
+                f"Try again in {DATABASE_RETRY_AFTER_SECONDS} s", 503)
+        else:
+            response = HttpResponse(
+                "<h1>Service unavailable</h1><p>The database does not answer; nothing was "
+                f"stored. Try again in {DATABASE_RETRY_AFTER_SECONDS} seconds.</p>",
+                status=503)
+        response["Retry-After"] = str(DATABASE_RETRY_AFTER_SECONDS)
+        return response
     if _is_api(request):
         return _error("internal_error", "the server failed to answer; the error is logged, "
                       "and the request may be retried", 500)

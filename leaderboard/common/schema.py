@@ -13,7 +13,8 @@ operation (docs/api.md §3), all in the one error shape:
 - 405: a method the path does not answer (OPTIONS included: no metadata);
 - 406: an `Accept` header the endpoint cannot satisfy;
 - 415 where a body is read: a media type the operation has no parser for;
-- 500 `internal_error`: an unhandled failure (leaderboard/common/error_pages.py).
+- 500 `internal_error`: an unhandled failure (leaderboard/common/error_pages.py);
+- 503 `database_unavailable`, with `Retry-After`: the database out of reach (same module).
 
 It also marks every optional query parameter `allowEmptyValue`: DRF reads an empty value of
 an optional field (`?sort=`, `?page=`) as no value at all, its default.
@@ -29,7 +30,7 @@ from rest_framework.response import Response
 
 from leaderboard.common.api import ERROR_DESCRIPTIONS, ErrorSerializer
 
-EVERY_OPERATION = (400, 401, 404, 405, 406, 500)
+EVERY_OPERATION = (400, 401, 404, 405, 406, 500, 503)
 WRITING_METHODS = frozenset({"post", "put", "patch", "delete"})
 ERROR_SCHEMA_NAME = "Error"
 

@@ -9,7 +9,8 @@ Every message is sent when the caller's transaction commits: a worker never look
 or a file that is not there yet, and a rolled-back request sends nothing. A broker that is
 down at that moment loses the message, not the request (the commit has happened; the error is
 logged): the job stays queued and the sweep (`leaderboard/common/jobs.py`) sends it again.
-`broker_tasks_read` tells the sweep which jobs' messages the broker still holds.
+`broker_tasks_read` tells the sweep which jobs' messages the broker still holds, and
+`worker_tasks_held` which tasks the live workers hold.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any
 import redis
 from celery import current_app
 from django.db import transaction
+from kombu.exceptions import OperationalError as KombuOperationalError
 from kombu.transport.redis import Channel as RedisChannel
 
 log = logging.getLogger(__name__)
@@ -84,6 +86,8 @@ class BrokerTasks:
 
     jobs: frozenset[tuple[str, int]]  # (task name, job id) of every message
     task_ids: frozenset[str]  # the Celery task id of every message
+    # The task ids of the messages delivered to a worker and not yet acknowledged.
+    delivered: frozenset[str] = frozenset()
 
 
 def broker_tasks_read() -> BrokerTasks | None:
@@ -119,8 +123,37 @@ def broker_tasks_read() -> BrokerTasks | None:
                     "long cutoffs", exc)
         return None
     messages = [_loads(raw) for listed in waiting for raw in listed]
-    messages += [_loads(raw, delivered=True) for raw in delivered]
-    return _tasks_of(message for message in messages if isinstance(message, dict))
+    unacked_messages = [_loads(raw, delivered=True) for raw in delivered]
+    tasks = _tasks_of(message for message in messages + unacked_messages
+                      if isinstance(message, dict))
+    held = _tasks_of(message for message in unacked_messages if isinstance(message, dict))
+    return BrokerTasks(jobs=tasks.jobs, task_ids=tasks.task_ids, delivered=held.task_ids)
+
+
+def worker_tasks_held(task_ids: Iterable[str], *, timeout: float = 1.0) -> frozenset[str] | None:
+    """Which of these tasks a live worker holds (running, prefetched, or waiting for its retry
+    countdown), asked through Celery's remote control: one broadcast of `query_task`, whose
+    replies (the ids each worker knows among those asked) are collected for `timeout` s.
+    Empty when no worker answers (none is alive); None when the question cannot be sent.
+
+    A worker whose whole process was killed (SIGKILL, its machine gone) leaves its message in
+    the broker's `unacked` hash for the visibility timeout (hours), so only this tells the
+    sweep that nothing runs it. A prefork worker's main process answers while its pool
+    processes work, so a busy worker still answers."""
+    asked = sorted(set(task_ids))
+    if not asked:
+        return frozenset()
+    try:
+        replies = current_app.control.inspect(timeout=timeout).query_task(*asked)
+    except (KombuOperationalError, redis.RedisError, OSError) as exc:
+        log.warning("the workers cannot be asked which tasks they hold (%s): the sweep "
+                    "waits for its long cutoffs", exc)
+        return None
+    held: set[str] = set()
+    for reply in (replies or {}).values():  # {hostname: {task id: [state, info]}}
+        if isinstance(reply, dict):
+            held.update(task_id for task_id in reply if isinstance(task_id, str))
+    return frozenset(held) & frozenset(asked)
 
 
 def _loads(raw: bytes | str, *, delivered: bool = False) -> object:

@@ -1,13 +1,17 @@
 """The sweep asks a real broker which messages it still holds (leaderboard/common/jobs.py,
 leaderboard/queue.py `broker_tasks_read`): a job queued past the short window whose message is
 gone is sent again once, one whose message waits (on the queue or delivered to a worker) never
-is, and a broker that cannot be read leaves only the long cutoffs."""
+is, a running job whose message a worker took but no live worker holds (`worker_tasks_held`,
+Celery's remote control) is queued again once, one a live worker runs never is, and a broker
+that cannot be read leaves only the long cutoffs."""
 
 from __future__ import annotations
 
 import base64
 import json
 import logging
+import os
+import signal
 import time
 from collections.abc import Iterator
 from datetime import timedelta
@@ -89,26 +93,31 @@ def test_it_resends_only_the_jobs_whose_message_the_broker_no_longer_holds(
         assert broker.hlen("unacked") == 2
         assert _resent(broker) == [(queue.SCORE_SUBMISSION, waiting.pk)]
 
-        # running_gone: the message of the task holding its claim is gone; lost: never sent
-        assert submissions_sweep() == [running_gone.pk, lost.pk]
+        # running_gone: the message of the task holding its claim is gone; lost: never sent;
+        # running_held: its message is delivered and unacknowledged, but no worker is alive
+        # to answer for its task (this test process took it, as a worker killed whole did)
+        assert queue.worker_tasks_held([taken[1].headers["id"]]) == frozenset()
+        assert submissions_sweep() == [running_gone.pk, running_held.pk, lost.pk]
         assert _resent(broker) == [(queue.SCORE_SUBMISSION, waiting.pk),
                                    (queue.SCORE_SUBMISSION, running_gone.pk),
+                                   (queue.SCORE_SUBMISSION, running_held.pk),
                                    (queue.SCORE_SUBMISSION, lost.pk)]
-        assert submissions_sweep() == []  # once: both were sent again just now
+        assert broker.hlen("unacked") == 2  # running_held's old message stays delivered
+        assert submissions_sweep() == []  # once: all three were sent again just now
 
     def state(submission: Submission) -> tuple[Any, ...]:
         submission.refresh_from_db()
         return submission.status, submission.claimed_by, submission.attempts
 
-    assert state(running_gone) == ("queued", "", 1)
-    assert running_gone.queued_at >= now
+    for requeued in (running_gone, running_held):
+        assert state(requeued) == ("queued", "", 1)
+        assert requeued.queued_at >= now
     assert state(lost) == ("queued", "", 0)
     assert lost.queued_at >= now
     for untouched, queued_at in ((recent, within_window), (delivered, past_window),
                                  (waiting, past_window)):
         assert state(untouched) == ("queued", "", 0)
         assert untouched.queued_at == queued_at
-    assert state(running_held) == ("running", taken[1].headers["id"], 1)
 
 
 def test_it_lists_the_tasks_waiting_and_delivered_in_the_broker(broker: redis.Redis) -> None:
@@ -130,7 +139,8 @@ def test_it_lists_the_tasks_waiting_and_delivered_in_the_broker(broker: redis.Re
     assert listed == queue.BrokerTasks(
         jobs=frozenset({(queue.SCORE_SUBMISSION, 7), (queue.RUN_CHECKPOINT, 8),
                         (queue.RESCORE_VERSION, 9)}),
-        task_ids=frozenset({*cpu_ids, gpu.headers["id"], with_priority.id}))
+        task_ids=frozenset({*cpu_ids, gpu.headers["id"], with_priority.id}),
+        delivered=frozenset({gpu.headers["id"]}))
     assert len(listed.task_ids) == 3
 
 
@@ -152,11 +162,13 @@ def test_it_falls_back_to_the_long_cutoff_when_the_broker_cannot_be_read(
     try:
         assert queue.broker_tasks_read() is None
         with caplog.at_level(logging.WARNING, logger="leaderboard.queue"):
+            assert queue.worker_tasks_held(["t2"]) is None  # the workers cannot be asked
             assert submissions_sweep() == [lost.pk]
     finally:
         _point_celery_app(app, **saved)
     assert sent == [(queue.SCORE_SUBMISSION, lost.pk)]
     assert "the broker's messages cannot be read" in caplog.text
+    assert "the workers cannot be asked which tasks they hold" in caplog.text
     for untouched, status in ((maybe_lost, "queued"), (maybe_stuck, "running")):
         untouched.refresh_from_db()
         assert untouched.status == status
@@ -185,6 +197,8 @@ def test_it_leaves_a_job_alone_while_a_live_worker_holds_its_message(
     long_ago = timezone.now() - timedelta(seconds=loaded.EVALSERVER_SWEEP_WINDOW + 1)
     Submission.objects.filter(pk=submission.pk).update(started=long_ago, queued_at=long_ago)
 
+    # The live worker answers for the task it runs, so the sweep leaves the job alone.
+    assert queue.worker_tasks_held([claim, "another task"]) == frozenset({claim})
     assert submissions_sweep() == []
     assert wait_for_status(submission.pk, ("scored", "failed"), log=worker.log) == "scored"
     submission.refresh_from_db()
@@ -197,3 +211,37 @@ def test_it_leaves_a_job_alone_while_a_live_worker_holds_its_message(
     while broker.hlen("unacked"):  # acknowledged once the task returns
         assert time.monotonic() < deadline, worker.log.read_text()
         time.sleep(0.1)
+
+
+@pytest.mark.slow
+def test_it_requeues_once_a_running_job_whose_worker_was_killed_whole(
+    loaded: Settings, data_dir: Path, monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest, broker: redis.Redis,
+) -> None:
+    monkeypatch.setenv("EVALSERVER_SCORING_DELAY_MS", "60000")
+    worker: WorkerProcess = request.getfixturevalue("scoring_worker_process")
+    submission = factories.submission_for_model(data_dir, "resnet_basic_110")
+    assert wait_for_status(submission.pk, ("running", "scored", "failed"),
+                           log=worker.log) == "running"
+    submission.refresh_from_db()
+    claim = submission.claimed_by
+    assert queue.worker_tasks_held([claim]) == frozenset({claim})
+    # SIGKILL to the whole worker (its main process and pool child): nothing acknowledges
+    # or gives back its message, which stays in the unacked hash (for the visibility timeout).
+    os.killpg(worker.pid, signal.SIGKILL)
+    worker.process.wait(timeout=10)
+    assert [json.loads(raw)[0]["headers"]["id"] for raw in broker.hvals("unacked")] == [claim]
+    assert queue.worker_tasks_held([claim]) == frozenset()  # no worker answers
+
+    within = timezone.now() - timedelta(seconds=loaded.EVALSERVER_SWEEP_WINDOW - 5)
+    Submission.objects.filter(pk=submission.pk).update(started=within)
+    assert submissions_sweep() == []  # not yet past the window: not asked, not touched
+    long_ago = timezone.now() - timedelta(seconds=loaded.EVALSERVER_SWEEP_WINDOW + 1)
+    Submission.objects.filter(pk=submission.pk).update(started=long_ago)
+    now = timezone.now()
+    assert submissions_sweep() == [submission.pk]
+    assert submissions_sweep() == []  # once
+    submission.refresh_from_db()
+    assert (submission.status, submission.claimed_by, submission.attempts) == ("queued", "", 1)
+    assert submission.queued_at >= now
+    assert _resent(broker) == [(queue.SCORE_SUBMISSION, submission.pk)]

@@ -29,9 +29,15 @@ task never overwrites a newer state:
     lost it, and the worker cancelled the task when its connection dropped
     (CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS). It is queued again, or
     failed once out of attempts.
+  - running for that window, its task's message delivered and unacknowledged, and no live
+    worker holds that task (`leaderboard.queue.worker_tasks_held`, Celery's remote control,
+    asked twice for 1 s; no answer at all means every worker is gone): its worker process was
+    killed whole (SIGKILL, its machine lost), and its message would stay unacknowledged for the
+    visibility timeout (hours). Queued again, or failed. One whose message is still waiting
+    on a queue (given back by a stopping worker, a retry) is left to its redelivery.
   - running its task's hard time limit plus a margin after it started: its worker was lost
-    (the pool process is killed at the limit; a worker machine that died still holds its
-    unacknowledged message until the visibility timeout). Queued again, or failed.
+    (the pool process is killed at the limit). Queued again, or failed. Only this applies
+    when the broker cannot be read or the workers cannot be asked.
   When the broker cannot be read, a queued job is sent again only once it has waited that long
   too. A message sent twice is harmless: only one task can claim.
 """
@@ -156,9 +162,14 @@ def jobs_sweep(kind: JobKind) -> list[int]:
 
     stuck_which = started_long_ago
     if broker is not None:
+        delivered: list[tuple[int, str]] = []
         for job_id, claim in running.values_list(kind.id_field, "claimed_by"):
             if claim not in broker.task_ids:  # its message is gone: nothing runs it now
                 stuck_which |= Q(**{kind.id_field: job_id}, claimed_by=claim)
+            elif claim in broker.delivered:
+                delivered.append((job_id, claim))
+        for job_id, claim in _unheld(delivered):  # delivered to a worker that is gone
+            stuck_which |= Q(**{kind.id_field: job_id}, claimed_by=claim)
     stuck = manager.filter(stuck_which, status=RUNNING)
     max_attempts = kind.max_attempts()
     stuck.filter(attempts__gte=max_attempts).update(
@@ -186,6 +197,21 @@ def jobs_sweep(kind: JobKind) -> list[int]:
     if requeued:
         kind.requeue(requeued)
     return requeued
+
+
+def _unheld(delivered: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """Those (job id, claim) whose task no live worker holds, though its message is delivered
+    and unacknowledged: its worker was killed whole. Asked twice (2 s) before a task is taken
+    for lost, so a worker slow to answer once is not; none when the workers cannot be asked."""
+    claims = {claim for _, claim in delivered}
+    for _ in range(2):
+        if not claims:
+            break
+        held = queue.worker_tasks_held(claims)
+        if held is None:
+            return []
+        claims -= held
+    return [(job_id, claim) for job_id, claim in delivered if claim in claims]
 
 
 def job_request_fields() -> dict[str, Any]:

@@ -118,7 +118,7 @@ def sent(capsys: pytest.CaptureFixture[str]) -> Iterator[Counter[str]]:
 
 
 def error_shape(ctx: CheckContext, response: Response, case: Case) -> bool | None:
-    """Every 4xx and 5xx body is {"error": {"code": str, "message": str, ("field": str)}}."""
+    """Every 4xx and 5xx body is in the error shape (`assert_error_shape`)."""
     if response.status_code < 400:
         return None
     assert_error_shape(response.json())
@@ -126,11 +126,16 @@ def error_shape(ctx: CheckContext, response: Response, case: Case) -> bool | Non
 
 
 def assert_error_shape(body: Any) -> None:
+    """{"error": {"code": str, "message": str, ("field": str), ("row": int, "column": int)}}:
+    a refused predictions file may name the row and column at fault (docs/api.md §3)."""
     assert isinstance(body, dict) and set(body) == {"error"}, body
     error = body["error"]
     assert isinstance(error, dict), body
-    assert {"code", "message"} <= set(error) <= {"code", "message", "field"}, body
-    assert all(isinstance(value, str) and value for value in error.values()), body
+    assert {"code", "message"} <= set(error) <= {"code", "message", "field", "row", "column"}, body
+    texts = {key: value for key, value in error.items() if key not in ("row", "column")}
+    assert all(isinstance(value, str) and value for value in texts.values()), body
+    assert all(type(error[key]) is int and error[key] >= 0
+               for key in ("row", "column") if key in error), body
 
 
 @schema.parametrize()

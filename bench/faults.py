@@ -20,8 +20,8 @@ does) under the same model name; a third of the way in, the fault:
   waiting and delivered messages are gone, uploads meanwhile lose theirs;
 - database: PostgreSQL stopped (fast shutdown) and started again 10 s later;
 - worker-host (not run by default): SIGKILL to every process of worker-a, restarted at once
-  (its message stays unacknowledged in Redis for the visibility timeout: the sweep's long
-  cutoff, EVALSERVER_SCORING_TIME_LIMIT + 30 s, brings it back).
+  (its message stays unacknowledged in Redis for the visibility timeout; the sweep finds that
+  no live worker holds the task, past the 60 s window, and queues it again).
 
 Figures: sent (uploads the server accepted; each model name stored once), scored exactly
 once (status scored, one Score row on each of the five CIFAR-10 label sets, and its claim's
@@ -216,8 +216,15 @@ def measure(cluster: Cluster, api: Api, fault: str, count: int) -> dict[str, flo
             " JOIN leaderboard_labelset l ON l.id = s.label_set_id"
             " WHERE s.submission_id = ANY(%s) GROUP BY 1, 2", (sorted(ids),)):
         scores.setdefault(submission_id, {})[slug] = n
-    new_logs = "".join(cluster.log(name)[logs_before[name]:] for name in LOGS)
-    scored_tasks = SCORED.findall(new_logs)
+    # A task logs its success just after its scores commit: the last one may not be in the
+    # log yet when the database already says scored, so wait a little for it.
+    deadline = time.monotonic() + 10
+    while True:
+        new_logs = "".join(cluster.log(name)[logs_before[name]:] for name in LOGS)
+        scored_tasks = SCORED.findall(new_logs)
+        if len(scored_tasks) >= len(done) or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
     failed = sum(row[2] == "failed" for row in rows)
     once = {row[0] for row in rows
             if row[2] == "scored" and scores.get(row[0]) == dict.fromkeys(LABEL_SETS, 1)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 from pathlib import Path
 from typing import NoReturn
 
+import numpy as np
 import pytest
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -37,3 +39,14 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def imagenet_original_labels_by_file_number(data_dir: Path) -> list[int]:
+    """ImageNet's original validation labels in file-number order, from cleanlab's class-folder
+    order with a plain loop: a check written apart from workers.scoring.datasets' conversion."""
+    labels = np.load(data_dir / "imagenet/cleanlab_original_labels.npy").tolist()
+    paths = json.loads((data_dir / "imagenet/cleanlab_index_to_filepath.json").read_text())
+    out = [0] * 50_000
+    for i, path in enumerate(paths):
+        out[int(path.rsplit("_", 1)[-1][:-len(".JPEG")]) - 1] = labels[i]
+    return out

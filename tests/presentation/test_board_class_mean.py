@@ -20,26 +20,19 @@ from scipy.stats import norm
 from leaderboard.catalog.selectors import benchmark_get
 from leaderboard.submissions.services import submission_create
 from tests import factories
+from tests.helpers import imagenet_original_labels_by_file_number
 from workers.scoring import datasets
 from workers.tasks import score_submission
 
 pytestmark = pytest.mark.django_db
 
 
-def _original_labels(data_dir: Path) -> list[int]:
-    labels = np.load(data_dir / "imagenet/cleanlab_original_labels.npy").tolist()
-    paths = json.loads((data_dir / "imagenet/cleanlab_index_to_filepath.json").read_text())
-    out = [0] * 50_000
-    for i, path in enumerate(paths):
-        out[int(path.rsplit("_", 1)[-1][:-len(".JPEG")]) - 1] = labels[i]
-    return out
-
 
 def test_it_ranks_the_multilabel_column_by_the_class_mean_and_names_its_interval(
     client: Client, run_load_benchmarks: Callable[..., Any], catalog_settings: Settings,
     data_dir: Path, tmp_path: Path,
 ) -> None:
-    labels = _original_labels(data_dir)
+    labels = imagenet_original_labels_by_file_number(data_dir)
     wnid = [c["wnid"] for c in json.loads((data_dir / "imagenet/class_info.json").read_text())]
     images_a = [i for i in range(50_000) if labels[i] == labels[0]]  # 50 images of class A
     b = next(i for i in range(50_000) if labels[i] != labels[0])

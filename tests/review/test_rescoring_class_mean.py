@@ -26,6 +26,7 @@ from leaderboard.review import services as review
 from leaderboard.review.models import ReviewItem, VersionRescore
 from leaderboard.submissions.models import Score, Submission
 from leaderboard.submissions.services import scores_copy
+from tests.helpers import imagenet_original_labels_by_file_number
 from tests.review.conftest import submit_imagenet
 from workers.scoring import datasets, revisions
 from workers.scoring.label_set_builders import CompiledLabelSet, content_hash
@@ -37,22 +38,13 @@ ORGANISM = set(range(398)) | {981, 982, 983, 985, 986} | set(range(991, 998))
 SUNGLASS, SUNGLASSES = 836, 837  # the class-collapse map joins the two
 
 
-def _original_labels(data_dir: Path) -> list[int]:
-    """Original labels by file number, from cleanlab's order with a plain loop."""
-    labels = np.load(data_dir / "imagenet/cleanlab_original_labels.npy").tolist()
-    paths = json.loads((data_dir / "imagenet/cleanlab_index_to_filepath.json").read_text())
-    out = [0] * 50_000
-    for i, path in enumerate(paths):
-        out[int(path.rsplit("_", 1)[-1][:-len(".JPEG")]) - 1] = labels[i]
-    return out
-
 
 @pytest.fixture
 def setup(run_load_benchmarks: Callable[..., Any], catalog_settings: Settings, data_dir: Path,
           tmp_path: Path) -> dict[str, Any]:
     """A multi-label file: every image of one class A (all correct as A), one image of class
     B and one image X of class C (each correct as its own class); loaded with imagenet."""
-    labels = _original_labels(data_dir)
+    labels = imagenet_original_labels_by_file_number(data_dir)
     wnid = [c["wnid"] for c in json.loads((data_dir / "imagenet/class_info.json").read_text())]
     a = labels[0]
     images_a = [i for i in range(50_000) if labels[i] == a]

@@ -176,7 +176,8 @@ def submission_scores_compute(*, submission_id: int, task_id: str) -> bool:
     submission = Submission.objects.select_related("benchmark").get(id=submission_id)
     benchmark = submission.benchmark
     predictions: dict[str, Predictions] = {}
-    for row in submission.files.select_related("image_set"):
+    # in upload order (the database gives none otherwise): failures name the same file each run
+    for row in submission.files.select_related("image_set").order_by("pk"):
         try:
             # a path: the .npy reader memory-maps the upload
             with stored_file_path(row.file) as path:

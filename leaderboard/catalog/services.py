@@ -144,6 +144,15 @@ def benchmark_leaderboard_touch(*, benchmark_id: int) -> None:
         leaderboard_generation=F("leaderboard_generation") + 1)
 
 
+def label_set_row_lock(*, label_set_id: int) -> None:
+    """Inside a transaction: hold the label set's row until it commits, so that concurrent
+    new versions of it are made in turn (each numbered after the last). FOR NO KEY UPDATE of
+    that row alone: not the benchmark row that LabelSet's ordering joins (a scoring updates
+    it), and no wait for the Score and version inserts that refer to the label set."""
+    LabelSet.objects.select_for_update(no_key=True, of=("self",)).filter(
+        pk=label_set_id).order_by("pk").first()
+
+
 def benchmark_panel_sizes_set(*, benchmark: Benchmark, review_panel_size: int,
                               ground_truth_panel_size: int) -> None:
     """The votes that decide a review item and the answers that decide a ground-truth
@@ -172,7 +181,7 @@ def label_set_version_create(
         raise ValueError(f"parent {parent} is a version of another label set than {label_set}")
     with transaction.atomic():
         # Lock the label set so that two concurrent creations cannot take the same number.
-        LabelSet.objects.select_for_update().filter(pk=label_set.pk).first()
+        label_set_row_lock(label_set_id=label_set.pk)
         latest = label_set_version_latest(label_set=label_set)
         version = LabelSetVersion(
             label_set=label_set,

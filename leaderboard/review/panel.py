@@ -21,7 +21,7 @@ from django.db import IntegrityError, models, transaction
 from leaderboard.catalog.label_set_version_files import compiled_for_version, compiled_store
 from leaderboard.catalog.models import Benchmark, LabelSet, LabelSetVersion
 from leaderboard.catalog.selectors import label_set_version_latest
-from leaderboard.catalog.services import label_set_version_create
+from leaderboard.catalog.services import label_set_row_lock, label_set_version_create
 from leaderboard.common.errors import ServiceError
 from leaderboard.review.jobs import version_rescore_request
 from workers.scoring.label_set_builders import CompiledLabelSet
@@ -66,8 +66,10 @@ def panel_vote_cast(panel: Panel, *, item_id: int, reviewer: User,
     model: Any = panel.item_model
     with transaction.atomic():
         try:
-            item = (model.objects.select_for_update().select_related("label_set__benchmark")
-                    .get(id=item_id))
+            # of=self: the item's row only, not the label set's and benchmark's it joins
+            # (PostgreSQL locks every joined row otherwise; scorings update the benchmark's)
+            item = (model.objects.select_for_update(of=("self",))
+                    .select_related("label_set__benchmark").get(id=item_id))
         except model.DoesNotExist:
             raise ReviewError("not_found", f"no {panel.name} {item_id}",
                               http_status=404) from None
@@ -97,7 +99,7 @@ def label_set_revision_publish(
     make no version: the current one is returned (an import run twice adds nothing)."""
     with transaction.atomic():
         # The label set's row lock: concurrent decisions build on each other, in turn.
-        LabelSet.objects.select_for_update().filter(pk=label_set.pk).first()
+        label_set_row_lock(label_set_id=label_set.pk)
         parent = label_set_version_latest(label_set=label_set)
         if parent is None:
             raise ReviewError("no_version", f"{label_set} has no version to revise")

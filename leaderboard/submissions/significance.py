@@ -100,7 +100,12 @@ def version_significance_refresh(*, version: LabelSetVersion, generation: int) -
         with transaction.atomic():
             # The version row locked: two workers store one after the other, each after
             # checking that its rows are still the board's (PostgreSQL; SQLite has one writer).
-            LabelSetVersion.objects.select_for_update().filter(pk=version.pk).first()
+            # FOR NO KEY UPDATE of the version's row alone: a plain FOR UPDATE through
+            # .first() also locked the benchmark row its ordering joins (which a scoring
+            # updates) and blocked the scorings' Score inserts (their foreign-key checks
+            # take a key-share lock): two workers deadlocked.
+            LabelSetVersion.objects.select_for_update(no_key=True, of=("self",)).filter(
+                pk=version.pk).order_by("pk").first()
             if significance_fingerprint(_board_rows(version)[0]) != fingerprint:
                 continue
             BoardSignificance.objects.update_or_create(

@@ -224,6 +224,17 @@ def build_real(
         info = z["info"]
     rated_examples = np.array([datasets.imagenet_index(name) for name in info[:, 0]])
     rated = pair_keys(rated_examples, info[:, 1].astype(np.int64), c)
+    return real_arrays(accepted=accepted, rated=rated, rated_examples=rated_examples,
+                       original=original, num_classes=c)
+
+
+def real_arrays(*, accepted: np.ndarray, rated: np.ndarray, rated_examples: np.ndarray,
+                original: np.ndarray, num_classes: int
+                ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """A ReaL-layout label set from its accepted and rated (example, class) pair keys
+    (docs/metrics.md §4); shared by the built-in ImageNet builder and bundles."""
+    n, c = len(original), num_classes
+    lengths = np.bincount(accepted // c, minlength=n)
     # A rated pair the raters did not accept was judged wrong. Unrated images had only
     # their original label judged; it is accepted for all of them, so adds nothing wrong.
     unrated = np.ones(n, dtype=bool)

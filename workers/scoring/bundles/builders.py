@@ -188,21 +188,8 @@ class BundleData:
             raise BundleError("label_out_of_range", f"a class id outside 0..{c - 1}",
                               file=ls.judged, field=f"{field}.judged")
         rated = builders.pair_keys(rated_examples, rated_classes, c)
-        # A rated pair the raters did not accept was judged wrong; unrated examples had only
-        # their original label judged, and it is accepted for all of them.
-        unrated = np.ones(n, dtype=bool)
-        unrated[rated_examples] = False
-        judged_original = builders.pair_keys(np.flatnonzero(unrated), original[unrated], c)
-        wrong = np.setdiff1d(np.union1d(rated, judged_original), accepted, assume_unique=True)
-        arrays = {"mask": lengths > 0, "accepted_keys": accepted, "wrong_keys": wrong}
-        meta = {
-            "included": int((lengths > 0).sum()),
-            "excluded": int((lengths == 0).sum()),
-            "rated_images": int((~unrated).sum()),
-            "accepted_pairs": int(accepted.size),
-            "wrong_pairs": int(wrong.size),
-        }
-        return arrays, meta
+        return builders.real_arrays(accepted=accepted, rated=rated, rated_examples=rated_examples,
+                                    original=original, num_classes=c)
 
     def _annotations(self, ls: LabelSetDef, field: str) -> Any:
         if ls.annotations:

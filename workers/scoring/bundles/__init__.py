@@ -16,6 +16,14 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from .builders import BundleData, label_set_files
+from .builtin import (
+    BUILTIN_DIR,
+    builtin_benchmark_spec,
+    builtin_bundle,
+    builtin_bundle_paths,
+    builtin_label_set_spec,
+    builtin_slugs,
+)
 from .compiler import (
     benchmark_spec_from_bundle,
     compile_bundle,
@@ -28,20 +36,14 @@ from .manifest import parse_manifest, read_manifest
 from .model import Bundle, ClassesDef, ExampleSetDef, LabelSetDef, VoteFileDef
 from .zipped import ZipLimits, extract_bundle
 
-BUILTIN_DIR = Path(__file__).resolve().parents[3] / "benchmarks"
-
 __all__ = [
     "BUILTIN_DIR", "CODES", "Bundle", "BundleData", "BundleError", "ClassesDef",
     "ExampleSetDef", "LabelSetDef", "VoteFileDef", "ZipLimits", "benchmark_spec_from_bundle",
-    "builtin_bundle_paths", "compile_bundle", "compile_bundle_label_set", "extract_bundle",
+    "builtin_benchmark_spec", "builtin_bundle", "builtin_bundle_paths", "builtin_label_set_spec",
+    "builtin_slugs", "compile_bundle", "compile_bundle_label_set", "extract_bundle",
     "label_set_files", "label_set_spec_from_bundle", "missing_sources", "open_bundle",
     "parse_manifest", "read_bundle", "read_manifest",
 ]
-
-
-def builtin_bundle_paths() -> list[Path]:
-    """The bundles kept in the repository (benchmarks/*.toml), by file name."""
-    return sorted(BUILTIN_DIR.glob("*.toml"))
 
 
 def read_bundle(path: Path) -> Bundle:

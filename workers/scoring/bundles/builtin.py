@@ -1,0 +1,58 @@
+"""The server's own benchmarks: the bundles kept in the repository (`benchmarks/*.toml`).
+
+The one place outside the database that knows which benchmarks ship with the server; every
+fact about them is in their manifests (docs/bundles.md). Django-free: `python -m
+workers.score` and the inference code look built-in benchmarks up here, the web side reads
+the database rows `load_benchmarks` compiled from the same bundles.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from ..catalog import BenchmarkSpec, LabelSetSpec
+from .compiler import benchmark_spec_from_bundle
+from .manifest import read_manifest
+from .model import Bundle
+
+BUILTIN_DIR = Path(__file__).resolve().parents[3] / "benchmarks"
+
+
+def builtin_bundle_paths() -> list[Path]:
+    """The bundles kept in the repository (benchmarks/*.toml), by file name."""
+    return sorted(BUILTIN_DIR.glob("*.toml"))
+
+
+@lru_cache(maxsize=1)
+def _builtin_bundles() -> dict[str, Bundle]:
+    bundles = (read_manifest(path) for path in builtin_bundle_paths())
+    return {bundle.slug: bundle for bundle in bundles}
+
+
+def builtin_slugs() -> tuple[str, ...]:
+    """The slugs of the built-in benchmarks, sorted."""
+    return tuple(sorted(_builtin_bundles()))
+
+
+def builtin_bundle(slug: str) -> Bundle:
+    """The built-in bundle of this slug (KeyError naming the known ones if none)."""
+    bundles = _builtin_bundles()
+    try:
+        return bundles[slug]
+    except KeyError:
+        raise KeyError(
+            f"unknown benchmark {slug!r}; built in: {', '.join(sorted(bundles))}"
+        ) from None
+
+
+def builtin_benchmark_spec(slug: str) -> BenchmarkSpec:
+    """The catalog spec of a built-in benchmark, from its bundle."""
+    return benchmark_spec_from_bundle(builtin_bundle(slug))
+
+
+def builtin_label_set_spec(benchmark: str, slug: str) -> LabelSetSpec:
+    for spec in builtin_benchmark_spec(benchmark).label_sets:
+        if spec.slug == slug:
+            return spec
+    raise KeyError(f"unknown label set {slug!r} for benchmark {benchmark!r}")

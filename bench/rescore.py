@@ -157,7 +157,7 @@ def main() -> int:
         print(f"Setup: {count} stored ImageNet submissions, {time.perf_counter() - t0:.1f} s")
         queued: list[int] = []
         # Run the re-scoring here, synchronously, instead of queueing it for a worker.
-        queue.task_send = lambda name, version_id: queued.append(version_id)
+        queue.task_send = lambda name, version_id, **_: queued.append(version_id)
         t1 = time.perf_counter()
         for user in User.objects.filter(pk__in=reviewer_ids):
             with transaction.atomic():

@@ -155,6 +155,10 @@ EVALSERVER_RESCORE_TIME_LIMIT: int = env.get_int(
 # lost message costs at most about the window plus the interval.
 EVALSERVER_SWEEP_INTERVAL: int = env.get_int("EVALSERVER_SWEEP_INTERVAL", 15, min_value=1)
 EVALSERVER_SWEEP_WINDOW: int = env.get_int("EVALSERVER_SWEEP_WINDOW", 60, min_value=1)
+# A scoring or re-scoring refreshes the boards' significance (rank_ub) this many seconds after
+# it commits, once for a burst of scorings (leaderboard/submissions/significance.py); 0: at once,
+# once per scoring.
+EVALSERVER_SIGNIFICANCE_DELAY: int = env.get_int("EVALSERVER_SIGNIFICANCE_DELAY", 2, min_value=0)
 # A label audit (workers.tasks.run_confident_learning_audit, workers.gpu_tasks.run_aul_audit)
 # fails with a reason one second before this many seconds, and is killed at it.
 EVALSERVER_AUDIT_TIME_LIMIT: int = env.get_int("EVALSERVER_AUDIT_TIME_LIMIT", 1800, min_value=2)

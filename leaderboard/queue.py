@@ -40,18 +40,20 @@ REFRESH_BOARD_SIGNIFICANCE = "workers.tasks.refresh_board_significance"
 AUDIT_TASKS = {"confident_learning": RUN_CONFIDENT_LEARNING_AUDIT, "aul": RUN_AUL_AUDIT}
 
 
-def task_send(name: str, job_id: int) -> None:
-    """Send one task now, to the queue its route names (tests replace this to send nothing).
+def task_send(name: str, job_id: int, *, countdown: float = 0) -> None:
+    """Send one task, to the queue its route names, to run now or `countdown` seconds from
+    now (tests replace this to send nothing).
 
     No result is kept: a job's state is its row. (Asking for one would also make the sender
     subscribe to the result store first, which retries for 20 s when Redis is down.)"""
-    current_app.send_task(name, args=[job_id], ignore_result=True)
+    current_app.send_task(name, args=[job_id], ignore_result=True,
+                          countdown=countdown or None)
 
 
-def _send_on_commit(name: str, job_id: int) -> None:
+def _send_on_commit(name: str, job_id: int, *, countdown: float = 0) -> None:
     # robust: the request that made the job has committed and must not fail now. `task_send`
     # is looked up when the transaction commits, so a test's replacement of it is used.
-    transaction.on_commit(lambda: task_send(name, job_id), robust=True)
+    transaction.on_commit(lambda: task_send(name, job_id, countdown=countdown), robust=True)
 
 
 def submission_score_queue(*, submission_id: int) -> None:
@@ -74,9 +76,15 @@ def version_rescore_queue(*, version_id: int) -> None:
     _send_on_commit(RESCORE_VERSION, version_id)
 
 
-def board_significance_queue(*, benchmark_id: int) -> None:
-    """Recompute the stored significance of a benchmark's public boards (cpu queue)."""
-    _send_on_commit(REFRESH_BOARD_SIGNIFICANCE, benchmark_id)
+def board_significance_queue(*, benchmark_id: int, countdown: float = 0) -> None:
+    """Recompute the stored significance of a benchmark's public boards (cpu queue), now or
+    `countdown` seconds after the commit."""
+    _send_on_commit(REFRESH_BOARD_SIGNIFICANCE, benchmark_id, countdown=countdown)
+
+
+def bundle_upload_queue(*, upload_id: int) -> None:
+    """Check and add an uploaded benchmark bundle (cpu queue)."""
+    _send_on_commit(ADD_BUNDLE_UPLOAD, upload_id)
 
 
 @dataclass(frozen=True)

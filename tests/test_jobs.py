@@ -21,7 +21,7 @@ from leaderboard import queue
 from leaderboard.audits.jobs import audits_sweep
 from leaderboard.audits.models import Audit
 from leaderboard.audits.services import audit_claim, audit_fail
-from leaderboard.catalog.models import Benchmark, LabelSet
+from leaderboard.catalog.models import Benchmark, LabelSet, LabelSetVersion
 from leaderboard.review import services as review
 from leaderboard.review.jobs import version_rescore_request, versions_sweep
 from leaderboard.review.models import VersionRescore
@@ -50,7 +50,8 @@ def _broker_unreadable() -> Iterator[None]:
 def sent(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
     """The tasks sent, as (name, job id), instead of reaching a broker."""
     messages: list[tuple[str, int]] = []
-    monkeypatch.setattr(queue, "task_send", lambda name, job_id: messages.append((name, job_id)))
+    monkeypatch.setattr(queue, "task_send",
+                        lambda name, job_id, **_: messages.append((name, job_id)))
     return messages
 
 
@@ -226,7 +227,10 @@ def test_it_runs_a_rescore_again_when_asked_for_while_it_ran(
 
     assert review.version_rescore_run(version_id=version_id, task_id="first") == "skipped"
     assert state() == ("queued", "", 0, False)  # the request's task finishes it
-    assert sent == [(queue.RESCORE_VERSION, version_id)]
+    benchmark_id = LabelSetVersion.objects.get(pk=version_id).label_set.benchmark_id
+    # the rescoring that ran scheduled the boards' significance refresh (after its commit)
+    assert sent == [(queue.REFRESH_BOARD_SIGNIFICANCE, benchmark_id),
+                    (queue.RESCORE_VERSION, version_id)]
     assert review.version_rescore_run(version_id=version_id, task_id="second") == "done"
     assert state() == ("done", "second", 1, True)
     assert job.submissions == 0  # nothing is scored in this test

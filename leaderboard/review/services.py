@@ -39,7 +39,7 @@ from leaderboard.review.panel import (
 )
 from leaderboard.submissions.models import Score, Submission, SubmissionFile
 from leaderboard.submissions.services import scores_copy, scores_upsert
-from leaderboard.submissions.significance import board_significance_refresh_quietly
+from leaderboard.submissions.significance import board_significance_schedule
 from workers.scoring import datasets, label_set_builders, revisions
 from workers.scoring.compact import npz_member_rows
 from workers.scoring.metrics import NovelPairs, headline_hits, score_label_set
@@ -206,7 +206,7 @@ def label_set_version_rescore(*, version_id: int, progress: Progress | None = No
     if not _publish_when_complete(version):
         benchmark_leaderboard_touch(benchmark_id=version.label_set.benchmark_id)
     # After the commit: the boards' rank_ub on the (maybe newly current) version, §10.3.
-    board_significance_refresh_quietly(benchmark_id=version.label_set.benchmark_id)
+    board_significance_schedule(benchmark_id=version.label_set.benchmark_id)
     return done
 
 

@@ -34,7 +34,7 @@ from leaderboard.submissions.file_checks import SubmissionError, submission_file
 from leaderboard.submissions.jobs import SUBMISSION_JOBS, submission_queue
 from leaderboard.submissions.models import HitVector, Score, Submission, SubmissionFile
 from leaderboard.submissions.signals import submission_scored
-from leaderboard.submissions.significance import board_significance_refresh_quietly
+from leaderboard.submissions.significance import board_significance_schedule
 from workers.scoring import datasets
 from workers.scoring.metrics import NovelPairs, score_predictions
 from workers.scoring.predictions import Predictions, parse_predictions
@@ -220,7 +220,7 @@ def submission_scores_compute(*, submission_id: int, task_id: str) -> bool:
         submission_scored.send(sender=Submission, submission=submission, novel=novel,
                                missed_versions=missed)
     # After the commit: the boards' rank_ub with this submission (docs/metrics.md §10.3).
-    board_significance_refresh_quietly(benchmark_id=benchmark.pk)
+    board_significance_schedule(benchmark_id=benchmark.pk)
     return True
 
 

@@ -3,9 +3,9 @@ computed by the worker when scores change, stored per label-set version (BoardSi
 read by the board build. Never computed in a web request: a request that finds none (or one
 for other rows) shows no rank_ub and asks the worker for it (`board_significance_request`).
 
-Where it is refreshed: after a submission's scores commit (`submission_scores_compute`),
-after a re-scoring (`review.services.label_set_version_rescore`), and by the task
-`workers.tasks.refresh_board_significance`, which a visibility change and a stale board queue.
+Where it is refreshed: by the task `workers.tasks.refresh_board_significance`, which a
+submission's scoring and a re-scoring schedule after they commit (`board_significance_schedule`:
+a few seconds later, once for a burst), and a visibility change and a stale board queue.
 
 A stored result names the rows it was computed from (`significance_fingerprint`: ids, hit
 vectors and ranks in board order), so it is used only for exactly those rows: a result
@@ -15,10 +15,10 @@ computed from rows since changed is never shown, whatever order workers finish i
 from __future__ import annotations
 
 import hashlib
-import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
 
@@ -29,8 +29,6 @@ from leaderboard.catalog.services import benchmark_leaderboard_touch
 from leaderboard.submissions.models import BoardSignificance, HitVector, Score, Submission
 from workers.scoring import leaderboard as core_leaderboard
 from workers.scoring import significance
-
-log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -130,14 +128,20 @@ def board_significance_refresh(*, benchmark_id: int) -> int:
     return stored
 
 
-def board_significance_refresh_quietly(*, benchmark_id: int) -> None:
-    """`board_significance_refresh` after a job that has committed its own work: a failure
-    here is logged, not raised (the boards show no rank_ub until the next refresh)."""
-    try:
-        board_significance_refresh(benchmark_id=benchmark_id)
-    except Exception:
-        log.exception("the board significance of benchmark %s could not be computed",
-                      benchmark_id)
+def board_significance_schedule(*, benchmark_id: int) -> None:
+    """After a job has committed new scores: queue the refresh to run
+    EVALSERVER_SIGNIFICANCE_DELAY seconds later, once for a burst. Refreshing inline in every
+    scoring made two workers' refreshes queue on the same version rows and bump the
+    generation under each other's scorings (bench/cluster.py: two hosts slower than one).
+
+    One message per benchmark per delay and process: a scoring committed while the key
+    lives committed before the key expires, which is before the queued refresh runs (its
+    countdown starts after the key is set), so the refresh sees it."""
+    delay = settings.EVALSERVER_SIGNIFICANCE_DELAY
+    if delay <= 0:
+        queue.board_significance_queue(benchmark_id=benchmark_id)
+    elif cache.add(f"significance-scheduled:{benchmark_id}", 1, timeout=delay):
+        queue.board_significance_queue(benchmark_id=benchmark_id, countdown=delay)
 
 
 def board_significance_request(*, benchmark_id: int, generation: int) -> None:

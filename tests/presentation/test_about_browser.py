@@ -87,7 +87,7 @@ def test_it_shows_the_about_pages_and_the_gallery_on_a_phone_and_a_desktop(
     from playwright.sync_api import expect
 
     # scored in this process (below): nothing is queued for a worker on commit
-    monkeypatch.setattr(queue, "task_send", lambda name, job_id: None)
+    monkeypatch.setattr(queue, "task_send", lambda name, job_id, **_: None)
     resnet = datasets.imagenet_cleanlab_to_canonical(
         data_dir, np.load(data_dir / "imagenet/cleanlab_cv_predicted_labels.npy")
     ).astype(np.int64)

@@ -192,8 +192,9 @@ def test_it_shows_a_newly_scored_model_after_a_cached_fetch(loaded: Settings,
     third = scored_in_process(data_dir, MODELS[2], factories.user_create("u-third"))
     after = APIClient().get(BOARD).json()
 
-    # one bump with the scores, one with the boards' significance the worker then stores
-    assert Benchmark.objects.get(slug="cifar10").leaderboard_generation == generation + 2
+    # one bump with the scores (the significance refresh the worker runs a little later
+    # bumps it again)
+    assert Benchmark.objects.get(slug="cifar10").leaderboard_generation == generation + 1
     assert sorted(row["submission_id"] for row in before["rows"]) == sorted(
         s.pk for s in first.values())
     assert sorted(row["submission_id"] for row in after["rows"]) == sorted(

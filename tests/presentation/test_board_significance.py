@@ -8,12 +8,14 @@ from __future__ import annotations
 import json
 import math
 import re
+import time
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from django.core.cache import cache
 from django.test import Client
 from django.urls import reverse
 from pytest_django.fixtures import Settings
@@ -42,8 +44,11 @@ IMAGE_SETS = ("cifar10-test", "cifar10.1-v6")
 
 @pytest.fixture
 def models(loaded: Settings, data_dir: Path) -> dict[str, Submission]:
-    return {m: scored_in_process(data_dir, m, factories.user_create(f"u-{m}"),
-                                 image_sets=IMAGE_SETS) for m in MODELS}
+    scored = {m: scored_in_process(data_dir, m, factories.user_create(f"u-{m}"),
+                                   image_sets=IMAGE_SETS) for m in MODELS}
+    # what the worker then runs, EVALSERVER_SIGNIFICANCE_DELAY s after the scorings
+    refresh_board_significance.apply(args=[factories.cifar10().pk]).get()
+    return scored
 
 
 def _top1(data_dir: Path, model: str, image_set: str) -> np.ndarray:
@@ -177,6 +182,7 @@ def test_it_gives_no_rank_ub_to_rows_without_a_score_on_the_sort(
     both = scored_in_process(data_dir, "nas", factories.user_create("a"), image_sets=IMAGE_SETS)
     one = scored_in_process(data_dir, "vgg16_keras", factories.user_create("b"),
                             image_sets=("cifar10-test",))
+    refresh_board_significance.apply(args=[factories.cifar10().pk]).get()  # as the worker
 
     rows = APIClient().get(BOARD, {"sort": "cifar10.1-v6"}).json()["rows"]
 
@@ -209,6 +215,30 @@ def test_it_shows_rank_ub_beside_the_rank_in_the_table(
             assert cell.group(2) == f"McNemar p against the row above: {shown}"
 
 
+def test_it_schedules_one_refresh_for_a_burst_of_scorings(
+    loaded: Settings, data_dir: Path, monkeypatch: pytest.MonkeyPatch,
+    django_capture_on_commit_callbacks: Any, settings: Settings,
+) -> None:
+    settings.EVALSERVER_SIGNIFICANCE_DELAY = 7
+    sent: list[tuple[str, int, float]] = []
+    monkeypatch.setattr(queue, "task_send", lambda name, job_id, countdown=0: sent.append(
+        (name, job_id, countdown)))
+    benchmark = factories.cifar10()
+
+    with django_capture_on_commit_callbacks(execute=True):
+        for model in MODELS[:3]:
+            scored_in_process(data_dir, model, factories.user_create(f"u-{model}"))
+    refreshes = [s for s in sent if s[0] == queue.REFRESH_BOARD_SIGNIFICANCE]
+    assert refreshes == [(queue.REFRESH_BOARD_SIGNIFICANCE, benchmark.pk, 7)]
+    assert not BoardSignificance.objects.exists()  # not computed in the scoring itself
+
+    cache.delete(f"significance-scheduled:{benchmark.pk}")  # the delay has passed
+    with django_capture_on_commit_callbacks(execute=True):
+        scored_in_process(data_dir, MODELS[3], factories.user_create(f"u-{MODELS[3]}"))
+    refreshes = [s for s in sent if s[0] == queue.REFRESH_BOARD_SIGNIFICANCE]
+    assert refreshes == [(queue.REFRESH_BOARD_SIGNIFICANCE, benchmark.pk, 7)] * 2
+
+
 def test_it_shows_null_while_not_computed_and_asks_the_worker_without_computing(
     models: dict[str, Submission], data_dir: Path, monkeypatch: pytest.MonkeyPatch,
     django_capture_on_commit_callbacks: Any,
@@ -217,7 +247,7 @@ def test_it_shows_null_while_not_computed_and_asks_the_worker_without_computing(
     benchmark = factories.cifar10()
     benchmark_leaderboard_touch(benchmark_id=benchmark.pk)
     sent: list[tuple[str, int]] = []
-    monkeypatch.setattr(queue, "task_send", lambda name, job_id: sent.append((name, job_id)))
+    monkeypatch.setattr(queue, "task_send", lambda name, job_id, **_: sent.append((name, job_id)))
 
     with django_capture_on_commit_callbacks(execute=True):
         body = APIClient().get(BOARD, {"sort": "original"}).json()
@@ -235,6 +265,18 @@ def test_it_shows_null_while_not_computed_and_asks_the_worker_without_computing(
         e[1] for e in expected_rows(data_dir, models, "original")]
 
 
+def stored_for(version: LabelSetVersion, rows: int) -> BoardSignificance:
+    """The significance the worker stores for `rows` public rows: the refresh a scoring
+    schedules runs EVALSERVER_SIGNIFICANCE_DELAY (2) s after it."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        stored = BoardSignificance.objects.filter(label_set_version=version).first()
+        if stored is not None and len(stored.submission_ids) == rows:
+            return stored
+        time.sleep(0.2)
+    raise AssertionError(f"no significance stored for {rows} rows of {version} in 60 s")
+
+
 @pytest.mark.django_db(transaction=True)
 def test_it_updates_the_stored_significance_when_a_real_worker_scores_a_submission(
     loaded: Settings, data_dir: Path, scoring_worker: Path
@@ -246,12 +288,12 @@ def test_it_updates_the_stored_significance_when_a_real_worker_scores_a_submissi
         assert wait_for_status(submission.pk, ("scored", "failed"), log=scoring_worker) == "scored"
     version = LabelSetVersion.objects.get(label_set__benchmark__slug="cifar10",
                                           label_set__slug="original")
-    before = BoardSignificance.objects.get(label_set_version=version)
+    before = stored_for(version, len(first))
 
     added = factories.submission_for_model(data_dir, MODELS[3])
     assert wait_for_status(added.pk, ("scored", "failed"), log=scoring_worker) == "scored"
 
-    stored = BoardSignificance.objects.get(label_set_version=version)
+    stored = stored_for(version, len(first) + 1)
     everyone = {**first, MODELS[3]: added}
     expected = expected_rows(data_dir, everyone, "original")
     assert stored.fingerprint != before.fingerprint

@@ -86,7 +86,7 @@ def test_it_records_the_vit3b_panel_decisions_in_a_new_real_version(
             fresh.add((example, cls))
     assert (len(vit), len(accepted), len(already), len(fresh)) == (378, 85, 275, 18)
     sent: list[tuple[str, int]] = []
-    monkeypatch.setattr(queue, "task_send", lambda name, job_id: sent.append((name, job_id)))
+    monkeypatch.setattr(queue, "task_send", lambda name, job_id, **_: sent.append((name, job_id)))
 
     with django_capture_on_commit_callbacks(execute=True):
         out = _run(str(data_dir / "imagenet/mistakes" / VIT), "--model", "ViT-3B")

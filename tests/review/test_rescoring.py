@@ -202,7 +202,7 @@ def test_it_scores_or_requeues_a_version_made_while_a_submission_was_scoring(
     monkeypatch.setattr(submissions, "label_set_versions_to_score",
                         read_then_a_reviewer_decides)
     sent: list[tuple[str, int]] = []
-    monkeypatch.setattr(queue, "task_send", lambda name, job_id: sent.append((name, job_id)))
+    monkeypatch.setattr(queue, "task_send", lambda name, job_id, **_: sent.append((name, job_id)))
     with django_capture_on_commit_callbacks(execute=True):
         assert submission_scores_compute(submission_id=second.pk, task_id="t") is True
     version = made[0]

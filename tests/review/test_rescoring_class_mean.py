@@ -233,7 +233,7 @@ def test_it_queues_the_rescoring_for_the_workers_on_request(
 ) -> None:
     submit_imagenet(_tops(setup)["right"], tmp_path, "right")
     sent: list[tuple[str, int]] = []
-    monkeypatch.setattr(queue, "task_send", lambda name, job_id: sent.append((name, job_id)))
+    monkeypatch.setattr(queue, "task_send", lambda name, job_id, **_: sent.append((name, job_id)))
     with django_capture_on_commit_callbacks(execute=True):
         out = _command("--label-set", "multilabel", "--label-set", "real", "--queue")
     versions = {v.label_set.slug: v for v in LabelSetVersion.objects.filter(

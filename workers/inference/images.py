@@ -23,19 +23,22 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from workers.inference.preprocessing import preprocessing_for
-from workers.scoring.catalog import benchmark_spec
+from workers.inference.preprocessing import PREPROCESSING, preprocessing_for
+from workers.scoring.bundles import builtin_bundle
 from workers.scoring.datasets import DataError, imagenet_file_name, read_mnist_images
 
-DEFAULT_IMAGE_SET = {"mnist": "mnist-test", "cifar10": "cifar10-test", "imagenet": "imagenet-val"}
 CHUNK = 512  # images decoded and normalised at a time: bounds the uint8 staging memory
 
 
 def resolve_image_set(benchmark_or_image_set: str) -> tuple[str, str, int]:
-    """(benchmark, image set slug, catalog size) for a benchmark or image-set slug."""
-    slug = DEFAULT_IMAGE_SET.get(benchmark_or_image_set, benchmark_or_image_set)
-    for benchmark in DEFAULT_IMAGE_SET:
-        for image_set in benchmark_spec(benchmark).image_sets:
+    """(benchmark, image set slug, size) for a benchmark (its main image set) or an image-set
+    slug, among the built-in benchmarks whose checkpoints are run (`PREPROCESSING`); the
+    sizes are those of the benchmarks' bundles (benchmarks/*.toml)."""
+    for benchmark in PREPROCESSING:
+        bundle = builtin_bundle(benchmark)
+        slug = bundle.main_example_set if benchmark_or_image_set == benchmark \
+            else benchmark_or_image_set
+        for image_set in bundle.example_sets:
             if image_set.slug == slug:
                 return benchmark, slug, image_set.size
     raise KeyError(f"unknown benchmark or image set {benchmark_or_image_set!r}")
@@ -148,14 +151,14 @@ def load_images(
 ) -> np.ndarray:
     """Preprocessed float32 [N, C, H, W] images of an image set, in canonical order.
 
-    expected_size: how many images the source must hold (default: the catalog's size; tests
+    expected_size: how many images the source must hold (default: the bundle's size; tests
     pass a small number for small fixture folders). limit: keep only the first `limit`.
     out: write into this .npy file (memory-mapped) instead of memory; use it for ImageNet,
     whose 50,000 preprocessed images take 30 GB. workers: JPEG-decoding threads.
     """
-    benchmark, image_set, catalog_size = resolve_image_set(benchmark_or_image_set)
+    benchmark, image_set, declared_size = resolve_image_set(benchmark_or_image_set)
     prep = preprocessing_for(benchmark)
-    size = catalog_size if expected_size is None else expected_size
+    size = declared_size if expected_size is None else expected_size
     count = size if limit is None else min(limit, size)
 
     pixels: np.ndarray | None = None  # uint8 [N, C, H, W], for the in-memory sources

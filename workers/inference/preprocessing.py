@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from workers.scoring.catalog import benchmark_spec
+from workers.scoring.bundles import builtin_bundle
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,7 @@ class Preprocessing:
 
     @property
     def num_classes(self) -> int:
-        return benchmark_spec(self.benchmark).num_classes
+        return builtin_bundle(self.benchmark).classes.count
 
     def describe(self) -> str:
         """One plain-English paragraph for submitters."""

@@ -36,6 +36,7 @@ RUN_CONFIDENT_LEARNING_AUDIT = "workers.tasks.run_confident_learning_audit"
 RUN_AUL_AUDIT = "workers.gpu_tasks.run_aul_audit"
 RESCORE_VERSION = "workers.tasks.rescore_version"
 REFRESH_BOARD_SIGNIFICANCE = "workers.tasks.refresh_board_significance"
+ADD_BUNDLE_UPLOAD = "workers.tasks.add_bundle_upload"
 # The task of each label-audit kind (leaderboard.audits.models.Audit.Kind values).
 AUDIT_TASKS = {"confident_learning": RUN_CONFIDENT_LEARNING_AUDIT, "aul": RUN_AUL_AUDIT}
 

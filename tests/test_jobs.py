@@ -229,8 +229,8 @@ def test_it_runs_a_rescore_again_when_asked_for_while_it_ran(
     assert state() == ("queued", "", 0, False)  # the request's task finishes it
     benchmark_id = LabelSetVersion.objects.get(pk=version_id).label_set.benchmark_id
     # the rescoring that ran scheduled the boards' significance refresh (after its commit)
-    assert sent == [(queue.REFRESH_BOARD_SIGNIFICANCE, benchmark_id),
-                    (queue.RESCORE_VERSION, version_id)]
+    assert sent == [(queue.RESCORE_VERSION, version_id),
+                    (queue.REFRESH_BOARD_SIGNIFICANCE, benchmark_id)]
     assert review.version_rescore_run(version_id=version_id, task_id="second") == "done"
     assert state() == ("done", "second", 1, True)
     assert job.submissions == 0  # nothing is scored in this test

@@ -217,8 +217,9 @@ def measure(cluster: Cluster, api: Api, fault: str, count: int) -> dict[str, flo
             " WHERE s.submission_id = ANY(%s) GROUP BY 1, 2", (sorted(ids),)):
         scores.setdefault(submission_id, {})[slug] = n
     # A task logs its success just after its scores commit: the last one may not be in the
-    # log yet when the database already says scored, so wait a little for it.
-    deadline = time.monotonic() + 10
+    # log yet when the database already says scored, so wait for it (up to 30 s: a loaded CI
+    # machine).
+    deadline = time.monotonic() + 30
     while True:
         new_logs = "".join(cluster.log(name)[logs_before[name]:] for name in LOGS)
         scored_tasks = SCORED.findall(new_logs)

@@ -12,17 +12,23 @@ from __future__ import annotations
 import weakref
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .datasets import example_name
+from .bundles import builtin_bundle, builtin_slugs
+from .bundles.examples import ExampleNames
 from .label_set_builders import CompiledLabelSet
 from .multilabel import organism_mask
 from .predictions import Predictions
 from .stats import accuracy_record, class_mean_record, mean_record
 
 Record = dict[str, Any]
+# Example index -> the name shown for it (a file name): the example set's naming, which the
+# caller knows (the database on the web side, the bundle in `python -m workers.score`).
+ExampleNamer = Callable[[int], str]
 # Probabilities are clipped here before the log so one confident zero is a large, finite loss.
 CROSS_ENTROPY_EPS = 1e-12
 
@@ -81,9 +87,14 @@ def _bitmap(sorted_keys: np.ndarray) -> np.ndarray | None:
     top = int(sorted_keys[-1])
     if int(sorted_keys[0]) < 0 or top // 8 + 1 > _BITMAP_MAX_BYTES:
         return None
-    present = np.zeros(top + 1, dtype=bool)
-    present[sorted_keys] = True
-    bitmap = np.packbits(present, bitorder="little")
+    # Set the bits byte by byte from the sorted keys (OR-ing the bits that share a byte):
+    # no bool array of every possible key (50 MB for ImageNet) to allocate, fill and pack.
+    keys = sorted_keys.astype(np.int64, copy=False)
+    byte = keys >> 3
+    bits = np.left_shift(1, keys & 7).astype(np.uint8)
+    starts = np.flatnonzero(np.concatenate(([True], byte[1:] != byte[:-1])))
+    bitmap = np.zeros(top // 8 + 1, dtype=np.uint8)
+    bitmap[byte[starts]] = np.bitwise_or.reduceat(bits, starts)
     key = id(sorted_keys)
     _BITMAPS[key] = (weakref.ref(sorted_keys, lambda _ref: _BITMAPS.pop(key, None)), bitmap)
     return bitmap
@@ -207,10 +218,25 @@ def score_multilabel(ls: CompiledLabelSet, preds: Predictions) -> tuple[Record, 
     return record, novel
 
 
+@lru_cache(maxsize=64)
+def default_example_namer(image_set: str) -> ExampleNamer:
+    """The names of an example set when the caller gives none: a built-in benchmark's example
+    set is named as its bundle names it where that needs no file (ImageNet's file-number
+    pattern: ILSVRC2012_val_00000001.JPEG), any other `<slug>[i]` (docs/bundles.md §4)."""
+    for slug in builtin_slugs():
+        for example_set in builtin_bundle(slug).example_sets:
+            if example_set.slug == image_set and example_set.naming != "file":
+                return ExampleNames(example_set, Path()).name
+    return lambda index: f"{image_set}[{index}]"
+
+
 def score_imagenet_m(
-    ls: CompiledLabelSet, preds: Predictions, class_names: tuple[str, ...] | None = None
+    ls: CompiledLabelSet, preds: Predictions, class_names: tuple[str, ...] | None = None,
+    example_name: ExampleNamer | None = None,
 ) -> Record:
-    """docs/metrics.md §6: correct out of the 68 listed images, and the misses."""
+    """docs/metrics.md §6: correct out of the 68 listed images, and the misses (named by
+    `example_name`, default `default_example_namer`)."""
+    name = example_name or default_example_namer(ls.image_set)
     examples = np.flatnonzero(ls.arrays["mask"])
     top1 = preds.topk[examples, 0]
     accepted, _ = _judged(ls, examples, top1)
@@ -218,7 +244,7 @@ def score_imagenet_m(
     record["misses"] = [
         {
             "index": int(i),
-            "file": example_name(ls.image_set, int(i)),
+            "file": name(int(i)),
             "predicted": int(c),
             **({"predicted_name": class_names[int(c)]} if class_names else {}),
         }
@@ -267,9 +293,14 @@ def headline_hits(ls: CompiledLabelSet, preds: Predictions) -> np.ndarray:
 
 
 def score_label_set(
-    ls: CompiledLabelSet, preds: Predictions, *, class_names: tuple[str, ...] | None = None
+    ls: CompiledLabelSet, preds: Predictions, *, class_names: tuple[str, ...] | None = None,
+    example_name: ExampleNamer | None = None,
 ) -> tuple[Record, NovelPairs | None]:
-    """The record (and novel pairs, for ReaL and multi-label) of one label set."""
+    """The record (and novel pairs, for ReaL and multi-label) of one label set.
+
+    class_names (id order) and example_name (index -> name) are the benchmark's, for the
+    records that show examples (ImageNet-M's misses); example_name defaults to
+    `default_example_namer(ls.image_set)`."""
     if preds.num_examples != ls.size:
         raise ValueError(f"{ls.image_set}: {preds.num_examples} predictions for {ls.size} examples")
     novel: NovelPairs | None = None
@@ -286,7 +317,7 @@ def score_label_set(
     elif ls.family == "multilabel":
         record, novel = score_multilabel(ls, preds)
     elif ls.family == "imagenet_m":
-        record = score_imagenet_m(ls, preds, class_names)
+        record = score_imagenet_m(ls, preds, class_names, example_name)
     else:
         raise ValueError(f"no metric for label-set family {ls.family!r}")
     header = {
@@ -303,8 +334,12 @@ def score_predictions(
     label_sets: Iterable[CompiledLabelSet],
     *,
     class_names: tuple[str, ...] | None = None,
+    example_names: Mapping[str, ExampleNamer] | None = None,
 ) -> SubmissionScores:
     """Score predictions (image set slug -> Predictions) on every label set they cover.
+
+    example_names: image set slug -> its namer (`score_label_set`'s example_name); an image
+    set it leaves out gets `default_example_namer`.
 
     New test sets also get `gap` = original accuracy - new accuracy when the submission has
     predictions on the benchmark's original image set.
@@ -315,7 +350,9 @@ def score_predictions(
     for ls in label_sets:
         if ls.image_set not in predictions:
             continue
-        record, pairs = score_label_set(ls, predictions[ls.image_set], class_names=class_names)
+        record, pairs = score_label_set(
+            ls, predictions[ls.image_set], class_names=class_names,
+            example_name=(example_names or {}).get(ls.image_set))
         records[ls.slug] = record
         hits[ls.slug] = headline_hits(ls, predictions[ls.image_set])
         if pairs is not None:

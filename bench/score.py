@@ -29,11 +29,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from workers.score import compile_available  # noqa: E402
-from workers.scoring import catalog, datasets  # noqa: E402
+from workers.scoring import datasets  # noqa: E402
+from workers.scoring.bundles import builtin_bundle  # noqa: E402
 from workers.scoring.metrics import score_predictions  # noqa: E402
 from workers.scoring.predictions import parse_predictions  # noqa: E402
 
-BENCH = catalog.benchmark_spec("imagenet")
+BENCH = builtin_bundle("imagenet")
 
 
 def make_inputs(data_dir: Path, out: Path, seed: int = 0) -> tuple[Path, Path, Path]:

@@ -2,10 +2,13 @@
 
     python -m workers.score --benchmark cifar10 preds.npy
     python -m workers.score --benchmark cifar10 cifar10-test=orig.json cifar10.1-v6=v6.json --json
+    python -m workers.score --bundle reviews.toml preds.npy      (or a .zip bundle)
 
-A plain PRED_FILE is for --image-set (default: the benchmark's main image set); several image
-sets are given as SLUG=FILE. Exit status: 0 scored, 2 bad input (the message says what and
-where), 3 data directory problem.
+--benchmark is a built-in benchmark (its bundle in benchmarks/, its label files in the data
+directory); --bundle a benchmark that is not built in, from its manifest or .zip bundle
+(docs/bundles.md). A plain PRED_FILE is for --image-set (default: the benchmark's main image
+set); several image sets are given as SLUG=FILE. Exit status: 0 scored, 2 bad input (a
+prediction file or a bundle: the message says what and where), 3 data directory problem.
 """
 
 from __future__ import annotations
@@ -18,7 +21,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from workers.scoring import catalog, datasets, label_set_builders
+from workers.scoring import datasets, label_set_builders
+from workers.scoring.bundles import (
+    Bundle,
+    BundleData,
+    BundleError,
+    builtin_bundle,
+    builtin_slugs,
+    compile_bundle,
+    compile_bundle_label_set,
+    open_bundle,
+)
+from workers.scoring.bundles.builders import optional_source
 from workers.scoring.metrics import SubmissionScores, score_predictions
 from workers.scoring.predictions import PredictionError, parse_predictions
 
@@ -34,7 +48,11 @@ def _parser() -> argparse.ArgumentParser:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--benchmark", required=True, choices=sorted(catalog.BENCHMARKS))
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("--benchmark", choices=builtin_slugs(), help="a built-in benchmark")
+    which.add_argument(
+        "--bundle", type=Path, help="a benchmark's manifest (.toml) or .zip bundle"
+    )
     parser.add_argument("--image-set", help="image set of a plain PRED_FILE")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.add_argument(
@@ -59,15 +77,13 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _assign(
-    bench: catalog.BenchmarkSpec, files: Sequence[str], image_set: str | None
-) -> dict[str, Path]:
+def _assign(bench: Bundle, files: Sequence[str], image_set: str | None) -> dict[str, Path]:
     assigned: dict[str, Path] = {}
-    slugs = [s.slug for s in bench.image_sets]
+    slugs = [s.slug for s in bench.example_sets]
     for item in files:
         slug, sep, name = item.partition("=")
         if not sep:
-            slug, name = image_set or bench.main_image_set, item
+            slug, name = image_set or bench.main_example_set, item
         if slug not in slugs:
             raise SystemExit(
                 f"error: {slug!r} is not an image set of {bench.slug}; "
@@ -80,25 +96,24 @@ def _assign(
 
 
 def compile_available(
-    bench: catalog.BenchmarkSpec,
+    bench: Bundle,
     *,
     data_dir: Path,
     cache_dir: Path | None,
     multilabel_file: Path | None,
     image_sets: Sequence[str] | None = None,
 ) -> list[label_set_builders.CompiledLabelSet]:
-    """Every label set of the benchmark that can be built here (optional ones when configured)."""
+    """Every label set of the benchmark (of these image sets) that can be built here: those
+    whose source is a server setting only when it is configured, as the server loads them."""
+    data = BundleData(bench, data_dir=data_dir, sources={"multilabel_file": multilabel_file})
     out = []
-    for spec in bench.label_sets:
-        if image_sets is not None and spec.image_set not in image_sets:
+    for ls in bench.label_sets:
+        if image_sets is not None and ls.example_set not in image_sets:
             continue
-        if spec.optional_source and multilabel_file is None:
+        setting = optional_source(bench, ls)
+        if setting is not None and data.sources.get(setting) is None:
             continue
-        out.append(
-            label_set_builders.compile_label_set(
-                spec, data_dir=data_dir, cache_dir=cache_dir, multilabel_file=multilabel_file
-            )
-        )
+        out.append(compile_bundle_label_set(data, ls.slug, cache_dir=cache_dir))
     return out
 
 
@@ -164,9 +179,29 @@ def render_table(scores: SubmissionScores) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    bench = catalog.benchmark_spec(args.benchmark)
     data_dir = args.data_dir or datasets.default_data_dir()
-    if not data_dir.is_dir():
+    cache_dir = args.cache_dir or default_cache_dir()
+    try:
+        if args.bundle is None:
+            return _score(builtin_bundle(args.benchmark), args, data_dir=data_dir,
+                          cache_dir=cache_dir)
+        with open_bundle(args.bundle) as bundle:
+            # A .zip is extracted to a new folder each run: its compiled sets would never be
+            # found again, so they are not cached.
+            zipped = args.bundle.suffix.lower() == ".zip"
+            return _score(bundle, args, data_dir=data_dir, cache_dir=None if zipped else cache_dir)
+    except BundleError as exc:  # the manifest or the .zip itself
+        print(f"error: {exc} [{exc.code}]", file=sys.stderr)
+        return 2
+
+
+# A bundle error that means a file of the data directory is missing, not a bad bundle.
+_DATA_DIR_CODES = frozenset({"missing_file", "not_configured"})
+
+
+def _score(bench: Bundle, args: argparse.Namespace, *, data_dir: Path,
+           cache_dir: Path | None) -> int:
+    if bench.files == "data" and not data_dir.is_dir():
         print(
             f"error: data directory {data_dir} does not exist; set EVALSERVER_DATA_DIR or "
             "--data-dir (README.md says where to get the files)",
@@ -174,16 +209,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 3
     files = _assign(bench, args.files, args.image_set)
+    num_classes = bench.classes.count
     predictions = {}
     for slug, path in files.items():
-        size = bench.image_set(slug).size
+        size = bench.example_set(slug).size
         try:
             # keep_scores only where a small class count makes the full matrix cheap to keep
             predictions[slug] = parse_predictions(
                 path,
                 num_examples=size,
-                num_classes=bench.num_classes,
-                keep_scores=bench.num_classes <= 100,
+                num_classes=num_classes,
+                keep_scores=num_classes <= 100,
             )
         except PredictionError as exc:
             print(f"error: {path} [{exc.code}]: {exc.message}", file=sys.stderr)
@@ -191,19 +227,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         except OSError as exc:
             print(f"error: cannot read {path}: {exc.strerror}", file=sys.stderr)
             return 2
+    data = BundleData(bench, data_dir=data_dir,
+                      sources={"multilabel_file": args.multilabel_file})
     try:
-        compiled = compile_available(
-            bench,
-            data_dir=data_dir,
-            cache_dir=args.cache_dir or default_cache_dir(),
-            multilabel_file=args.multilabel_file,
-            image_sets=list(files),
-        )
+        if args.bundle is None:
+            compiled = compile_available(bench, data_dir=data_dir, cache_dir=cache_dir,
+                                         multilabel_file=args.multilabel_file,
+                                         image_sets=list(files))
+        else:  # all of it checked, as the server checks a bundle before it loads it
+            compiled = list(compile_bundle(bench, data_dir=data_dir, cache_dir=cache_dir,
+                                           sources=data.sources).values())
+        class_names = data.classes.names
+        namers = {slug: data.names(slug).name for slug in files}
+    except BundleError as exc:
+        print(f"error: {exc} [{exc.code}]", file=sys.stderr)
+        return 3 if bench.files == "data" and exc.code in _DATA_DIR_CODES else 2
     except datasets.DataError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 3
-    names = datasets.class_names(bench.slug, data_dir)
-    scores = score_predictions(predictions, compiled, class_names=names)
+    scores = score_predictions(predictions, compiled, class_names=class_names,
+                               example_names=namers)
     if args.json:
         out = {"benchmark": bench.slug, "image_sets": sorted(files), "scores": scores.records}
         print(json.dumps(out, indent=2))

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from tests.helpers import PROJECT_ROOT
-from workers.scoring import catalog, datasets, label_set_builders
+from workers.scoring import datasets
+from workers.scoring.bundles import builtin_bundle, compile_bundle
 from workers.scoring.metrics import score_predictions
 from workers.scoring.predictions import parse_predictions
 
@@ -45,14 +46,17 @@ def _accuracy(folder: str, label_file: str) -> float:
     return float(np.mean(preds == np.load(DATA_DIR / "cifar10" / label_file)))
 
 
+CIFAR10_CLASSES = ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse",
+                   "ship", "truck")
+
+
 def _in_process(files: dict[str, Path], data_dir: Path, cache_dir: Path) -> dict:
-    bench = catalog.benchmark_spec("cifar10")
-    preds = {slug: parse_predictions(path, num_examples=bench.image_set(slug).size,
+    bundle = builtin_bundle("cifar10")
+    preds = {slug: parse_predictions(path, num_examples=bundle.example_set(slug).size,
                                      num_classes=10, keep_scores=True)
              for slug, path in files.items()}
-    sets = [label_set_builders.compile_label_set(spec, data_dir=data_dir, cache_dir=cache_dir)
-            for spec in bench.label_sets if spec.image_set in files]
-    return score_predictions(preds, sets, class_names=datasets.CIFAR10_CLASSES).records
+    sets = compile_bundle(bundle, data_dir=data_dir, cache_dir=cache_dir).values()
+    return score_predictions(preds, sets, class_names=CIFAR10_CLASSES).records
 
 
 def _rows(stdout: str) -> list[list[str]]:

@@ -16,6 +16,7 @@ from pytest_django.fixtures import Settings
 
 from leaderboard.catalog.label_set_version_files import version_file_name
 from leaderboard.catalog.models import LabelSetVersion
+from tests import factories
 from workers.scoring import datasets
 
 pytestmark = pytest.mark.django_db
@@ -114,3 +115,19 @@ def test_it_refuses_what_it_cannot_import_or_export(loaded: Settings, tmp_path: 
     with pytest.raises(CommandError, match="unknown WordNet id 'n00000000'"):
         _run("import_multilabel", str(bad))
     assert _versions("multilabel") == []
+
+
+def test_it_credits_the_versions_to_the_author_the_command_names(
+    loaded: Settings, data_dir: Path, tmp_path: Path
+) -> None:
+    source = tmp_path / "human_accuracy.json"
+    source.write_text(json.dumps(_file(data_dir)))
+    with pytest.raises(CommandError, match="^no user 'nobody'$"):
+        _run("import_multilabel", str(source), "--author", "nobody")
+    assert _versions("multilabel") == []  # refused before anything was made
+
+    curator = factories.user_create("curator")
+    _run("import_multilabel", str(source), "--author", "curator", "--note", "panel of 2026")
+    (ml,), (im,) = _versions("multilabel"), _versions("imagenet-m")
+    assert (ml.author, ml.note, im.author, im.note) == (
+        curator, "panel of 2026", curator, "panel of 2026")

@@ -11,9 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from leaderboard.management.author_option import author_from_option, author_option_add
 from leaderboard.review.mistake_services import MistakeFileError, mistake_reviews_import
 
 
@@ -27,15 +27,10 @@ class Command(BaseCommand):
         parser.add_argument("path", type=Path, metavar="FILE")
         parser.add_argument("--model", required=True,
                             help='the model whose mistakes the panel reviewed, e.g. "ViT-3B"')
-        parser.add_argument("--author", metavar="USERNAME", default=None,
-                            help="the user the new versions are credited to")
+        author_option_add(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
-        author = None
-        if options["author"]:
-            author = User.objects.filter(username=options["author"]).first()
-            if author is None:
-                raise CommandError(f"no user {options['author']!r}")
+        author = author_from_option(options["author"])
         try:
             result = mistake_reviews_import(path=options["path"], model=options["model"],
                                             author=author)

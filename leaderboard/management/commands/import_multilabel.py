@@ -9,9 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from leaderboard.management.author_option import author_from_option, author_option_add
 from leaderboard.review.label_exchange import LabelIOError, multilabel_import
 
 
@@ -22,16 +22,11 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("path", type=Path)
-        parser.add_argument("--author", metavar="USERNAME", default=None,
-                            help="the user the new versions are credited to")
+        author_option_add(parser)
         parser.add_argument("--note", default="", help="the versions' note")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        author = None
-        if options["author"]:
-            author = User.objects.filter(username=options["author"]).first()
-            if author is None:
-                raise CommandError(f"no user {options['author']!r}")
+        author = author_from_option(options["author"])
         try:
             results = multilabel_import(path=options["path"], author=author,
                                         note=options["note"])

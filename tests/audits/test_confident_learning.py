@@ -192,7 +192,8 @@ def test_it_sweeps_an_audit_whose_message_was_lost(
     submission = submit_mnist(mnist_probs(data_dir), tmp_path)
     with mock.patch.object(queue, "task_send") as send:  # broker down
         audit = start(maintainer(), kind="confident_learning", submission_ids=[submission.pk])
-    assert send.call_args_list == [mock.call(queue.RUN_CONFIDENT_LEARNING_AUDIT, audit.pk)]
+    assert send.call_args_list == [
+        mock.call(queue.RUN_CONFIDENT_LEARNING_AUDIT, audit.pk, countdown=0)]
     assert audits_sweep() == []  # queued just now: its message may still come
     Audit.objects.filter(pk=audit.pk).update(queued_at=timezone.now() - timedelta(hours=2))
 

@@ -43,7 +43,7 @@ def _submit_without_task(data_dir: Path, username: str) -> Submission:
     """A submission whose scoring message never reaches the broker (as if it was lost)."""
     with mock.patch.object(queue, "task_send") as send:
         submission = _submit(data_dir, username=username)
-    assert send.call_args_list == [mock.call(queue.SCORE_SUBMISSION, submission.pk)]
+    assert send.call_args_list == [mock.call(queue.SCORE_SUBMISSION, submission.pk, countdown=0)]
     return submission
 
 
@@ -236,7 +236,7 @@ def test_it_sweeps_a_version_whose_rescore_task_never_reached_the_broker(
     with mock.patch.object(queue, "task_send") as send:  # the broker is down
         version, _ = ground_truth_version_revise(
             label_set=corrected, candidates=[candidate], votes=[{"guessed": 5}], author=None)
-    assert send.call_args_list == [mock.call(queue.RESCORE_VERSION, version.pk)]
+    assert send.call_args_list == [mock.call(queue.RESCORE_VERSION, version.pk, countdown=0)]
     pending = VersionRescore.objects.get(version=version)
     assert (pending.status, pending.finished_at) == ("queued", None)
     assert versions_sweep() == []  # requested just now: its task may still come

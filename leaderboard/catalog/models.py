@@ -25,6 +25,11 @@ SLUG_MAX_LENGTH = 64
 
 
 class Benchmark(models.Model):
+    class Modality(models.TextChoices):
+        IMAGE = "image", "Image"
+        TEXT = "text", "Text"
+        AUDIO = "audio", "Audio"
+
     slug = models.CharField(max_length=SLUG_MAX_LENGTH, unique=True, validators=[slug_validator])
     name = models.CharField(max_length=200)
     num_classes = models.PositiveIntegerField(validators=[MinValueValidator(2)])
@@ -41,6 +46,24 @@ class Benchmark(models.Model):
     ground_truth_panel_size = models.PositiveSmallIntegerField(
         default=5, validators=[MinValueValidator(1)]
     )
+    # The loaded definition (docs/bundles.md §2), compiled from the benchmark's bundle. These
+    # describe the benchmark and are not versioned: `load_benchmarks` and `benchmark_add
+    # --update` rewrite them from the bundle.
+    description = models.TextField(blank=True)
+    modality = models.CharField(max_length=16, choices=Modality.choices, default=Modality.IMAGE)
+    # The benchmark's own references, full text, in the manifest's order.
+    citations = models.JSONField(default=list, blank=True)
+    # The slug of the label set whose figure heads the benchmark (the leaderboard's default sort).
+    headline = models.CharField(max_length=SLUG_MAX_LENGTH, blank=True)
+    # Class names in id order; class_keys, where the classes have stable keys (ImageNet's
+    # WordNet ids), in the same order.
+    class_names = models.JSONField(default=list, blank=True)
+    class_keys = models.JSONField(null=True, blank=True)
+    # Left out of every public list, board and the submit form (never deleted while
+    # submissions exist: hiding is how a benchmark is taken down).
+    hidden = models.BooleanField(default=False)
+    # Where the definition came from: "builtin:<file>.toml" (benchmarks/) or "upload".
+    source = models.CharField(max_length=200, blank=True)
 
     class Meta:
         ordering = ("slug",)
@@ -50,11 +73,23 @@ class Benchmark(models.Model):
 
 
 class ImageSet(models.Model):
+    class Naming(models.TextChoices):
+        INDEX = "index", "Index"
+        PATTERN = "pattern", "File-number pattern"
+        FILE = "file", "Index-to-name file"
+
     benchmark = models.ForeignKey(Benchmark, on_delete=models.PROTECT, related_name="image_sets")
     slug = models.CharField(max_length=SLUG_MAX_LENGTH, unique=True, validators=[slug_validator])
     name = models.CharField(max_length=200)
     size = models.PositiveIntegerField(help_text="Number of examples, in canonical order.")
     description = models.TextField(blank=True)
+    # How examples are named (docs/bundles.md §4): "index" (`<slug>[i]`), "pattern" (a file
+    # number, name_pattern with {number} or {number:0Nd}, example 0 being first_number) or
+    # "file" (example_names[i]; large, so list queries defer it).
+    naming = models.CharField(max_length=16, choices=Naming.choices, default=Naming.INDEX)
+    name_pattern = models.CharField(max_length=200, blank=True)
+    first_number = models.IntegerField(default=1)
+    example_names = models.JSONField(null=True, blank=True)
 
     class Meta:
         ordering = ("benchmark__slug", "slug")
@@ -69,6 +104,14 @@ class LabelSet(models.Model):
         MULTI = "multi", "Multiple labels"
         SOFT = "soft", "Soft labels (distribution)"
 
+    class BundleKind(models.TextChoices):
+        SINGLE = "single", "Original labels"
+        VALIDATED = "validated", "Corrected from a vote file"
+        MULTI = "multi", "Accepted lists"
+        SOFT = "soft", "Human label distributions"
+        SUBSET = "subset", "Subset of another label set"
+        NEW_TEST_SET = "new_test_set", "New test set"
+
     benchmark = models.ForeignKey(Benchmark, on_delete=models.PROTECT, related_name="label_sets")
     image_set = models.ForeignKey(ImageSet, on_delete=models.PROTECT, related_name="label_sets")
     slug = models.CharField(max_length=SLUG_MAX_LENGTH, validators=[slug_validator])
@@ -79,6 +122,12 @@ class LabelSet(models.Model):
     description = models.TextField(blank=True)
     citation = models.TextField(blank=True)
     params = models.JSONField(default=dict, blank=True)
+    # Whether its missed predictions feed the review queue (docs/metrics.md §11): the bundle's
+    # `reviewable` list.
+    reviewable = models.BooleanField(default=False)
+    # The bundle's kind (docs/bundles.md §5): single, validated, multi, soft, subset or
+    # new_test_set; `kind` and `family` are what it compiles to (§6).
+    bundle_kind = models.CharField(max_length=16, choices=BundleKind.choices, blank=True)
 
     class Meta:
         ordering = ("benchmark__slug", "slug")

@@ -8,6 +8,10 @@ leaderboard to show.
   class-folder order to the canonical file-number order.
 - CIFAR-10 and MNIST: cleanlab's cross-validated probabilities (on CIFAR-10 they also give
   the CIFAR-10H cross-entropy).
+- CIFAR-100, Caltech-256, 20 Newsgroups and IMDB (the other test sets of the label-error
+  study): cleanlab's cross-validated predictions, already in each benchmark's example order
+  (the data directory's MANIFEST.md); the probabilities where the data has them (20 Newsgroups,
+  IMDB), so that confident-learning audits can use them, else the top-1 class ids.
 
 Idempotent: a model the demo user already submitted on a benchmark is not submitted again.
 """
@@ -44,6 +48,11 @@ PREDICTIONS_SUFFIX = "_predictions.json"
 IMAGENET_MODEL = "ResNet-50 (cleanlab cross-validated)"
 CIFAR10_CLEANLAB_MODEL = "cleanlab cross-validated (CIFAR-10)"
 MNIST_CLEANLAB_MODEL = "cleanlab cross-validated (MNIST)"
+# benchmark slug (also its folder in the data directory) -> the name in its demo model's name
+LABEL_ERROR_STUDY = {"cifar100": "CIFAR-100", "caltech256": "Caltech-256",
+                     "20news": "20 Newsgroups", "imdb": "IMDB"}
+CLEANLAB_PROBABILITIES = "cleanlab_cv_probabilities.npy"
+CLEANLAB_PREDICTED_LABELS = "cleanlab_cv_predicted_labels.npy"
 
 _CIFAR10_1 = "Published predictions of this model, from modestyachts/CIFAR-10.1 (Recht et al., "
 _CIFAR10_1 += "'Do CIFAR-10 Classifiers Generalize to CIFAR-10?', 2018)."
@@ -58,6 +67,8 @@ class DemoModel:
     benchmark: str
     model_name: str
     files: dict[str, Path]
+    # A file for the benchmark's main image set, whatever the loaded definition calls it.
+    main_file: Path | None = None
     description: str = ""
     paper_url: str = ""
     code_url: str = ""
@@ -98,6 +109,28 @@ def _cifar10_models(data_dir: Path) -> list[DemoModel]:
     ]
 
 
+def cleanlab_label_error_study_file(data_dir: Path, benchmark: str) -> Path:
+    """The cross-validated probabilities of a label-error-study benchmark where the data has
+    them (the same top-1 as the predicted labels, and audits need probabilities), else its
+    top-1 predicted labels."""
+    probabilities = data_dir / benchmark / CLEANLAB_PROBABILITIES
+    return probabilities if probabilities.is_file() else (
+        data_dir / benchmark / CLEANLAB_PREDICTED_LABELS)
+
+
+def _label_error_study_models(data_dir: Path, paper: str, code: str) -> list[DemoModel]:
+    models = []
+    for benchmark, name in LABEL_ERROR_STUDY.items():
+        path = cleanlab_label_error_study_file(data_dir, benchmark)
+        what = ("predicted probabilities" if path.name == CLEANLAB_PROBABILITIES
+                else "top-1 predictions")
+        models.append(DemoModel(
+            benchmark=benchmark, model_name=f"cleanlab cross-validated ({name})", files={},
+            main_file=path, description=_CLEANLAB.format(what=what),
+            paper_url=paper, code_url=code))
+    return models
+
+
 def demo_models(*, data_dir: Path, work_dir: Path) -> list[DemoModel]:
     """Every demo submission the data directory can give; derived files go to `work_dir`."""
     paper, code = "https://arxiv.org/abs/2103.14749", "https://github.com/cleanlab/label-errors"
@@ -129,17 +162,21 @@ def demo_models(*, data_dir: Path, work_dir: Path) -> list[DemoModel]:
             description=_CLEANLAB.format(what="predicted probabilities"),
             paper_url=paper, code_url=code,
         ),
+        *_label_error_study_models(data_dir, paper, code),
     ]
 
 
 def _submit(owner: User, benchmark: Benchmark, model: DemoModel) -> Submission:
     image_sets = set(benchmark.image_sets.values_list("slug", flat=True))
-    paths = {slug: path for slug, path in model.files.items()
+    files = dict(model.files)
+    if model.main_file is not None:
+        files[benchmark.main_image_set] = model.main_file
+    paths = {slug: path for slug, path in files.items()
              if slug in image_sets and path.is_file()}
     if benchmark.main_image_set not in paths:
         raise SubmissionError(
             "missing_main_image_set",
-            f"no {benchmark.main_image_set} file: {model.files.get(benchmark.main_image_set)}")
+            f"no {benchmark.main_image_set} file: {files.get(benchmark.main_image_set)}")
     handles = {slug: path.open("rb") for slug, path in paths.items()}
     try:
         return submission_create(

@@ -42,7 +42,8 @@ def test_it_submits_the_30_cifar10_models_once_and_skips_benchmarks_not_loaded(
     assert "queued cifar10 / resnet_basic_110 (#" in out
     assert "skipped imagenet: benchmark not loaded" in out
     assert "skipped mnist: benchmark not loaded" in out
-    assert "demo: 31 queued, 2 skipped" in out
+    assert "skipped imdb: benchmark not loaded" in out
+    assert "demo: 31 queued, 6 skipped" in out  # imagenet, mnist and the four of issue 11
     files = SubmissionFile.objects.filter(submission__model_name="resnet_basic_110")
     assert sorted(files.values_list("image_set__slug", flat=True)) == [
         "cifar10-test", "cifar10.1-v4", "cifar10.1-v6"]
@@ -55,7 +56,7 @@ def test_it_submits_the_30_cifar10_models_once_and_skips_benchmarks_not_loaded(
     again = _seed()
 
     assert demo.count() == 31
-    assert "demo: 0 queued, 33 skipped" in again
+    assert "demo: 0 queued, 37 skipped" in again
     assert "skipped 31 demo model(s) already submitted" in again
 
 

@@ -18,8 +18,10 @@ from leaderboard.submissions.models import Submission
 class Command(BaseCommand):
     help = (
         "Submit real published predictions (30 CIFAR-10 models, cleanlab's cross-validated "
-        "ImageNet ResNet-50, CIFAR-10 and MNIST probabilities) as public submissions of the "
-        "user 'demo'. Safe to run again: a model already submitted is skipped."
+        "ImageNet ResNet-50, CIFAR-10 and MNIST probabilities, and its cross-validated "
+        "predictions on CIFAR-100, Caltech-256, 20 Newsgroups and IMDB) as public submissions "
+        "of the user 'demo'. Safe to run again: a model already submitted is skipped, and so "
+        "is a benchmark that is not loaded."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:

@@ -162,6 +162,9 @@ EVALSERVER_SIGNIFICANCE_DELAY: int = env.get_int("EVALSERVER_SIGNIFICANCE_DELAY"
 # A label audit (workers.tasks.run_confident_learning_audit, workers.gpu_tasks.run_aul_audit)
 # fails with a reason one second before this many seconds, and is killed at it.
 EVALSERVER_AUDIT_TIME_LIMIT: int = env.get_int("EVALSERVER_AUDIT_TIME_LIMIT", 1800, min_value=2)
+# An uploaded benchmark bundle (workers.tasks.add_bundle_upload: extract, check, compile, load)
+# fails with a reason one second before this many seconds, and is killed at it.
+EVALSERVER_BUNDLE_TIME_LIMIT: int = env.get_int("EVALSERVER_BUNDLE_TIME_LIMIT", 1800, min_value=2)
 # Debugging and tests only: milliseconds a scoring task sleeps after its claim, and a re-scoring
 # between storing its scores and publishing the version (tests/review/test_publishing.py).
 EVALSERVER_SCORING_DELAY_MS: int = env.get_int("EVALSERVER_SCORING_DELAY_MS", 0, min_value=0)
@@ -335,6 +338,10 @@ CELERY_BEAT_SCHEDULE = {
     },
     "sweep-unfinished-rescores": {
         "task": "workers.tasks.sweep_versions",
+        "schedule": float(EVALSERVER_SWEEP_INTERVAL),
+    },
+    "sweep-lost-bundle-uploads": {
+        "task": "workers.tasks.sweep_bundle_uploads",
         "schedule": float(EVALSERVER_SWEEP_INTERVAL),
     },
     # Not a job sweep: the files of submissions failed longer than the retention period ago.

@@ -3,6 +3,7 @@ migrations in one place). Each domain defines its own in `leaderboard/<domain>/m
 code imports them from there, not from here."""
 
 from leaderboard.audits.models import Audit
+from leaderboard.catalog.bundle_uploads_models import BundleUpload
 from leaderboard.catalog.models import (
     Benchmark,
     ImageSet,
@@ -40,6 +41,7 @@ from leaderboard.submissions.models import (
 __all__ = [
     "Audit",
     "Benchmark",
+    "BundleUpload",
     "BoardSignificance",
     "CheckpointFile",
     "GroundTruthAnswer",

@@ -1,6 +1,7 @@
 """The one claimed-job lifecycle (leaderboard/common/jobs.py) as each kind of job uses it: a
-submission's scoring or model run, a label audit, a version's re-scoring. The sweep re-sends
-what lost its worker or its message and fails what ran out of attempts, by one rule for all.
+submission's scoring or model run, a label audit, a version's re-scoring, an uploaded bundle.
+The sweep re-sends what lost its worker or its message and fails what ran out of attempts, by
+one rule for all.
 (A real worker picks each kind's re-sent job up in tests/submissions/test_worker_lost.py and
 tests/audits/test_confident_learning.py.)"""
 
@@ -21,6 +22,8 @@ from leaderboard import queue
 from leaderboard.audits.jobs import audits_sweep
 from leaderboard.audits.models import Audit
 from leaderboard.audits.services import audit_claim, audit_fail
+from leaderboard.catalog.bundle_uploads_jobs import bundle_uploads_sweep
+from leaderboard.catalog.bundle_uploads_models import BundleUpload
 from leaderboard.catalog.models import Benchmark, LabelSet, LabelSetVersion
 from leaderboard.review import services as review
 from leaderboard.review.jobs import version_rescore_request, versions_sweep
@@ -86,6 +89,13 @@ def _rescore(n: int) -> VersionRescore:
     return VersionRescore.objects.create(version=label_set.versions.get(number=1))
 
 
+def _bundle_upload(n: int) -> BundleUpload:
+    author = User.objects.filter(username="maint").first() or factories.user_create(
+        "maint", staff=True)
+    return BundleUpload.objects.create(original_name=f"b{n}.zip", size=1, uploaded_by=author,
+                                       bundle=f"bundles/{n}/b{n}.zip")
+
+
 KINDS = {
     "submission": Kind(_submission, lambda job: job.pk, submissions_sweep,
                        queue.SCORE_SUBMISSION, "EVALSERVER_SCORING_TIME_LIMIT", "scored",
@@ -97,6 +107,10 @@ KINDS = {
         _rescore, lambda job: job.version_id, versions_sweep, queue.RESCORE_VERSION,
         "EVALSERVER_RESCORE_TIME_LIMIT", "finished_at",
         "the re-scoring stopped 3 times without finishing (worker crash or time limit)"),
+    "bundle upload": Kind(
+        _bundle_upload, lambda job: job.pk, bundle_uploads_sweep, queue.ADD_BUNDLE_UPLOAD,
+        "EVALSERVER_BUNDLE_TIME_LIMIT", "finished",
+        "adding the bundle stopped 3 times without finishing (worker crash or time limit)"),
 }
 
 

@@ -21,6 +21,8 @@ from django.db import InterfaceError, OperationalError
 
 from leaderboard.audits import jobs as audit_jobs
 from leaderboard.audits import services as audits
+from leaderboard.catalog import bundle_uploads
+from leaderboard.catalog import bundle_uploads_jobs as bundle_upload_jobs
 from leaderboard.review import jobs as review_jobs
 from leaderboard.review import services as review
 from leaderboard.submissions import jobs as submission_jobs
@@ -115,6 +117,12 @@ def sweep_versions() -> list[int]:
     return review_jobs.versions_sweep()
 
 
+@shared_task
+def sweep_bundle_uploads() -> list[int]:
+    """Re-queue bundle uploads whose worker or message was lost; fail those out of attempts."""
+    return bundle_upload_jobs.bundle_uploads_sweep()
+
+
 @shared_task(autoretry_for=(OperationalError, InterfaceError), retry_backoff=True, max_retries=5)
 def refresh_board_significance(benchmark_id: int) -> int:
     """Recompute the stored significance (rank_ub, McNemar p) of a benchmark's public boards
@@ -196,3 +204,37 @@ def run_confident_learning_audit(self, audit_id: int) -> str:
     """Confident learning over the audit's submissions (cpu queue): "done", "failed" or
     "skipped" (already claimed or finished)."""
     return audit_task_run(self, audit_id)
+
+
+@shared_task(
+    bind=True,
+    autoretry_for=(OperationalError, InterfaceError, OSError),
+    retry_backoff=True,
+    max_retries=3,
+    soft_time_limit=settings.EVALSERVER_BUNDLE_TIME_LIMIT - 1,
+    time_limit=settings.EVALSERVER_BUNDLE_TIME_LIMIT,
+)
+def add_bundle_upload(self, upload_id: int) -> str:
+    """Check and add an uploaded benchmark bundle (idempotent: the loader creates nothing the
+    second time): "done", "failed" (the refusal stored) or "skipped" (claimed by another
+    task, or finished). A refused bundle is the service's to record; a time limit or a bug
+    fails it here with a plain reason (details in the log)."""
+    task_id = self.request.id or f"local-bundle-{upload_id}"
+    try:
+        return bundle_uploads.bundle_upload_run(upload_id=upload_id, task_id=task_id,
+                                                retry=bool(self.request.retries))
+    except SoftTimeLimitExceeded:
+        bundle_uploads.bundle_upload_fail(
+            upload_id=upload_id, task_id=task_id, code="time_limit",
+            message=f"adding the bundle took longer than "
+                    f"{settings.EVALSERVER_BUNDLE_TIME_LIMIT - 1} s")
+        return "failed"
+    except (OperationalError, InterfaceError, OSError):
+        raise  # retried by autoretry_for
+    except Exception as exc:
+        log.exception("bundle upload %s failed", upload_id)
+        bundle_uploads.bundle_upload_fail(
+            upload_id=upload_id, task_id=task_id, code="internal_error",
+            message=f"the server could not add this bundle ({type(exc).__name__}); the "
+                    "details are in the worker's log")
+        return "failed"

@@ -6,6 +6,7 @@ from drf_spectacular.views import SpectacularSwaggerView
 from leaderboard.accounts import api as auth
 from leaderboard.audits import api as audits
 from leaderboard.catalog import api as catalog
+from leaderboard.catalog import bundle_uploads_api as hosting
 from leaderboard.common.schema import SchemaView
 from leaderboard.presentation import api as boards
 from leaderboard.presentation.about_api import BenchmarkAboutView
@@ -20,10 +21,19 @@ urlpatterns = [
     path("audits/", audits.AuditListCreateView.as_view(), name="api-audit-list"),
     path("audits/<int:audit_id>/", audits.AuditDetailView.as_view(), name="api-audit-detail"),
     path("benchmarks/", catalog.BenchmarkListView.as_view(), name="api-benchmark-list"),
+    # before `benchmarks/<str:slug>/`, which would take `bundles` for a slug
+    path("benchmarks/bundles/", hosting.BundleUploadCreateView.as_view(),
+         name="api-bundle-upload-list"),
+    path("benchmarks/bundles/<int:upload_id>/", hosting.BundleUploadDetailView.as_view(),
+         name="api-bundle-upload-detail"),
     path("benchmarks/<str:slug>/", catalog.BenchmarkDetailView.as_view(),
          name="api-benchmark-detail"),
     path("benchmarks/<str:slug>/leaderboard/", boards.LeaderboardView.as_view(),
          name="api-leaderboard"),
+    path("benchmarks/<str:slug>/hide/", hosting.BenchmarkHideView.as_view(),
+         name="api-benchmark-hide"),
+    path("benchmarks/<str:slug>/unhide/", hosting.BenchmarkUnhideView.as_view(),
+         name="api-benchmark-unhide"),
     path("benchmarks/<str:slug>/about/", BenchmarkAboutView.as_view(),
          name="api-benchmark-about"),
     path("benchmarks/<str:slug>/label-sets/<str:label_set>/versions/",

@@ -11,6 +11,11 @@ from leaderboard.audits.views import (
     audit_list,
     audit_status,
 )
+from leaderboard.catalog.bundle_uploads_views import (
+    bundle_upload_detail,
+    bundle_upload_status,
+    bundle_uploads,
+)
 from leaderboard.presentation.views.about import benchmark_about
 from leaderboard.presentation.views.boards import leaderboard
 from leaderboard.presentation.views.gallery import submission_mistakes
@@ -60,6 +65,10 @@ urlpatterns = [
          name="audit_histogram_csv"),
     path("audits/<int:audit_id>/histogram.svg", audit_histogram_svg,
          name="audit_histogram_svg"),
+    path("bundles/", bundle_uploads, name="bundle_upload_list"),
+    path("bundles/<int:upload_id>/", bundle_upload_detail, name="bundle_upload_detail"),
+    path("bundles/<int:upload_id>/status.json", bundle_upload_status,
+         name="bundle_upload_status"),
     path("review/", review_home, name="review_home"),
     path("review/<str:slug>/next/", review_next, name="review_next"),
     path("review/<str:slug>/ground-truth/next/", ground_truth_next,

@@ -73,7 +73,11 @@ STATUSES = {
     ("/api/auth/token/", "post"): {"200", "429"} | WRITE_WITH_BODY,
     ("/api/auth/token/", "delete"): {"204", "403"} | EVERYWHERE,
     ("/api/benchmarks/", "get"): {"200"} | EVERYWHERE,
+    ("/api/benchmarks/bundles/", "post"): {"202", "403", "413"} | WRITE_WITH_BODY,
+    ("/api/benchmarks/bundles/{upload_id}/", "get"): {"200", "403"} | EVERYWHERE,
     ("/api/benchmarks/{slug}/", "get"): {"200"} | EVERYWHERE,
+    ("/api/benchmarks/{slug}/hide/", "post"): {"200", "403"} | EVERYWHERE,
+    ("/api/benchmarks/{slug}/unhide/", "post"): {"200", "403"} | EVERYWHERE,
     ("/api/benchmarks/{slug}/about/", "get"): {"200"} | EVERYWHERE,
     ("/api/benchmarks/{slug}/label-sets/{label_set}/versions/", "get"): {"200"} | EVERYWHERE,
     ("/api/benchmarks/{slug}/label-sets/{label_set}/versions/{number}/", "get"):

@@ -7,15 +7,14 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from django.conf import settings
 from django.db.models import Count, QuerySet
 
 from leaderboard.audits.models import Audit
 from leaderboard.catalog.example_images import example_image_uri
 from leaderboard.catalog.models import Benchmark
+from leaderboard.catalog.selectors import benchmark_class_names, image_set_example_namer
 from leaderboard.review.ground_truth_models import GroundTruthCandidate
 from leaderboard.submissions.models import Submission
-from workers.scoring import datasets
 
 REPORT_FLAGS = 50
 # Evidence entries shown as figures next to a flagged example (the rest stays in the JSON).
@@ -98,7 +97,8 @@ def audit_flag_rows(audit: Audit, *, limit: int = REPORT_FLAGS) -> list[FlagRow]
     entries = evidence[:limit]
     if not entries:
         return []
-    names = datasets.class_names(audit.benchmark.slug, settings.EVALSERVER_DATA_DIR)
+    names = benchmark_class_names(benchmark=audit.benchmark)
+    example_name = image_set_example_namer(image_set=audit.image_set)
     candidates = {c.example_index: c for c in GroundTruthCandidate.objects.filter(
         label_set=audit.label_set, source=f"audit:{audit.pk}",
         example_index__in=[e["index"] for e in entries])}
@@ -108,7 +108,7 @@ def audit_flag_rows(audit: Audit, *, limit: int = REPORT_FLAGS) -> list[FlagRow]
         index, given, suggested = entry["index"], entry["given_label"], entry["suggested_label"]
         candidate = candidates.get(index)
         rows.append(FlagRow(
-            rank=entry["rank"], index=index, file_name=datasets.example_name(slug, index),
+            rank=entry["rank"], index=index, file_name=example_name(index),
             image=example_image_uri(slug, index), given=given, given_name=names[given],
             suggested=suggested, suggested_name=names[suggested],
             figures=[(label, float(entry[key])) for key, label in

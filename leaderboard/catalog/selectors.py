@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import lru_cache
+
 from django.db.models import Prefetch, QuerySet
 
 from leaderboard.catalog.models import Benchmark, ImageSet, LabelSet, LabelSetVersion
@@ -91,3 +94,31 @@ def catalog_counts() -> dict[str, int]:
         "label_sets": LabelSet.objects.count(),
         "label_set_versions": LabelSetVersion.objects.count(),
     }
+
+
+def benchmark_class_names(*, benchmark: Benchmark) -> tuple[str, ...]:
+    """The class names of the benchmark in id order, as its bundle declared them."""
+    return tuple(benchmark.class_names)
+
+
+@lru_cache(maxsize=16)
+def _example_names(image_set_id: int) -> tuple[str, ...]:
+    # An example set's names never change once loaded (its examples are what every label
+    # set and score index), so one read per process; IMDB's list has 25,000 names.
+    names = ImageSet.objects.filter(pk=image_set_id).values_list("example_names", flat=True)
+    return tuple(names.first() or ())
+
+
+def image_set_example_namer(*, image_set: ImageSet) -> Callable[[int], str]:
+    """example index -> the example's name, by the naming its bundle declared
+    (docs/bundles.md §4): a file-number pattern (ImageNet: ILSVRC2012_val_00000001.JPEG),
+    an index-to-name list (Caltech-256, IMDB) or `<slug>[i]`."""
+    slug = image_set.slug
+    if image_set.naming == ImageSet.Naming.PATTERN and image_set.name_pattern:
+        pattern, first = image_set.name_pattern, image_set.first_number
+        return lambda index: pattern.format(number=index + first)
+    if image_set.naming == ImageSet.Naming.FILE:
+        names = _example_names(image_set.pk)
+        if len(names) == image_set.size:
+            return lambda index: names[index]
+    return lambda index: f"{slug}[{index}]"

@@ -25,7 +25,7 @@ from django.core.cache import cache
 
 from leaderboard.catalog.label_set_version_files import LabelStoreError, compiled_for_version
 from leaderboard.catalog.models import Benchmark, LabelSet
-from leaderboard.catalog.selectors import label_set_version_current
+from leaderboard.catalog.selectors import benchmark_class_names, label_set_version_current
 from leaderboard.common.storage import stored_npz
 from leaderboard.review.selectors import ClassLabel
 from leaderboard.submissions.models import Submission, SubmissionFile
@@ -56,13 +56,6 @@ class BenchmarkConfusions:
     submissions: int  # public scored submissions counted
     label_set: str  # the corrected label set counted on
     version: int | None
-
-
-def _names(benchmark: str) -> tuple[str, ...]:
-    try:
-        return datasets.class_names(benchmark, Path(settings.EVALSERVER_DATA_DIR))
-    except (KeyError, OSError, datasets.DataError):
-        return ()
 
 
 def _label(names: tuple[str, ...], class_id: int) -> ClassLabel:
@@ -169,7 +162,7 @@ def benchmark_confusions(*, benchmark: Benchmark,
             else _our_sums(label_set, version.content_hash))
     if not panel and sums is None:
         return None
-    names = _names(benchmark.slug)
+    names = benchmark_class_names(benchmark=benchmark)
     c = int(benchmark.num_classes)
     keys = sums["keys"] if sums is not None else np.zeros(0, np.int64)
     times = sums["times"] if sums is not None else np.zeros(0, np.int64)

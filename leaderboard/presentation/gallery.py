@@ -20,17 +20,19 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from django.conf import settings
 
 from leaderboard.catalog.example_images import example_image_uri
 from leaderboard.catalog.label_set_version_files import LabelStoreError, compiled_for_version
-from leaderboard.catalog.models import LabelSet, LabelSetVersion
-from leaderboard.catalog.selectors import label_set_version_current
+from leaderboard.catalog.models import Benchmark, ImageSet, LabelSet, LabelSetVersion
+from leaderboard.catalog.selectors import (
+    benchmark_class_names,
+    image_set_example_namer,
+    label_set_version_current,
+)
 from leaderboard.common.storage import stored_npz
 from leaderboard.review.selectors import ClassLabel, example_classes
 from leaderboard.submissions.models import Score, Submission, SubmissionFile
 from leaderboard.submissions.selectors import submission_scores
-from workers.scoring import datasets
 
 PAGE_SIZE = 60
 SECTIONS = ("imagenet-m", "corrected")
@@ -169,17 +171,12 @@ def section_rows(section: GallerySection, match: str | None) -> list[MistakeRow]
     return [r for r in section.rows if match is None or r.match == match]
 
 
-def _class_names(benchmark: str) -> tuple[str, ...]:
-    try:
-        return datasets.class_names(benchmark, settings.EVALSERVER_DATA_DIR)
-    except (KeyError, OSError, datasets.DataError):
-        return ()
-
-
-def mistake_cards(*, benchmark: str, section: GallerySection,
+def mistake_cards(*, benchmark: Benchmark, section: GallerySection,
                   rows: list[MistakeRow]) -> list[MistakeCard]:
     """Cards (class names, file name, the image where the server has one) for these rows."""
-    names = _class_names(benchmark)
+    names = benchmark_class_names(benchmark=benchmark)
+    image_set = ImageSet.objects.get(benchmark=benchmark, slug=section.image_set)
+    example_name = image_set_example_namer(image_set=image_set)
 
     def label(class_id: int | None) -> ClassLabel | None:
         if class_id is None:
@@ -192,7 +189,7 @@ def mistake_cards(*, benchmark: str, section: GallerySection,
         predicted = label(row.predicted)
         assert predicted is not None
         cards.append(MistakeCard(
-            row=row, file_name=datasets.example_name(section.image_set, row.index),
+            row=row, file_name=example_name(row.index),
             image=example_image_uri(section.image_set, row.index), predicted=predicted,
             given=label(row.given), corrected=label(row.corrected),
             accepted=[c for c in map(label, row.accepted) if c is not None]))

@@ -5,12 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from django.conf import settings
 from django.db.models import Count, QuerySet
 
 from leaderboard.catalog.models import Benchmark
+from leaderboard.catalog.selectors import benchmark_class_names, image_set_example_namer
 from leaderboard.review.ground_truth_models import GroundTruthCandidate
-from workers.scoring import datasets
 
 
 def ground_truth_queue(*, benchmark: Benchmark, reviewer: Any = None
@@ -47,11 +46,11 @@ class CandidateView:
 
 def ground_truth_candidate_view(candidate: GroundTruthCandidate) -> CandidateView:
     label_set = candidate.label_set
-    names = datasets.class_names(label_set.benchmark.slug, settings.EVALSERVER_DATA_DIR)
+    names = benchmark_class_names(benchmark=label_set.benchmark)
     vote_count = getattr(candidate, "vote_count", None)
     return CandidateView(
         candidate=candidate,
-        file_name=datasets.example_name(label_set.image_set.slug, candidate.example_index),
+        file_name=image_set_example_namer(image_set=label_set.image_set)(candidate.example_index),
         given_name=names[candidate.given], guessed_name=names[candidate.guessed],
         vote_count=int(vote_count if vote_count is not None else candidate.votes.count()),
         panel_size=int(label_set.benchmark.ground_truth_panel_size))

@@ -6,15 +6,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from django.conf import settings
 
 from leaderboard.catalog.label_set_version_files import LabelStoreError, compiled_for_version
 from leaderboard.catalog.models import LabelSet
-from leaderboard.catalog.selectors import label_set_version_current
+from leaderboard.catalog.selectors import (
+    benchmark_class_names,
+    image_set_example_namer,
+    label_set_version_current,
+)
 from leaderboard.review.models import MistakeCategory, PanelMistake, Severity
 from leaderboard.review.selectors import ClassLabel
 from leaderboard.submissions.models import Submission, SubmissionFile
-from workers.scoring import datasets
 from workers.scoring.compact import npz_member_rows
 
 
@@ -86,14 +88,15 @@ def submission_panel_major_hits(*, submission: Submission) -> PanelMajorHits | N
             rows = npz_member_rows(handle, "topk", examples)
         top1 = dict(zip(examples.tolist(), rows[:, 0].astype(np.int64).tolist(), strict=True))
     image_set = stored.image_set
-    names = datasets.class_names(submission.benchmark.slug, settings.EVALSERVER_DATA_DIR)
+    names = benchmark_class_names(benchmark=submission.benchmark)
+    example_name = image_set_example_namer(image_set=image_set)
     original = _original_labels(image_set.pk, submission.benchmark_id)
 
     def label(class_id: int) -> ClassLabel:
         return ClassLabel(class_id, names[class_id] if 0 <= class_id < len(names) else "?")
 
     hits = [PanelMajorHit(
-        example=e, file_name=datasets.example_name(image_set.slug, e), predicted=label(c),
+        example=e, file_name=example_name(e), predicted=label(c),
         given=None if original is None else label(int(original[e])),
         categories=sorted(str(MistakeCategory(k).label) for k in categories),
         models=sorted(judged_models))

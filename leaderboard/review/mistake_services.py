@@ -46,7 +46,6 @@ from leaderboard.review.models import (
     ReviewItem,
 )
 from leaderboard.review.panel import label_set_revision_publish
-from leaderboard.review.services import REVIEWABLE_FAMILIES
 from workers.scoring import revisions
 from workers.scoring.datasets import IMAGENET_NUM_CLASSES, IMAGENET_SIZE
 from workers.scoring.label_set_builders import CompiledLabelSet
@@ -257,10 +256,10 @@ def mistake_reviews_import(*, path: Path, model: str,
         raise MistakeFileError(f"{source}: the {BENCHMARK} benchmark is not loaded here "
                                "(manage.py load_benchmarks)")
     label_sets = [ls for ls in LabelSet.objects.filter(
-        benchmark=benchmark, image_set=image_set, family__in=REVIEWABLE_FAMILIES
+        benchmark=benchmark, image_set=image_set, reviewable=True
     ).order_by("slug") if label_set_version_latest(label_set=ls) is not None]
     if not label_sets:
-        raise MistakeFileError(f"{source}: no {' or '.join(REVIEWABLE_FAMILIES)} label set of "
+        raise MistakeFileError(f"{source}: no reviewable label set of "
                                f"{BENCHMARK} has a version here to record the decisions in")
     provenance = f"{source} ({model})"
     note = (f"Expert panel's review of {model}'s mistakes (Vasudevan et al. 2022), imported "

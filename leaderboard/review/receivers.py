@@ -19,9 +19,11 @@ from workers.scoring.metrics import NovelPairs
 @receiver(submission_scored, dispatch_uid="review.submission_scored")
 def submission_scored_review(*, submission: Submission, novel: dict[LabelSet, NovelPairs],
                              missed_versions: list[int], **_: Any) -> None:
-    """Unjudged top-1 pairs become review items (docs/metrics.md §11); a version made while the
-    submission was scoring is re-scored again, with it."""
+    """Unjudged top-1 pairs on the label sets its bundle declares reviewable become review items
+    (docs/metrics.md §11); a version made while the submission was scoring is re-scored again,
+    with it."""
     for label_set, pairs in novel.items():
-        review_items_record(submission=submission, label_set=label_set, novel=pairs)
+        if label_set.reviewable:
+            review_items_record(submission=submission, label_set=label_set, novel=pairs)
     for version_id in missed_versions:
         version_rescore_request(version_id=version_id)

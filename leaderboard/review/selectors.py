@@ -11,13 +11,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from django.conf import settings
 from django.core.exceptions import ObjectDoesNotExist
 from django.db.models import Count, Q, QuerySet
 
 from leaderboard.catalog.label_set_version_files import compiled_for_version
 from leaderboard.catalog.models import Benchmark, LabelSet, LabelSetVersion
-from leaderboard.catalog.selectors import label_set_version_latest
+from leaderboard.catalog.selectors import (
+    benchmark_class_names,
+    image_set_example_namer,
+    label_set_version_latest,
+)
 from leaderboard.review.ground_truth_models import GroundTruthVote
 from leaderboard.review.models import (
     MistakeCategory,
@@ -28,7 +31,6 @@ from leaderboard.review.models import (
     VersionRescore,
 )
 from leaderboard.submissions.models import Score, Submission
-from workers.scoring import datasets
 from workers.scoring import leaderboard as core_leaderboard
 from workers.scoring.label_set_builders import CompiledLabelSet
 
@@ -151,7 +153,7 @@ def review_item_detail(*, item_id: int, reviewer: Any = None) -> ReviewItemDetai
     latest = label_set_version_latest(label_set=label_set)
     compiled = compiled_for_version(latest) if latest is not None else None
     accepted, wrong = _judged(compiled, item.example_index)
-    names = datasets.class_names(benchmark.slug, settings.EVALSERVER_DATA_DIR)
+    names = benchmark_class_names(benchmark=benchmark)
 
     def label(class_id: int) -> ClassLabel:
         return ClassLabel(class_id, names[class_id] if 0 <= class_id < len(names) else "?")
@@ -163,7 +165,7 @@ def review_item_detail(*, item_id: int, reviewer: Any = None) -> ReviewItemDetai
                  else "wrong" if item.class_id in wrong else "unjudged")
     return ReviewItemDetail(
         item=item, benchmark=benchmark, label_set=label_set,
-        file_name=datasets.example_name(label_set.image_set.slug, item.example_index),
+        file_name=image_set_example_namer(image_set=label_set.image_set)(item.example_index),
         predicted=label(item.class_id), max_score=item.max_score,
         accepted=[label(c) for c in accepted], wrong=[label(c) for c in wrong],
         vote_count=votes.count(), panel_size=int(benchmark.review_panel_size),
@@ -258,7 +260,8 @@ def _settled(version: LabelSetVersion) -> list[dict[str, Any]]:
     if not settled:
         return []
     label_set = version.label_set
-    names = datasets.class_names(label_set.benchmark.slug, settings.EVALSERVER_DATA_DIR)
+    names = benchmark_class_names(benchmark=label_set.benchmark)
+    example_name = image_set_example_namer(image_set=label_set.image_set)
     # Review decisions name their item, ground-truth decisions their candidate.
     voters: dict[tuple[str, int], list[str]] = {}
     for item_id, username in (ReviewVote.objects.filter(
@@ -271,7 +274,7 @@ def _settled(version: LabelSetVersion) -> list[dict[str, Any]]:
         voters.setdefault(("candidate", candidate_id), []).append(username)
     for entry in settled:
         example, class_id = int(entry.get("example", -1)), int(entry.get("class", -1))
-        entry["file_name"] = datasets.example_name(label_set.image_set.slug, example)
+        entry["file_name"] = example_name(example)
         entry["class_name"] = names[class_id] if 0 <= class_id < len(names) else "?"
         key = ("item", entry["item"]) if entry.get("item") else ("candidate",
                                                                  entry.get("candidate"))

@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from leaderboard.catalog.label_set_version_files import compiled_for_version
 from leaderboard.catalog.models import LabelSet, LabelSetVersion
+from leaderboard.catalog.selectors import benchmark_class_names, image_set_example_namer
 from leaderboard.catalog.services import benchmark_leaderboard_touch, label_set_version_publish
 from leaderboard.common.jobs import job_claim, job_fail, job_finish
 from leaderboard.common.storage import stored_npz
@@ -40,13 +41,11 @@ from leaderboard.review.panel import (
 from leaderboard.submissions.models import Score, Submission, SubmissionFile
 from leaderboard.submissions.services import scores_copy, scores_upsert
 from leaderboard.submissions.significance import board_significance_schedule
-from workers.scoring import datasets, label_set_builders, revisions
+from workers.scoring import label_set_builders, revisions
 from workers.scoring.compact import npz_member_rows
 from workers.scoring.metrics import NovelPairs, headline_hits, score_label_set
 from workers.scoring.predictions import Predictions
 
-# Label-set families whose unjudged top-1 predictions go to review (docs/metrics.md §11).
-REVIEWABLE_FAMILIES = ("real", "multilabel")
 # Submissions whose new scores are written in one statement while re-scoring.
 RESCORE_CHUNK = 200
 # Told (submissions done, submissions in all) as re-scoring goes (manage.py scores_recompute).
@@ -310,16 +309,18 @@ def _rescore_rows(version: LabelSetVersion, compiled: label_set_builders.Compile
                   rows: Any, progress: Callable[[int], None] | None = None) -> int:
     """Score each stored file on the version from its compact predictions, in chunked upserts."""
     label_set = version.label_set
-    names = datasets.class_names(label_set.benchmark.slug, settings.EVALSERVER_DATA_DIR)
+    names = benchmark_class_names(benchmark=label_set.benchmark)
+    example_name = image_set_example_namer(image_set=label_set.image_set)
     # A version made by review decisions only ever judges more pairs, so it has no novel pair
     # that is not already an item; a version from elsewhere (an import) may have new ones.
-    record_items = label_set.family in REVIEWABLE_FAMILIES and "settled" not in version.summary
+    record_items = label_set.reviewable and "settled" not in version.summary
     done = 0
     chunk: dict[int, dict[str, Any]] = {}
     hits: dict[int, np.ndarray] = {}
     for row in rows:
         preds = _compact_predictions(row)
-        record, novel = score_label_set(compiled, preds, class_names=names)
+        record, novel = score_label_set(compiled, preds, class_names=names,
+                                        example_name=example_name)
         chunk[row.submission_id] = record
         hits[row.submission_id] = headline_hits(compiled, preds)
         if novel is not None and record_items:

@@ -25,7 +25,11 @@ from django.utils import timezone
 from leaderboard import queue
 from leaderboard.catalog.label_set_version_files import compiled_for_version
 from leaderboard.catalog.models import Benchmark, LabelSet, LabelSetVersion
-from leaderboard.catalog.selectors import label_set_versions_to_score
+from leaderboard.catalog.selectors import (
+    benchmark_class_names,
+    image_set_example_namer,
+    label_set_versions_to_score,
+)
 from leaderboard.catalog.services import benchmark_leaderboard_touch
 from leaderboard.common.jobs import job_claim, job_fail, job_finish, job_held
 from leaderboard.common.storage import stored_file_path
@@ -35,8 +39,7 @@ from leaderboard.submissions.jobs import SUBMISSION_JOBS, submission_queue
 from leaderboard.submissions.models import HitVector, Score, Submission, SubmissionFile
 from leaderboard.submissions.signals import submission_scored
 from leaderboard.submissions.significance import board_significance_schedule
-from workers.scoring import datasets
-from workers.scoring.metrics import NovelPairs, score_predictions
+from workers.scoring.metrics import ExampleNamer, NovelPairs, score_predictions
 from workers.scoring.predictions import Predictions, parse_predictions
 from workers.scoring.significance import pack_hits
 
@@ -176,6 +179,7 @@ def submission_scores_compute(*, submission_id: int, task_id: str) -> bool:
     submission = Submission.objects.select_related("benchmark").get(id=submission_id)
     benchmark = submission.benchmark
     predictions: dict[str, Predictions] = {}
+    namers: dict[str, ExampleNamer] = {}
     # in upload order (the database gives none otherwise): failures name the same file each run
     for row in submission.files.select_related("image_set").order_by("pk"):
         try:
@@ -190,15 +194,16 @@ def submission_scores_compute(*, submission_id: int, task_id: str) -> bool:
             exc.image_set = row.image_set.slug  # type: ignore[attr-defined]
             raise
         predictions[row.image_set.slug] = preds
+        namers[row.image_set.slug] = image_set_example_namer(image_set=row.image_set)
         _save_compact(row, preds)
     versions = label_set_versions_to_score(benchmark=benchmark)
-    names = datasets.class_names(benchmark.slug, settings.EVALSERVER_DATA_DIR)
-    scores, novel = _scores_on_versions(predictions, versions, names)
+    names = benchmark_class_names(benchmark=benchmark)
+    scores, novel = _scores_on_versions(predictions, versions, names, namers)
     # A version made while this was scoring (a review decision) may be re-scored and published
     # before this commits, without this submission: score it too, so that does not happen.
     made = [v for v in label_set_versions_to_score(benchmark=benchmark) if v not in versions]
     if made:
-        more, newer_novel = _scores_on_versions(predictions, made, names)
+        more, newer_novel = _scores_on_versions(predictions, made, names, namers)
         scores, novel, versions = scores + more, {**novel, **newer_novel}, versions + made
     with transaction.atomic():
         if not job_held(SUBMISSION_JOBS, job_id=submission_id, task_id=task_id):
@@ -226,7 +231,7 @@ def submission_scores_compute(*, submission_id: int, task_id: str) -> bool:
 
 def _scores_on_versions(
     predictions: Mapping[str, Predictions], versions: Sequence[LabelSetVersion],
-    class_names: tuple[str, ...],
+    class_names: tuple[str, ...], example_names: Mapping[str, ExampleNamer],
 ) -> tuple[list[tuple[LabelSetVersion, dict[str, Any], np.ndarray | None]],
            dict[LabelSet, NovelPairs]]:
     """The records on every version (each label set's current one, and those being re-scored:
@@ -245,7 +250,7 @@ def _scores_on_versions(
     for layer in layers:
         on = {version.label_set.slug: version for version in layer}
         result = score_predictions(predictions, [compiled_for_version(v) for v in layer],
-                                   class_names=class_names)
+                                   class_names=class_names, example_names=example_names)
         for slug, record in result.records.items():
             scores.append((on[slug], record, result.hits.get(slug)))
             pairs = result.novel.get(slug)

@@ -63,6 +63,6 @@ def submission_mistakes(request: HttpRequest, submission_id: int) -> HttpRespons
             raise Http404("no such page") from None
         context.update(section=section, pages=_links(chosen, match, page),
                        cards=selectors_gallery.mistake_cards(
-                           benchmark=submission.benchmark.slug, section=section,
+                           benchmark=submission.benchmark, section=section,
                            rows=list(page.object_list)))
     return render(request, "leaderboard/submission_gallery.html", context)

@@ -21,7 +21,7 @@ from leaderboard.audits import selectors as selectors_audits
 from leaderboard.audits import services as audits
 from leaderboard.audits.inputs import MAX_CANDIDATES_DEFAULT, MAX_CANDIDATES_LIMIT
 from leaderboard.audits.models import Audit
-from leaderboard.catalog.models import Benchmark
+from leaderboard.catalog.selectors import benchmark_visible_list
 from leaderboard.presentation.audit_charts import NARROW, histogram_csv, histogram_svg
 from leaderboard.review.views import reviewer_required
 
@@ -34,7 +34,7 @@ FIELDS = {"submission_ids": "submissions", "config.epochs": "epochs",
 class AuditForm(forms.Form):
     kind = forms.ChoiceField(choices=Audit.Kind.choices, widget=forms.RadioSelect,
                              initial=Audit.Kind.CONFIDENT_LEARNING)
-    benchmark = forms.ModelChoiceField(queryset=Benchmark.objects.order_by("slug"),
+    benchmark = forms.ModelChoiceField(queryset=benchmark_visible_list(),
                                        to_field_name="slug", empty_label=None)
     submissions = forms.TypedMultipleChoiceField(
         coerce=int, required=False, widget=forms.SelectMultiple(attrs={"size": 8}),

@@ -95,7 +95,7 @@ class BundleUploadDetailView(APIView):
 
 def _visibility_set(slug: str, *, hidden: bool) -> Response:
     try:
-        benchmark = benchmark_get(slug=slug)
+        benchmark = benchmark_get(slug=slug, include_hidden=True)
     except Benchmark.DoesNotExist:
         raise NotFound(f"no benchmark {slug!r}") from None
     benchmark = benchmark_visibility_set(benchmark=benchmark, hidden=hidden)

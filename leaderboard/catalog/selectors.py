@@ -10,10 +10,12 @@ from django.db.models import Prefetch, QuerySet
 from leaderboard.catalog.models import Benchmark, ImageSet, LabelSet, LabelSetVersion
 
 
-def benchmark_list() -> QuerySet[Benchmark]:
-    """Every benchmark with its image sets and label sets prefetched; each label set has
-    `version_list`, its published versions in order (the last is the current one)."""
-    return Benchmark.objects.prefetch_related(
+def benchmark_list(*, include_hidden: bool = False) -> QuerySet[Benchmark]:
+    """Every benchmark (but hidden ones, unless asked for) with its image sets and label sets
+    prefetched; each label set has `version_list`, its published versions in order (the last
+    is the current one)."""
+    benchmarks = Benchmark.objects.all() if include_hidden else benchmark_visible_list()
+    return benchmarks.prefetch_related(
         Prefetch("image_sets", queryset=ImageSet.objects.order_by("slug")),
         Prefetch(
             "label_sets",
@@ -31,9 +33,17 @@ def benchmark_list() -> QuerySet[Benchmark]:
     ).order_by("slug")
 
 
-def benchmark_get(*, slug: str) -> Benchmark:
-    """The benchmark with this slug; raises Benchmark.DoesNotExist."""
-    return Benchmark.objects.get(slug=slug)
+def benchmark_visible_list() -> QuerySet[Benchmark]:
+    """The benchmarks not hidden (a hidden one is out of every public list, board, form and
+    page: leaderboard/catalog/benchmark_visibility.py), by slug."""
+    return Benchmark.objects.filter(hidden=False).order_by("slug")
+
+
+def benchmark_get(*, slug: str, include_hidden: bool = False) -> Benchmark:
+    """The benchmark with this slug; raises Benchmark.DoesNotExist, also for a hidden one
+    unless `include_hidden` (staff operations)."""
+    benchmarks = Benchmark.objects.all() if include_hidden else benchmark_visible_list()
+    return benchmarks.get(slug=slug)
 
 
 def label_set_version_list(*, label_set: LabelSet) -> QuerySet[LabelSetVersion]:

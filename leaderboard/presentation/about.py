@@ -10,6 +10,7 @@ from typing import Any
 from django.db.models import Count, OuterRef, Subquery
 
 from leaderboard.catalog.models import Benchmark, LabelSet, LabelSetVersion
+from leaderboard.catalog.selectors import benchmark_get
 from leaderboard.presentation import about_texts as benchmark_docs
 from leaderboard.presentation.about_texts import Citation, Fact
 from workers.scoring import catalog
@@ -94,7 +95,7 @@ def _unloaded(spec: catalog.LabelSetSpec) -> LabelSetAbout:
 
 def benchmark_about(*, slug: str) -> BenchmarkAbout:
     """Raises Benchmark.DoesNotExist. Three queries whatever the number of versions."""
-    benchmark = Benchmark.objects.get(slug=slug)
+    benchmark = benchmark_get(slug=slug)
     # catalog.selectors.label_set_version_current, as a subquery: one query for every label set
     latest_id = (LabelSetVersion.objects.filter(label_set=OuterRef("pk"), published__isnull=False)
                  .order_by("-number").values("id")[:1])

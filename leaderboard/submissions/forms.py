@@ -8,6 +8,7 @@ from typing import Any
 from django import forms
 
 from leaderboard.catalog.models import Benchmark, ImageSet
+from leaderboard.catalog.selectors import benchmark_visible_list
 from leaderboard.submissions.models import Submission
 
 # the database column's limit (URLField: 200 characters)
@@ -37,7 +38,7 @@ class SubmissionForm(forms.Form):
     """
 
     benchmark = BenchmarkChoiceField(
-        queryset=Benchmark.objects.order_by("slug"), to_field_name="slug",
+        queryset=benchmark_visible_list(), to_field_name="slug",
         empty_label="Choose a benchmark…",
         error_messages={"required": "choose the benchmark",
                         "invalid_choice": "choose one of the benchmarks in the list"},

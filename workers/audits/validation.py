@@ -9,9 +9,9 @@ Recall can only be measured against these checked examples: an error nobody was 
 counted as clean, so recall is over the validated errors and `precision` over all flags is a
 lower bound; `precision_checked` (over flags that humans checked) is the fairer figure.
 
-Index base: MNIST and CIFAR-10 files use 0-based test indices; the ImageNet file uses 1-based
-validation file numbers, so its indices here are file number - 1, i.e. canonical file-number
-order (not cleanlab's class-folder order). This follows `label_set_builders.build`.
+Indices are 0-based canonical example indices, as the benchmark's bundle names them (the
+ImageNet file's 1-based file numbers are file number - 1; IMDB's names go through its
+index-to-name file), the same reading that builds its corrected label sets.
 """
 
 from __future__ import annotations
@@ -22,14 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from workers.scoring import datasets
+from workers.scoring.bundles import BundleData, builtin_bundle
 from workers.scoring.label_set_builders import corrected_categories
-
-# benchmark -> (validation file under the data directory, whether its ids are 1-based)
-VALIDATION_FILES: Mapping[str, tuple[str, bool]] = {
-    "mnist": ("mnist/cleanlab_mturk.json", False),
-    "cifar10": ("cifar10/cleanlab_mturk.json", False),
-    "imagenet": ("imagenet/cleanlab_mturk.json", True),
-}
 
 
 @dataclass(frozen=True)
@@ -68,13 +62,19 @@ def validated_errors(
 def load_validated_errors(
     data_dir: Path, benchmark: str, *, threshold: int = 3
 ) -> ValidatedErrors:
-    """`validated_errors` of a benchmark's validation file, read with the right index base."""
-    if benchmark not in VALIDATION_FILES:
-        raise ValueError(
-            f"no human validation file for {benchmark!r}; known: {', '.join(VALIDATION_FILES)}"
-        )
-    relative, one_based = VALIDATION_FILES[benchmark]
-    records = datasets.read_mturk(Path(data_dir) / relative, one_based=one_based)
+    """`validated_errors` of a built-in benchmark's human-validation vote file, read through
+    its bundle (the first label set of kind `validated` on the main example set:
+    docs/bundles.md §5.2, whose vocabulary and example naming give 0-based indices).
+    ValueError (a BundleError for a bad file) when it has none."""
+    try:
+        bundle = builtin_bundle(benchmark)
+    except KeyError as exc:
+        raise ValueError(str(exc)) from None
+    validated = [ls for ls in bundle.label_sets
+                 if ls.kind == "validated" and ls.example_set == bundle.main_example_set]
+    if not validated:
+        raise ValueError(f"benchmark {benchmark!r} has no human validation vote file")
+    records = BundleData(bundle, data_dir=Path(data_dir)).vote_records(validated[0].slug)
     return validated_errors(records, threshold=threshold)
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from .. import label_set_builders as builders
-from ..datasets import DataError
+from ..datasets import DataError, MturkRecord
 from ..multilabel import build_multilabel_arrays
 from .classes import Classes, load_classes
 from .data_files import check_labels, read_json, read_npy, read_npz_member, resolve
@@ -110,18 +110,25 @@ class BundleData:
             self._single[slug] = labels
         return self._single[slug]
 
+    def vote_records(self, slug: str) -> list[MturkRecord]:
+        """The vote records of a validated label set, examples as 0-based indices and labels
+        as class ids (the same for every threshold declared)."""
+        ls = self.bundle.label_set(slug)
+        assert ls.kind == "validated" and ls.votes is not None and ls.original is not None
+        return read_vote_records(
+            ls.votes, root=self.root, field=f"label_sets.{ls.slug}.votes",
+            names=self.names(ls.example_set), classes=self.classes,
+            original=self.single_labels(ls.original),
+        )
+
     def build(self, ls: LabelSetDef) -> Built:
         field = f"label_sets.{ls.slug}"
         if ls.kind in ("single", "new_test_set"):
             return {"labels": self.single_labels(ls.slug)}, {}
         if ls.kind == "validated":
-            assert ls.votes is not None and ls.original is not None and ls.threshold is not None
-            original = self.single_labels(ls.original)
-            records = read_vote_records(
-                ls.votes, root=self.root, field=f"{field}.votes", names=self.names(ls.example_set),
-                classes=self.classes, original=original,
-            )
-            return builders.build_corrected(original, records, ls.threshold)
+            assert ls.original is not None and ls.threshold is not None
+            return builders.build_corrected(self.single_labels(ls.original),
+                                            self.vote_records(ls.slug), ls.threshold)
         if ls.kind == "soft":
             return self._soft(ls, field)
         if ls.layout == "real":

@@ -62,7 +62,7 @@ def catalog_settings(
 @pytest.fixture
 def loaded(run_load_benchmarks: Callable[..., tuple[str, str]],
            catalog_settings: Settings) -> Settings:
-    """The real catalog loaded (imagenet, cifar10, mnist), no daily quota; returns settings."""
+    """The built-in benchmarks loaded from their bundles, no daily quota; returns settings."""
     run_load_benchmarks()
     catalog_settings.EVALSERVER_DAILY_QUOTA = 0
     return catalog_settings

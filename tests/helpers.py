@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 from pathlib import Path
 from typing import NoReturn
@@ -25,13 +26,14 @@ def skip_unless_ci(reason: str) -> NoReturn:
 
 
 def make_partial_data_dir(source: Path, target: Path, *, leave_out: set[str]) -> Path:
-    """A data directory of symlinks to every file of `source` except the `leave_out` paths."""
+    """A data directory with a copy of every file of `source` except the `leave_out` paths.
+    Copies, not links: a bundle's files may not lead out of its root (docs/bundles.md §1)."""
     for path in sorted(source.rglob("*")):
         relative = path.relative_to(source).as_posix()
         if path.is_file() and relative not in leave_out:
-            link = target / relative
-            link.parent.mkdir(parents=True, exist_ok=True)
-            link.symlink_to(path.resolve())
+            copy = target / relative
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, copy)
     return target
 
 

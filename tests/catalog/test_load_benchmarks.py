@@ -7,16 +7,18 @@ import json
 import os
 import subprocess
 import sys
+import tomllib
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.core.management import CommandError, call_command
 from pytest_django.fixtures import Settings
 
+from leaderboard.catalog.bundle_loading import benchmark_catalog_load
 from leaderboard.catalog.models import Benchmark, ImageSet, LabelSet, LabelSetVersion
 from leaderboard.catalog.services import (
-    benchmark_catalog_load,
     benchmark_sync,
     image_set_sync,
     label_set_sync,
@@ -24,13 +26,25 @@ from leaderboard.catalog.services import (
 )
 from tests.helpers import PROJECT_ROOT, make_partial_data_dir
 from workers.scoring import label_set_builders
-from workers.scoring.catalog import BENCHMARKS, label_set_spec
+from workers.scoring.bundles import (
+    builtin_benchmark_spec,
+    builtin_bundle,
+    builtin_label_set_spec,
+    builtin_slugs,
+    compile_bundle,
+)
+
+# Every built-in bundle (benchmarks/*.toml).
+BENCHMARKS = {slug: builtin_benchmark_spec(slug) for slug in builtin_slugs()}
+# The three whose label sets the old hard-coded catalog declared: their hashes are compiled
+# here by label_set_builders from the spec, not through the bundle reader.
+SPEC_COMPILED = {"imagenet", "cifar10", "mnist"}
 
 pytestmark = pytest.mark.django_db
 
 Runner = Callable[..., tuple[str, str]]
 
-# Without a multi-label file, every catalog entry but the optional ones is loaded.
+# Without a multi-label file, every label set but the optional ones is loaded.
 EXPECTED_LABEL_SETS = {
     (benchmark.slug, spec.slug)
     for benchmark in BENCHMARKS.values()
@@ -51,7 +65,7 @@ def label_set_slugs(benchmark: str) -> list[str]:
     )
 
 
-def catalog_state() -> dict[str, list[object]]:
+def catalog_state() -> dict[str, Any]:
     return {
         "benchmarks": sorted(Benchmark.objects.values_list("id", "slug")),
         "image_sets": sorted(ImageSet.objects.values_list("id", "slug", "size")),
@@ -64,13 +78,16 @@ def catalog_state() -> dict[str, list[object]]:
     }
 
 
-def test_it_loads_exactly_the_catalog_from_the_real_data(
+def test_it_loads_exactly_the_builtin_bundles_from_the_real_data(
     run_load_benchmarks: Runner, data_dir: Path, compile_cache_dir: Path
 ) -> None:
     out, err = run_load_benchmarks()
 
     assert err == ""
-    assert sorted(Benchmark.objects.values_list("slug", flat=True)) == sorted(BENCHMARKS)
+    assert sorted(Benchmark.objects.values_list("slug", flat=True)) == [
+        "20news", "caltech256", "cifar10", "cifar100", "imagenet", "imdb", "mnist",
+    ]
+    assert sorted(BENCHMARKS) == sorted(Benchmark.objects.values_list("slug", flat=True))
     assert dict(ImageSet.objects.values_list("slug", "size")) == EXPECTED_IMAGE_SETS
     assert sorted(LabelSet.objects.values_list("benchmark__slug", "slug")) == sorted(
         EXPECTED_LABEL_SETS
@@ -83,24 +100,35 @@ def test_it_loads_exactly_the_catalog_from_the_real_data(
     assert label_set_slugs("imagenet") == [
         "corrected", "corrected-t4", "corrected-t5", "original", "real",
     ]
+    for slug in ("cifar100", "caltech256", "20news", "imdb"):
+        assert label_set_slugs(slug) == ["corrected", "corrected-t4", "corrected-t5", "original"]
     assert EXPECTED_IMAGE_SETS == {
         "imagenet-val": 50_000, "cifar10-test": 10_000, "cifar10.1-v4": 2_021,
-        "cifar10.1-v6": 2_000, "mnist-test": 10_000,
+        "cifar10.1-v6": 2_000, "mnist-test": 10_000, "cifar100-test": 10_000,
+        "caltech256": 29_780, "20news-test": 7_532, "imdb-test": 25_000,
     }
     for label_set in LabelSet.objects.select_related("benchmark", "image_set__benchmark"):
-        spec = label_set_spec(label_set.benchmark.slug, label_set.slug)
+        spec = builtin_label_set_spec(label_set.benchmark.slug, label_set.slug)
         assert label_set.image_set.slug == spec.image_set
         assert label_set.image_set.benchmark == label_set.benchmark
         assert (label_set.kind, label_set.family) == (spec.kind, spec.family)
         assert label_set.params == spec.param_dict
     # Each label set has exactly version 1, holding the hash its files compile to.
     assert LabelSetVersion.objects.count() == len(EXPECTED_LABEL_SETS)
+    from_bundles = {
+        slug: compile_bundle(builtin_bundle(slug), data_dir=data_dir)
+        for slug in set(BENCHMARKS) - SPEC_COMPILED
+    }
     for version in LabelSetVersion.objects.select_related("label_set__benchmark"):
         assert (version.number, version.parent_id, version.author_id) == (1, None, None)
-        spec = label_set_spec(version.label_set.benchmark.slug, version.label_set.slug)
-        compiled = label_set_builders.compile_label_set(
-            spec, data_dir=data_dir, cache_dir=compile_cache_dir
-        )
+        benchmark, slug = version.label_set.benchmark.slug, version.label_set.slug
+        if benchmark in SPEC_COMPILED:
+            compiled = label_set_builders.compile_label_set(
+                builtin_label_set_spec(benchmark, slug), data_dir=data_dir,
+                cache_dir=compile_cache_dir,
+            )
+        else:
+            compiled = from_bundles[benchmark][slug]
         assert version.content_hash == compiled.content_hash
         assert version.summary == json.loads(json.dumps(compiled.summary))
     assert f"imagenet/multilabel: {NOT_CONFIGURED}" in out
@@ -245,7 +273,8 @@ def test_it_warns_and_keeps_versions_when_the_data_compiles_to_another_hash(
     benchmark, _ = benchmark_sync(spec=spec)
     image_set, _ = image_set_sync(benchmark=benchmark, spec=spec.image_set("mnist-test"))
     label_set, _ = label_set_sync(
-        benchmark=benchmark, image_set=image_set, spec=label_set_spec("mnist", "original")
+        benchmark=benchmark, image_set=image_set,
+        spec=builtin_label_set_spec("mnist", "original"),
     )
     old = label_set_version_create(label_set=label_set, content_hash="0" * 64, summary={})
 
@@ -281,3 +310,67 @@ def test_it_is_thin_over_the_service(catalog_settings: Settings) -> None:
     assert label_set_slugs("mnist") == ["corrected", "original"]
     call_command("load_benchmarks", "--benchmark", "mnist", stdout=io.StringIO())
     assert LabelSetVersion.objects.count() == 2
+
+
+def test_it_stores_the_definition_each_bundle_gives(
+    run_load_benchmarks: Runner, data_dir: Path
+) -> None:
+    run_load_benchmarks()
+
+    imagenet = Benchmark.objects.get(slug="imagenet")
+    manifest = tomllib.loads((PROJECT_ROOT / "benchmarks/imagenet.toml").read_text())
+    class_info = json.loads((data_dir / "imagenet/class_info.json").read_text())
+    assert (imagenet.modality, imagenet.headline, imagenet.hidden, imagenet.source) == (
+        "image", "original", False, "builtin:imagenet.toml")
+    assert imagenet.description == manifest["description"]
+    assert imagenet.citations == [manifest["citations"]["russakovsky2015"]]
+    assert imagenet.class_keys == [entry["wnid"] for entry in class_info]
+    assert imagenet.class_names[0] == "tench"
+    assert imagenet.class_names.count("crane") == 2  # two classes share a name, not a key
+    assert Benchmark.objects.get(slug="cifar10").class_names == [
+        "airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship",
+        "truck"]
+    assert Benchmark.objects.get(slug="cifar10").class_keys is None
+    assert Benchmark.objects.get(slug="20news").modality == "text"
+    assert len(Benchmark.objects.get(slug="20news").class_names) == 20
+
+    naming = {row[0]: row[1:] for row in ImageSet.objects.values_list(
+        "slug", "naming", "name_pattern", "first_number")}
+    assert naming["imagenet-val"] == ("pattern", "ILSVRC2012_val_{number:08d}.JPEG", 1)
+    assert naming["cifar10-test"] == ("index", "", 1)
+    imdb_names = json.loads((data_dir / "imdb/cleanlab_index_to_filename.json").read_text())
+    assert naming["imdb-test"][0] == "file"
+    assert ImageSet.objects.get(slug="imdb-test").example_names == imdb_names
+
+    # ImageNet's multilabel (reviewable too) is not loaded without its file.
+    assert list(LabelSet.objects.filter(reviewable=True).values_list(
+        "benchmark__slug", "slug")) == [("imagenet", "real")]
+    kinds = dict(LabelSet.objects.filter(benchmark__slug="cifar10").values_list(
+        "slug", "bundle_kind"))
+    assert kinds == {"original": "single", "corrected": "validated", "cifar10h": "soft",
+                     "cifar10.1-v4": "new_test_set", "cifar10.1-v6": "new_test_set"}
+
+
+def test_it_rewrites_the_descriptive_fields_of_existing_rows(
+    run_load_benchmarks: Runner,
+) -> None:
+    run_load_benchmarks("--benchmark", "mnist", "--benchmark", "imagenet")
+    # As rows from before the bundles were: no description, classes or naming.
+    Benchmark.objects.filter(slug="mnist").update(description="", class_names=[], source="")
+    ImageSet.objects.filter(slug="imagenet-val").update(naming="index", name_pattern="")
+    LabelSet.objects.filter(slug="real").update(reviewable=False)
+    versions = sorted(LabelSetVersion.objects.values_list("id", "content_hash"))
+
+    out, err = run_load_benchmarks("--benchmark", "mnist", "--benchmark", "imagenet")
+
+    assert err == ""
+    assert "  mnist: benchmark details updated" in out
+    assert "  imagenet-val: image set details updated" in out
+    assert "  imagenet/real: label set details updated" in out
+    mnist = Benchmark.objects.get(slug="mnist")
+    assert (mnist.class_names, mnist.source) == (
+        ["0", "1", "2", "3", "4", "5", "6", "7", "8", "9"], "builtin:mnist.toml")
+    assert mnist.description.startswith("The 10,000")
+    assert ImageSet.objects.get(slug="imagenet-val").naming == "pattern"
+    assert LabelSet.objects.get(slug="real").reviewable is True
+    assert sorted(LabelSetVersion.objects.values_list("id", "content_hash")) == versions

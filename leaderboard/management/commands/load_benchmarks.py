@@ -1,7 +1,8 @@
-"""`python manage.py load_benchmarks`: load the catalog's benchmarks from the data directory.
+"""`python manage.py load_benchmarks`: load the built-in benchmarks (their bundles in
+benchmarks/) from the data directory.
 
-The work is `leaderboard.catalog.services.benchmark_catalog_load`; this command only reads the
-settings and options and prints the report.
+The work is `leaderboard.catalog.bundle_loading.benchmark_catalog_load`; this command only
+reads the settings and options and prints the report.
 """
 
 from __future__ import annotations
@@ -12,12 +13,14 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from leaderboard.catalog.services import CatalogError, benchmark_catalog_load
+from leaderboard.catalog.bundle_loading import benchmark_catalog_load
+from leaderboard.catalog.services import CatalogError
 
 
 class Command(BaseCommand):
     help = (
-        "Compile every label set of the catalog whose files are in the data directory and "
+        "Compile every label set of the built-in bundles (benchmarks/*.toml) whose files are "
+        "in the data directory and "
         "make sure the database has its benchmark, image set, label set and version 1. "
         "Safe to run again: it creates only what is missing."
     )
@@ -25,7 +28,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
             "--benchmark", action="append", dest="benchmarks", metavar="SLUG",
-            help="load only this benchmark (repeatable); default: all of the catalog",
+            help="load only this benchmark (repeatable); default: every built-in bundle",
         )
         parser.add_argument(
             "--data-dir", type=Path, default=None,

@@ -1,0 +1,429 @@
+"""Loading benchmarks from their bundles (docs/bundles.md) into the catalog tables.
+
+Two callers, one path (`_bundle_load`):
+- `benchmark_catalog_load` (`manage.py load_benchmarks`): the built-in bundles of
+  `benchmarks/`, leniently: a label set whose files are not in the data directory, or whose
+  source setting is unset, is skipped and named; a version 1 that its files now compile to
+  another hash is reported, never changed.
+- `benchmark_bundle_add` (`manage.py benchmark_add`, a staff upload): one bundle, strictly:
+  every label set is compiled and checked before anything is written, and any problem (a
+  BundleError, or a conflict with what is loaded) refuses the whole bundle.
+
+The rows are written in one transaction per benchmark; the compiled labels go to the default
+storage (content-addressed, leaderboard/catalog/label_set_version_files.py) before it, so a
+worker that reads a version's hash finds its file.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+
+from leaderboard.catalog.label_set_version_files import compiled_store
+from leaderboard.catalog.models import Benchmark, ImageSet, LabelSet
+from leaderboard.catalog.selectors import catalog_counts, label_set_version_first
+from leaderboard.catalog.services import (
+    CatalogError,
+    Change,
+    benchmark_sync,
+    image_set_sync,
+    label_set_sync,
+    label_set_version_create,
+)
+from workers.scoring.bundles import (
+    BUILTIN_DIR,
+    Bundle,
+    BundleData,
+    BundleError,
+    benchmark_spec_from_bundle,
+    builtin_bundle,
+    builtin_slugs,
+    compile_bundle_label_set,
+    missing_sources,
+    open_bundle,
+)
+from workers.scoring.bundles.builders import optional_source
+from workers.scoring.catalog import BenchmarkSpec, LabelSetSpec
+from workers.scoring.label_set_builders import CompiledLabelSet
+
+# Where a user gets the data (MANIFEST.md "source" column); repeated in README.md, "Data".
+DATA_SOURCES = (
+    "github.com/cleanlab/label-errors (original labels, MTurk validation, cross-validated "
+    "predictions: ImageNet, CIFAR-10, CIFAR-100, Caltech-256, MNIST, 20 Newsgroups, IMDB)",
+    "github.com/google-research/reassessed-imagenet (ImageNet ReaL: real.json, "
+    "real_scores.npz)",
+    "github.com/modestyachts/ImageNetV2 (ImageNet class_info.json)",
+    "github.com/jcpeterson/cifar-10h (CIFAR-10H)",
+    "github.com/modestyachts/CIFAR-10.1 (CIFAR-10.1 v4 and v6 labels, model predictions)",
+    "the original MNIST release (t10k-images-idx3-ubyte.gz, t10k-labels-idx1-ubyte.gz)",
+)
+# The settings a bundle may name as a label set's source (docs/bundles.md §5.3).
+SOURCE_SETTINGS = {"multilabel_file": "EVALSERVER_MULTILABEL_FILE"}
+UPLOAD_SOURCE = "upload"
+
+
+class BundleConflictError(CatalogError):
+    """A bundle that conflicts with what is loaded; `code` names the conflict for the API."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass
+class CatalogLoadReport:
+    """What a load did, line by line; `echo` sees each line as it comes."""
+
+    echo: Callable[[str, str], None] | None = None
+    lines: list[tuple[str, str]] = field(default_factory=list)  # (level, text)
+    created: Counter[str] = field(default_factory=Counter)
+    updated: Counter[str] = field(default_factory=Counter)
+    errors: int = 0
+    warnings: int = 0
+
+    def add(self, level: str, text: str) -> None:
+        if level == "error":
+            self.errors += 1
+        elif level == "warning":
+            self.warnings += 1
+        self.lines.append((level, text))
+        if self.echo is not None:
+            self.echo(level, text)
+
+    def count(self, entity: str, change: Change) -> None:
+        if change is Change.CREATED:
+            self.created[entity] += 1
+        elif change is Change.UPDATED:
+            self.updated[entity] += 1
+
+    def merge(self, other: CatalogLoadReport) -> None:
+        """Take another report's lines (echoed now) and counts."""
+        for level, text in other.lines:
+            self.add(level, text)
+        self.created.update(other.created)
+        self.updated.update(other.updated)
+
+    @property
+    def changed_anything(self) -> bool:
+        return bool(+self.created or +self.updated)
+
+
+def data_dir_missing_message(data_dir: Path) -> str:
+    sources = "\n".join(f"  - {source}" for source in DATA_SOURCES)
+    return (
+        f"The data directory {data_dir} does not exist.\n"
+        "Get the public label files (README.md, 'Data', lists them and their layout) "
+        f"from:\n{sources}\n"
+        "and set EVALSERVER_DATA_DIR to the folder that holds imagenet/, cifar10/ and mnist/."
+    )
+
+
+def _short(content_hash: str) -> str:
+    return content_hash[:12]
+
+
+def _sources() -> dict[str, Path | None]:
+    return {"multilabel_file": settings.EVALSERVER_MULTILABEL_FILE}
+
+
+def benchmark_catalog_load(
+    *,
+    data_dir: Path,
+    cache_dir: Path | None,
+    multilabel_file: Path | None = None,
+    benchmark_slugs: Sequence[str] | None = None,
+    echo: Callable[[str, str], None] | None = None,
+) -> CatalogLoadReport:
+    """Load the built-in bundles (benchmarks/*.toml) and make the database match them.
+
+    For each label set whose files are all in `data_dir`: the Benchmark, ImageSet and LabelSet
+    rows exist, describe what the bundle says, and version 1 holds the compiled content hash.
+    Idempotent. A label set that already has versions and now compiles to another hash than
+    version 1 is reported, never changed: later versions come from maintainer review. Label
+    sets with missing files are skipped and named; multi-label sets are skipped unless
+    `multilabel_file` is given. Raises CatalogError when nothing can be loaded at all.
+    """
+    if not data_dir.is_dir():
+        raise CatalogError(data_dir_missing_message(data_dir))
+    if multilabel_file is not None and not multilabel_file.is_file():
+        raise CatalogError(
+            f"EVALSERVER_MULTILABEL_FILE is set to {multilabel_file}, which is not a file. "
+            "Point it at human_accuracy_v3.0.0.json (TensorFlow Datasets "
+            "imagenet2012_multilabel v3.0.0), or unset it."
+        )
+    known = builtin_slugs()
+    slugs = list(known) if benchmark_slugs is None else list(benchmark_slugs)
+    unknown = [slug for slug in slugs if slug not in known]
+    if unknown:
+        raise CatalogError(
+            f"unknown benchmark(s): {', '.join(unknown)}; known: {', '.join(known)}"
+        )
+
+    report = CatalogLoadReport(echo=echo)
+    report.add("info", f"Data directory: {data_dir}")
+    for slug in slugs:
+        bundle = builtin_bundle(slug)
+        _bundle_load(
+            bundle, data=BundleData(bundle, data_dir=data_dir,
+                                    sources={"multilabel_file": multilabel_file}),
+            cache_dir=cache_dir, source=f"builtin:{bundle.manifest.name}", strict=False,
+            update=True, report=report,
+        )
+    _report_totals(report)
+    return report
+
+
+def benchmark_bundle_add(
+    *,
+    path: Path,
+    update: bool = False,
+    data_dir: Path | None = None,
+    echo: Callable[[str, str], None] | None = None,
+) -> CatalogLoadReport:
+    """Add the benchmark of one bundle (a manifest, or a .zip bundle) with its sets and
+    version 1 of each label set, in one transaction, once everything is checked.
+
+    Raises BundleError for any problem of the bundle, BundleConflictError when it conflicts
+    with what is loaded: the slug is loaded and this would change it without `update`, an
+    image set slug belongs to another benchmark, or a loaded label set's version 1 would
+    change. Nothing is written then. Re-running the same bundle creates nothing; `update`
+    adds label sets to a loaded benchmark and rewrites its descriptive fields."""
+    data_dir = Path(data_dir if data_dir is not None else settings.EVALSERVER_DATA_DIR)
+    report = CatalogLoadReport(echo=echo)
+    with open_bundle(Path(path)) as bundle:
+        builtin = bundle.manifest.resolve().parent == BUILTIN_DIR.resolve()
+        source = f"builtin:{bundle.manifest.name}" if builtin else UPLOAD_SOURCE
+        # Compiled label sets are cached only when read from the data directory: an uploaded
+        # bundle is read once from its own temporary folder.
+        cache_dir = Path(settings.EVALSERVER_CACHE_DIR) if bundle.files == "data" else None
+        _bundle_load(
+            bundle, data=BundleData(bundle, data_dir=data_dir, sources=_sources()),
+            cache_dir=cache_dir, source=source, strict=True, update=update, report=report,
+        )
+    _report_totals(report)
+    return report
+
+
+def _report_totals(report: CatalogLoadReport) -> None:
+    counts = catalog_counts()
+    totals = (f"{counts['benchmarks']} benchmarks, {counts['image_sets']} image sets, "
+              f"{counts['label_sets']} label sets, {counts['label_set_versions']} versions")
+    if report.changed_anything:
+        made = ", ".join(f"{n} {entity}" for entity, n in report.created.items()) or "nothing"
+        updated = ", ".join(f"{n} {entity}" for entity, n in report.updated.items())
+        report.add("info", f"Created {made}" + (f"; updated {updated}" if updated else "")
+                   + f". The database now has {totals}.")
+    else:
+        report.add("info", f"Nothing to create: the database already has everything available "
+                   f"({totals}).")
+
+
+# -- one bundle -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Definition:
+    """What the rows of one benchmark will hold: the catalog specs and the descriptive fields
+    the specs do not carry."""
+
+    spec: BenchmarkSpec
+    benchmark_details: dict[str, Any]
+    image_set_details: dict[str, dict[str, Any]]
+    label_set_details: dict[str, dict[str, Any]]
+
+
+def _definition(bundle: Bundle, data: BundleData, *, source: str) -> _Definition:
+    """Reads the class names and the example names files (BundleError if they are bad)."""
+    classes = data.classes
+    image_set_details = {}
+    for example_set in bundle.example_sets:
+        names = data.names(example_set.slug)
+        image_set_details[example_set.slug] = {
+            "naming": example_set.naming,
+            "name_pattern": example_set.pattern or "",
+            "first_number": example_set.first_number,
+            "example_names": ([names.name(i) for i in range(example_set.size)]
+                              if example_set.naming == "file" else None),
+        }
+    return _Definition(
+        spec=benchmark_spec_from_bundle(bundle),
+        benchmark_details={
+            "description": bundle.description,
+            "modality": bundle.modality,
+            "citations": [bundle.citation(key) for key in bundle.cites],
+            "headline": bundle.headline,
+            "class_names": list(classes.names),
+            "class_keys": list(classes.keys) if classes.keys is not None else None,
+            "source": source,
+        },
+        image_set_details=image_set_details,
+        label_set_details={
+            ls.slug: {"reviewable": ls.slug in bundle.reviewable, "bundle_kind": ls.kind}
+            for ls in bundle.label_sets
+        },
+    )
+
+
+def _compile(
+    bundle: Bundle, data: BundleData, *, cache_dir: Path | None, strict: bool,
+    report: CatalogLoadReport,
+) -> dict[str, CompiledLabelSet]:
+    """Every label set that can be built; strict: any other problem raises (BundleError)."""
+    compiled = {}
+    for ls in bundle.label_sets:
+        name = f"{bundle.slug}/{ls.slug}"
+        setting = optional_source(bundle, ls)
+        if setting is not None and data.sources.get(setting) is None:
+            env = SOURCE_SETTINGS.get(setting, setting)
+            report.add("info", f"  {name}: skipped: not configured (set {env})")
+            continue
+        if not strict:
+            missing = missing_sources(data, ls)
+            if missing:
+                report.add("warning", f"  {name}: skipped: missing in {data.root}: "
+                           + ", ".join(missing))
+                continue
+        try:
+            compiled[ls.slug] = compile_bundle_label_set(data, ls.slug, cache_dir=cache_dir)
+        except BundleError as exc:
+            if strict:
+                raise
+            report.add("error", f"  {name}: cannot be compiled: {exc}")
+        except (OSError, ValueError, RuntimeError) as exc:
+            if strict:  # a builder's own check (DataError): named like the reader's refusals
+                raise BundleError("bad_file", str(exc), file=bundle.manifest.name,
+                                  field=f"label_sets.{ls.slug}") from exc
+            report.add("error", f"  {name}: cannot be compiled: {exc}")
+    return compiled
+
+
+def _bundle_load(
+    bundle: Bundle, *, data: BundleData, cache_dir: Path | None, source: str, strict: bool,
+    update: bool, report: CatalogLoadReport,
+) -> None:
+    report.add("info", f"{bundle.slug} ({bundle.name})")
+    compiled = _compile(bundle, data, cache_dir=cache_dir, strict=strict, report=report)
+    if not compiled:
+        if strict:
+            raise BundleConflictError("nothing_to_load", f"{bundle.slug}: none of its label "
+                                      "sets can be built (their sources are not configured)")
+        report.add("warning", f"{bundle.slug}: skipped: none of its label sets is available")
+        return
+    try:
+        definition = _definition(bundle, data, source=source)
+    except BundleError as exc:
+        if strict:
+            raise
+        level = "warning" if exc.code == "missing_file" else "error"
+        report.add(level, f"{bundle.slug}: skipped: {exc}")
+        return
+    existing = Benchmark.objects.filter(slug=bundle.slug).first()
+    for slug, labels in compiled.items():
+        first = _first_version(existing, slug)
+        if first is None or first.content_hash == labels.content_hash:
+            # stored before the rows commit: a worker that reads the hash finds the whole file
+            compiled_store(labels)
+    # The rows' lines are reported once they are committed (a refused bundle leaves none).
+    written = CatalogLoadReport()
+    with transaction.atomic():
+        try:
+            _rows_write(definition, compiled, strict=strict, report=written)
+        except BundleConflictError:
+            raise
+        except CatalogError as exc:  # a slug another benchmark holds (services' checks)
+            raise BundleConflictError("catalog_conflict", str(exc)) from exc
+        if strict and existing is not None and not update and written.changed_anything:
+            raise BundleConflictError(
+                "benchmark_exists",
+                f"benchmark {bundle.slug!r} is already loaded and this bundle would change it "
+                f"({_changes(written)}); add it with --update (update=True) to add label "
+                "sets and rewrite its details")
+    report.merge(written)
+
+
+def _first_version(benchmark: Benchmark | None, slug: str) -> Any:
+    if benchmark is None:
+        return None
+    label_set = LabelSet.objects.filter(benchmark=benchmark, slug=slug).first()
+    return None if label_set is None else label_set_version_first(label_set=label_set)
+
+
+def _changes(report: CatalogLoadReport) -> str:
+    created = [f"{n} {entity} created" for entity, n in report.created.items()]
+    updated = [f"{n} {entity} updated" for entity, n in report.updated.items()]
+    return ", ".join(created + updated)
+
+
+def _rows_write(
+    definition: _Definition, compiled: dict[str, CompiledLabelSet], *, strict: bool,
+    report: CatalogLoadReport,
+) -> None:
+    spec = definition.spec
+    benchmark, change = benchmark_sync(spec=spec, details=definition.benchmark_details)
+    report.count("benchmarks", change)
+    if change is Change.UPDATED:
+        report.add("info", f"  {spec.slug}: benchmark details updated")
+    label_specs = [s for s in spec.label_sets if s.slug in compiled]
+    image_sets: dict[str, ImageSet] = {}
+    for slug in _unique([spec.main_image_set] + [s.image_set for s in label_specs]):
+        image_set, change = image_set_sync(benchmark=benchmark, spec=spec.image_set(slug),
+                                           details=definition.image_set_details[slug])
+        report.count("image sets", change)
+        if change is Change.UPDATED:
+            report.add("info", f"  {slug}: image set details updated")
+        image_sets[slug] = image_set
+    for label_spec in label_specs:
+        _label_set_load(
+            benchmark=benchmark, image_set=image_sets[label_spec.image_set], spec=label_spec,
+            details=definition.label_set_details[label_spec.slug],
+            compiled=compiled[label_spec.slug], strict=strict, report=report,
+        )
+
+
+def _label_set_load(
+    *,
+    benchmark: Benchmark,
+    image_set: ImageSet,
+    spec: LabelSetSpec,
+    details: dict[str, Any],
+    compiled: CompiledLabelSet,
+    strict: bool,
+    report: CatalogLoadReport,
+) -> None:
+    name = f"{benchmark.slug}/{spec.slug}"
+    label_set, change = label_set_sync(benchmark=benchmark, image_set=image_set, spec=spec,
+                                       details=details)
+    report.count("label sets", change)
+    if change is Change.UPDATED:
+        report.add("info", f"  {name}: label set details updated")
+    first = label_set_version_first(label_set=label_set)
+    if first is None:
+        version = label_set_version_create(
+            label_set=label_set,
+            content_hash=compiled.content_hash,
+            summary=dict(compiled.summary),
+            note="Compiled from the benchmark's bundle.",
+        )
+        report.count("label-set versions", Change.CREATED)
+        report.add("info", f"  {name}: version {version.number} created "
+                   f"(sha256 {_short(version.content_hash)}, {compiled.size} examples)")
+    elif first.content_hash != compiled.content_hash:
+        message = (f"  {name}: the data files now compile to sha256 "
+                   f"{_short(compiled.content_hash)}, but version 1 has "
+                   f"{_short(first.content_hash)}; no version created "
+                   "(later versions come from maintainer review)")
+        if strict:
+            raise BundleConflictError("version_conflict", message.strip())
+        report.add("warning", message)
+    else:
+        report.add("info", f"  {name}: up to date (version 1, sha256 {_short(first.content_hash)})")
+
+
+def _unique(items: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(items))

@@ -74,6 +74,7 @@ step "migrations up to date" env -u DATABASE_URL \
     .venv/bin/python manage.py makemigrations --check --dry-run
 step "pytest (SQLite)" env -u DATABASE_URL .venv/bin/python -m pytest "$@"
 step "benchmarks (quick)" .venv/bin/python bench/score.py --quick
+step "benchmarks: bundles, compiled and added to a fresh database (quick)" .venv/bin/python bench/bundle.py --quick
 step "benchmarks: leaderboard under load (quick)" .venv/bin/python bench/leaderboard.py --quick
 step "benchmarks: re-scoring after a review decision (quick)" .venv/bin/python bench/rescore.py --quick
 step "benchmarks: most confused classes of the about page (quick)" .venv/bin/python bench/confusions.py --quick

@@ -56,9 +56,10 @@ class ImageSetInline(ViewOnlyInline):
 
 @admin.register(Benchmark)
 class BenchmarkAdmin(admin.ModelAdmin):
-    """Benchmarks, image sets and label sets come from the catalog (workers/scoring/catalog.py,
-    `manage.py load_benchmarks`), which would undo an edit here, and their sizes and classes
-    decide every stored score: read-only. The panel sizes are the admin's to set."""
+    """Benchmarks, image sets and label sets come from their bundles (benchmarks/*.toml and
+    uploads: `manage.py load_benchmarks`, `benchmark_add`), which would undo an edit here, and
+    their sizes and classes decide every stored score: read-only. The panel sizes are the
+    admin's to set."""
 
     list_display = ("slug", "name", "num_classes", "main_image_set", "created")
     search_fields = ("slug", "name")

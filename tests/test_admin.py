@@ -22,14 +22,14 @@ from leaderboard.catalog.services import (
 from leaderboard.submissions.models import Submission
 from tests import factories
 from tests.pages import leaderboard_table
-from workers.scoring.catalog import BENCHMARKS
+from workers.scoring.bundles import builtin_benchmark_spec
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def version() -> LabelSetVersion:
-    spec = BENCHMARKS["mnist"]
+    spec = builtin_benchmark_spec("mnist")
     benchmark, _ = benchmark_sync(spec=spec)
     image_set, _ = image_set_sync(benchmark=benchmark, spec=spec.image_set("mnist-test"))
     label_set, _ = label_set_sync(
@@ -228,4 +228,4 @@ def test_it_sets_the_panel_sizes_through_the_service(admin_client: Client,
     assert saved.status_code == 302
     after = Benchmark.objects.get(pk=benchmark.pk)
     assert (after.review_panel_size, after.ground_truth_panel_size, after.name) == (
-        4, 7, BENCHMARKS["mnist"].name)
+        4, 7, builtin_benchmark_spec("mnist").name)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from pytest_django.fixtures import Settings
 from rest_framework.test import APIClient
 
 pytestmark = pytest.mark.django_db
@@ -21,7 +22,7 @@ OPERATIONS = {
 }
 
 
-def test_it_documents_every_operation_with_its_shapes() -> None:
+def test_it_documents_every_operation_with_its_shapes(loaded: Settings) -> None:
     response = APIClient().get("/api/schema/", {"format": "json"})
 
     assert response.status_code == 200
@@ -34,7 +35,8 @@ def test_it_documents_every_operation_with_its_shapes() -> None:
     body = create["requestBody"]["content"]["multipart/form-data"]["schema"]["$ref"]
     fields = components[body.rsplit("/", 1)[1]]["properties"]
     assert {"benchmark", "model_name", "description", "public", "paper_url", "code_url",
-            "cifar10-test", "cifar10.1-v6", "imagenet-val", "mnist-test"} <= set(fields)
+            "cifar10-test", "cifar10.1-v6", "imagenet-val", "mnist-test", "imdb-test",
+            "caltech256", "checkpoint"} <= set(fields)
     assert fields["cifar10-test"] == {
         "type": "string", "format": "binary",
         "description": "cifar10: predictions for cifar10-test (10000 rows; .npy, .npz, .json "
@@ -49,6 +51,25 @@ def test_it_documents_every_operation_with_its_shapes() -> None:
             "scored", "scores", "files", "owner"} <= set(components[ref]["properties"])
     board = paths["/api/benchmarks/{slug}/leaderboard/"]["get"]
     assert {p["name"] for p in board["parameters"]} == {"slug", "sort", "version"}
+
+
+def test_it_documents_the_example_sets_of_the_visible_benchmarks_when_asked(
+    loaded: Settings,
+) -> None:
+    from leaderboard.catalog.models import Benchmark
+
+    def file_fields() -> set[str]:
+        schema = APIClient().get("/api/schema/", {"format": "json"}).json()
+        body = schema["paths"]["/api/submissions/"]["post"]["requestBody"]
+        ref = body["content"]["multipart/form-data"]["schema"]["$ref"].rsplit("/", 1)[1]
+        return {name for name, field in schema["components"]["schemas"][ref]["properties"]
+                .items() if field.get("format") == "binary"} - {"checkpoint"}
+
+    assert file_fields() == {"imagenet-val", "cifar10-test", "cifar10.1-v4", "cifar10.1-v6",
+                             "mnist-test", "cifar100-test", "caltech256", "20news-test",
+                             "imdb-test"}
+    Benchmark.objects.filter(slug="imdb").update(hidden=True)
+    assert "imdb-test" not in file_fields()
 
 
 def test_it_serves_the_docs_without_external_scripts() -> None:

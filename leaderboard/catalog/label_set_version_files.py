@@ -1,9 +1,10 @@
 """Compiled label-set versions, by content hash, for the workers.
 
 Each version's compiled labels are stored once, as `labelsets/<sha256>.npz` in the default
-storage (leaderboard/common/storage.py): version 1 of a catalog label set when
-`load_benchmarks` creates it (compiled again from the data directory should the file be
-gone), later versions (review decisions, imports) before their row is created. So a process
+storage (leaderboard/common/storage.py): version 1 of a label set when its bundle is loaded
+(`load_benchmarks`, `benchmark_add`; a built-in benchmark's is compiled again from its bundle
+and the data directory should the file be gone), later versions (review decisions, imports)
+before their row is created. So a process
 that learns a hash from the database finds a complete file. A worker keeps the ones it has
 used in memory.
 """
@@ -17,8 +18,16 @@ from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 
 from leaderboard.catalog.models import LabelSetVersion
-from workers.scoring import catalog, label_set_builders
+from workers.scoring import label_set_builders
+from workers.scoring.bundles import (
+    BundleData,
+    BundleError,
+    builtin_bundle,
+    compile_bundle_label_set,
+)
 from workers.scoring.label_set_builders import CompiledLabelSet
+
+BUILTIN_SOURCE_PREFIX = "builtin:"
 
 
 class LabelStoreError(RuntimeError):
@@ -45,18 +54,21 @@ def compiled_store(compiled: CompiledLabelSet) -> str:
 
 
 @lru_cache(maxsize=32)
-def _load(content_hash: str, benchmark: str, slug: str) -> CompiledLabelSet:
+def _load(content_hash: str, benchmark: str, slug: str, builtin: bool) -> CompiledLabelSet:
     name = version_file_name(content_hash)
     if default_storage.exists(name):
         with default_storage.open(name, "rb") as handle:
             return label_set_builders.load_compiled(handle)
-    spec = catalog.label_set_spec(benchmark, slug)
-    compiled = label_set_builders.compile_label_set(
-        spec,
-        data_dir=settings.EVALSERVER_DATA_DIR,
-        cache_dir=settings.EVALSERVER_CACHE_DIR,
-        multilabel_file=settings.EVALSERVER_MULTILABEL_FILE,
-    )
+    if not builtin:  # an uploaded bundle's files are gone once it is loaded
+        raise LabelStoreError(f"labels of {benchmark}/{slug} version {content_hash[:12]} are "
+                              "not stored, and its bundle is not built in: add it again")
+    try:
+        data = BundleData(builtin_bundle(benchmark), data_dir=settings.EVALSERVER_DATA_DIR,
+                          sources={"multilabel_file": settings.EVALSERVER_MULTILABEL_FILE})
+        compiled = compile_bundle_label_set(data, slug, cache_dir=settings.EVALSERVER_CACHE_DIR)
+    except (KeyError, BundleError) as exc:
+        raise LabelStoreError(f"labels of {benchmark}/{slug} version {content_hash[:12]} are "
+                              f"not stored and cannot be compiled again: {exc}") from exc
     if compiled.content_hash != content_hash:
         raise LabelStoreError(
             f"labels of {benchmark}/{slug} version {content_hash[:12]} are not stored, and the "
@@ -68,4 +80,6 @@ def _load(content_hash: str, benchmark: str, slug: str) -> CompiledLabelSet:
 
 def compiled_for_version(version: LabelSetVersion) -> CompiledLabelSet:
     label_set = version.label_set
-    return _load(version.content_hash, label_set.benchmark.slug, label_set.slug)
+    benchmark = label_set.benchmark
+    return _load(version.content_hash, benchmark.slug, label_set.slug,
+                 benchmark.source.startswith(BUILTIN_SOURCE_PREFIX))

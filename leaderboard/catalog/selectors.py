@@ -15,11 +15,14 @@ def benchmark_list(*, include_hidden: bool = False) -> QuerySet[Benchmark]:
     prefetched; each label set has `version_list`, its published versions in order (the last
     is the current one)."""
     benchmarks = Benchmark.objects.all() if include_hidden else benchmark_visible_list()
+    # An example set's names (IMDB: 25,000) are left out: image_set_example_namer reads them.
     return benchmarks.prefetch_related(
-        Prefetch("image_sets", queryset=ImageSet.objects.order_by("slug")),
+        Prefetch("image_sets",
+                 queryset=ImageSet.objects.defer("example_names").order_by("slug")),
         Prefetch(
             "label_sets",
             queryset=LabelSet.objects.select_related("image_set")
+            .defer("image_set__example_names")
             .prefetch_related(
                 Prefetch(
                     "versions",

@@ -1,6 +1,7 @@
-"""Reads for a benchmark's about page: each label set with what it is, how it was built (the
-texts of `leaderboard.presentation.about_texts`, filled in from its latest version's
-summary), its size, its current version and how many versions it has, and whom to cite."""
+"""Reads for a benchmark's about page: what the benchmark is and whom to cite (its row: the
+description and references of its bundle), each label set with what it is, how it was built
+(the family texts of `leaderboard.presentation.about_texts`, filled in from its latest
+version's summary), its size, its current version and how many versions it has."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from leaderboard.catalog.models import Benchmark, LabelSet, LabelSetVersion
 from leaderboard.catalog.selectors import benchmark_get
 from leaderboard.presentation import about_texts as benchmark_docs
 from leaderboard.presentation.about_texts import Citation, Fact
-from workers.scoring import catalog
+from workers.scoring.bundles import builtin_benchmark_spec
+from workers.scoring.catalog import MULTILABEL_SOURCE, BenchmarkSpec, LabelSetSpec
 
 
 @dataclass(frozen=True)
@@ -42,8 +44,8 @@ class BenchmarkAbout:
     benchmark: Benchmark
     summary: str
     citations: list[Citation]
-    label_sets: list[LabelSetAbout]  # loaded here, in catalog order
-    unavailable: list[LabelSetAbout]  # in the catalog but not loaded here
+    label_sets: list[LabelSetAbout]  # loaded here, in the order they were loaded
+    unavailable: list[LabelSetAbout]  # in a built-in bundle but not loaded here
 
     @property
     def all_label_sets(self) -> list[LabelSetAbout]:
@@ -55,12 +57,13 @@ def _what(family: str, fallback: str) -> str:
     return doc.what if doc else fallback
 
 
-def _loaded(label_set: LabelSet, latest: LabelSetVersion | None, count: int) -> LabelSetAbout:
+def _loaded(label_set: LabelSet, latest: LabelSetVersion | None, count: int,
+            own: list[Citation]) -> LabelSetAbout:
     summary: dict[str, Any] = latest.summary if latest and isinstance(latest.summary, dict) else {}
     params = label_set.params if isinstance(label_set.params, dict) else {}
     evaluated = summary.get("evaluated")
     benchmark = label_set.benchmark.slug
-    citations = benchmark_docs.label_set_citations(label_set.family, benchmark)
+    citations = benchmark_docs.label_set_citations(label_set.family, own)
     return LabelSetAbout(
         slug=label_set.slug, name=label_set.name, kind=label_set.kind, family=label_set.family,
         image_set=label_set.image_set.slug, image_set_name=label_set.image_set.name,
@@ -76,10 +79,10 @@ def _loaded(label_set: LabelSet, latest: LabelSetVersion | None, count: int) -> 
         version_count=count, citations=citations)
 
 
-def _unloaded(spec: catalog.LabelSetSpec) -> LabelSetAbout:
-    image_set = catalog.benchmark_spec(spec.benchmark).image_set(spec.image_set)
+def _unloaded(bench: BenchmarkSpec, spec: LabelSetSpec, own: list[Citation]) -> LabelSetAbout:
+    image_set = bench.image_set(spec.image_set)
     needs = ("the ImageNet multi-label file (EVALSERVER_MULTILABEL_FILE)"
-             if spec.optional_source == catalog.MULTILABEL_SOURCE
+             if spec.optional_source == MULTILABEL_SOURCE
              else "its data files: " + ", ".join(spec.files))
     return LabelSetAbout(
         slug=spec.slug, name=spec.name, kind=spec.kind, family=spec.family,
@@ -89,7 +92,7 @@ def _unloaded(spec: catalog.LabelSetSpec) -> LabelSetAbout:
         how=benchmark_docs.label_set_how(spec.family, spec.slug, {}, spec.param_dict,
                                          spec.benchmark),
         facts=[], evaluated=None, version=None, version_hash=None, version_count=0,
-        citations=benchmark_docs.label_set_citations(spec.family, spec.benchmark),
+        citations=benchmark_docs.label_set_citations(spec.family, own),
         needs=needs)
 
 
@@ -104,13 +107,14 @@ def benchmark_about(*, slug: str) -> BenchmarkAbout:
                 .annotate(latest_id=Subquery(latest_id), version_count=Count("versions")))
     versions = LabelSetVersion.objects.in_bulk(
         [r.latest_id for r in rows if r.latest_id is not None])
-    specs = (catalog.BENCHMARKS[slug].label_sets if slug in catalog.BENCHMARKS else ())
-    order = {spec.slug: i for i, spec in enumerate(specs)}
-    rows.sort(key=lambda r: (order.get(r.slug, len(order)), r.slug))
-    loaded = [_loaded(r, versions.get(r.latest_id), int(r.version_count)) for r in rows]
+    # A built-in benchmark's label sets that are not loaded here (an unset source, missing
+    # files) are listed from its bundle, with what they need.
+    bench = (builtin_benchmark_spec(slug) if benchmark.source.startswith("builtin:") else None)
+    rows.sort(key=lambda r: r.pk)  # the bundle's order: loaded in it
+    own = benchmark_docs.citations_from_texts([str(c) for c in benchmark.citations or []])
+    loaded = [_loaded(r, versions.get(r.latest_id), int(r.version_count), own) for r in rows]
     present = {r.slug for r in rows}
-    doc = benchmark_docs.BENCHMARK_DOCS.get(slug)
     return BenchmarkAbout(
-        benchmark=benchmark, summary=doc.summary if doc else "",
-        citations=benchmark_docs.benchmark_citations(slug), label_sets=loaded,
-        unavailable=[_unloaded(s) for s in specs if s.slug not in present])
+        benchmark=benchmark, summary=benchmark.description, citations=own, label_sets=loaded,
+        unavailable=([_unloaded(bench, s, own) for s in bench.label_sets
+                      if s.slug not in present] if bench is not None else []))

@@ -18,13 +18,15 @@ from leaderboard.presentation import about as selectors_about
 
 
 class CitationOutput(serializers.Serializer):
-    key = serializers.CharField()
+    key = serializers.CharField(help_text="empty for a reference known only by its text")
     authors = serializers.ListField(child=serializers.CharField(),
                                     help_text="'Family, Given' names, in the paper's order")
     title = serializers.CharField()
     venue = serializers.CharField()
-    year = serializers.IntegerField()
-    url = serializers.URLField(help_text="the paper")
+    year = serializers.IntegerField(allow_null=True)
+    url = serializers.CharField(help_text="the paper (empty when unknown)")
+    text = serializers.CharField(help_text="the reference as the benchmark's bundle writes "
+                                           "it (empty for a label set's family paper)")
 
 
 class FactOutput(serializers.Serializer):

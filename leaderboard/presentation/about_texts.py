@@ -1,9 +1,10 @@
-"""What each benchmark and label set is, how it was built and whom to cite: data, in one place.
+"""What each family of label sets is, how it was built and whom to cite: data, in one place.
 
 The about pages (`/benchmarks/<slug>/about/`, `/api/benchmarks/<slug>/about/`) read these
-texts; the numbers in them (sizes of the correctable, multi-label, neither, non-agreement and
-pruned sets, ImageNet-M's image count, ...) come from each label-set version's summary
-(`LabelSetVersion.summary`, the compiled version's facts), never from here.
+texts; what a benchmark is and its own papers come from its row (its bundle's `description`
+and `cites`), never from here. The numbers in them (sizes of the correctable, multi-label,
+neither, non-agreement and pruned sets, ImageNet-M's image count, ...) come from each
+label-set version's summary (`LabelSetVersion.summary`, the compiled version's facts).
 Wording follows docs/metrics.md.
 """
 
@@ -16,16 +17,22 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Citation:
+    """A reference. Those below are structured; a benchmark's own reference that none of them
+    is (a bundle's `[citations]` text) has only `text`."""
+
     key: str
     authors: tuple[str, ...]
     title: str
     venue: str
-    year: int
+    year: int | None
     url: str
+    text: str = ""  # the reference as the benchmark's bundle writes it
 
     @property
     def short(self) -> str:
         """"Northcutt et al. 2021", "Krizhevsky 2009"."""
+        if not self.authors:
+            return self.text
         first = self.authors[0].split(",")[0]
         return f"{first}{' et al.' if len(self.authors) > 1 else ''} {self.year}"
 
@@ -73,28 +80,6 @@ CITATIONS: dict[str, Citation] = {c.key: c for c in (
              "International Journal of Computer Vision 115(3)", 2015,
              "https://arxiv.org/abs/1409.0575"),
 )}
-
-
-@dataclass(frozen=True)
-class BenchmarkDoc:
-    summary: str
-    citations: tuple[str, ...]
-
-
-BENCHMARK_DOCS: dict[str, BenchmarkDoc] = {
-    "mnist": BenchmarkDoc(
-        "Handwritten digits 0 to 9 as 28×28 grayscale images; the test set has 10,000 of "
-        "them. The server has these images, so the mistake galleries show them.",
-        ("lecun1998",)),
-    "cifar10": BenchmarkDoc(
-        "32×32 colour photographs in 10 classes (airplane, automobile, bird, cat, deer, dog, "
-        "frog, horse, ship, truck); the test set has 10,000 of them.",
-        ("krizhevsky2009",)),
-    "imagenet": BenchmarkDoc(
-        "The ILSVRC-2012 classification task: 1,000 classes; its 50,000 validation images "
-        "serve as the test set.",
-        ("russakovsky2015",)),
-}
 
 
 @dataclass(frozen=True)
@@ -273,15 +258,23 @@ def citations_for(keys: tuple[str, ...]) -> list[Citation]:
     return [CITATIONS[k] for k in keys if k in CITATIONS]
 
 
-def label_set_citations(family: str, benchmark: str) -> list[Citation]:
+def label_set_citations(family: str, benchmark_citations: list[Citation]) -> list[Citation]:
+    """The papers of a family's label sets; the benchmark's own for its original labels."""
     doc = LABEL_SET_DOCS.get(family)
     if doc is None:
         return []
     if not doc.citations:  # the dataset's own paper
-        return benchmark_citations(benchmark)
+        return benchmark_citations
     return citations_for(doc.citations)
 
 
-def benchmark_citations(benchmark: str) -> list[Citation]:
-    doc = BENCHMARK_DOCS.get(benchmark)
-    return citations_for(doc.citations) if doc else []
+def citations_from_texts(texts: list[str]) -> list[Citation]:
+    """A benchmark's references as its row holds them (its bundle's texts): the structured
+    entry whose title a text names, else the text alone."""
+    out = []
+    for text in texts:
+        known = next((c for c in CITATIONS.values() if c.title.lower() in text.lower()), None)
+        out.append(Citation(known.key, known.authors, known.title, known.venue, known.year,
+                            known.url, text) if known else
+                   Citation("", (), "", "", None, "", text))
+    return out

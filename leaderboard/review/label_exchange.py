@@ -24,7 +24,8 @@ from leaderboard.catalog.services import (
     label_set_version_create,
 )
 from leaderboard.review.jobs import version_rescore_request
-from workers.scoring import catalog, datasets, label_set_builders, revisions
+from workers.scoring import datasets, label_set_builders, revisions
+from workers.scoring.bundles import builtin_benchmark_spec, builtin_bundle
 
 MULTILABEL_SLUGS = ("multilabel", "imagenet-m")
 
@@ -50,10 +51,13 @@ def multilabel_import(*, path: Path, author: User | None = None,
     if not path.is_file():
         raise LabelIOError(f"no file {path}")
     data_dir = Path(settings.EVALSERVER_DATA_DIR)
-    bench_spec = catalog.benchmark_spec("imagenet")
+    # ImageNet's built-in bundle declares both label sets (benchmarks/imagenet.toml)
+    bundle = builtin_bundle("imagenet")
+    bench_spec = builtin_benchmark_spec("imagenet")
+    specs = {spec.slug: spec for spec in bench_spec.label_sets}
     compiled: dict[str, label_set_builders.CompiledLabelSet] = {}
     for slug in MULTILABEL_SLUGS:
-        spec = catalog.label_set_spec("imagenet", slug)
+        spec = specs[slug]
         try:
             compiled[slug] = label_set_builders.compile_label_set(spec, data_dir=data_dir,
                                                          multilabel_file=path)
@@ -63,10 +67,13 @@ def multilabel_import(*, path: Path, author: User | None = None,
     with transaction.atomic():
         benchmark, _ = benchmark_sync(spec=bench_spec)
         for slug, labels in compiled.items():
-            spec = catalog.label_set_spec("imagenet", slug)
+            spec = specs[slug]
             image_set, _ = image_set_sync(benchmark=benchmark,
                                           spec=bench_spec.image_set(spec.image_set))
-            label_set, _ = label_set_sync(benchmark=benchmark, image_set=image_set, spec=spec)
+            details = {"reviewable": slug in bundle.reviewable,
+                       "bundle_kind": bundle.label_set(slug).kind}
+            label_set, _ = label_set_sync(benchmark=benchmark, image_set=image_set, spec=spec,
+                                          details=details)
             compiled_store(labels)
             latest = label_set_version_latest(label_set=label_set)
             if latest is not None and latest.content_hash == labels.content_hash:

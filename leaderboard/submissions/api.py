@@ -21,9 +21,9 @@ from leaderboard.submissions.checkpoints import CHECKPOINT_FIELD
 from leaderboard.submissions.models import Submission
 from leaderboard.submissions.selectors import submission_list_for_owner, submission_visible_get
 from leaderboard.submissions.serializers import (
-    SUBMISSION_CREATE_REQUEST,
     SubmissionCreatedOutput,
     SubmissionCreateInput,
+    SubmissionCreateSerializer,
     SubmissionDetailOutput,
     SubmissionVisibilityInput,
 )
@@ -55,7 +55,7 @@ class SubmissionListCreateView(GenericAPIView[Submission]):
         operation_id="submissions_create",
         summary="Submit predictions (one file per image set, each field named by its slug) or "
                 "a model (one `checkpoint` file: ONNX, or a safetensors state dict)",
-        request={"multipart/form-data": SUBMISSION_CREATE_REQUEST},
+        request={"multipart/form-data": SubmissionCreateSerializer},
         responses={201: SubmissionCreatedOutput, **error_responses(400, 401, 413, 429)},
     )
     def post(self, request: Request) -> Response:

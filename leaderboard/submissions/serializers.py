@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema_field, inline_serializer
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.fields import empty
 
@@ -15,7 +14,6 @@ from leaderboard.catalog.selectors import benchmark_get, benchmark_list
 from leaderboard.common.api import CodedCharField
 from leaderboard.submissions.models import Score, Submission
 from leaderboard.submissions.selectors import submission_scores
-from workers.scoring.catalog import BENCHMARKS
 
 URL_MAX_LENGTH = Submission._meta.get_field("paper_url").max_length
 
@@ -55,27 +53,33 @@ class PredictionsFileField(serializers.FileField):
 
 
 def _image_set_file_fields() -> dict[str, serializers.Field]:
+    """One predictions file field per example set of every visible benchmark, from the
+    database (read when the schema is generated, so a benchmark added later is documented)."""
     return {
-        spec.slug: PredictionsFileField(
+        image_set.slug: PredictionsFileField(
             required=False,
-            help_text=f"{benchmark.slug}: predictions for {spec.slug} ({spec.size} rows; "
-                      ".npy, .npz, .json or .csv)"
-                      + (" - required" if spec.slug == benchmark.main_image_set else ""))
-        for benchmark in BENCHMARKS.values() for spec in benchmark.image_sets
+            help_text=f"{benchmark.slug}: predictions for {image_set.slug} ({image_set.size} "
+                      "rows; .npy, .npz, .json or .csv)"
+                      + (" - required" if image_set.slug == benchmark.main_image_set else ""))
+        for benchmark in benchmark_list() for image_set in benchmark.image_sets.all()
     }
 
 
-# The multipart body as the schema documents it: the form fields plus one file per image set
-# (the component `SubmissionCreateRequest`: COMPONENT_SPLIT_REQUEST appends "Request").
-SUBMISSION_CREATE_REQUEST = inline_serializer(
-    name="SubmissionCreate",
-    fields={**copy.deepcopy(SubmissionCreateInput._declared_fields), **_image_set_file_fields(),
-            "checkpoint": PredictionsFileField(
-                required=False,
-                help_text="instead of predictions: a model the server runs on the image sets "
-                          "it has images for (.onnx, or .safetensors for the benchmark's own "
-                          "architecture; see GET /api/benchmarks/ `checkpoint`)")},
-)
+class SubmissionCreateSerializer(SubmissionCreateInput):
+    """The multipart body as the schema documents it (the component `SubmissionCreateRequest`:
+    COMPONENT_SPLIT_REQUEST appends "Request"): the form fields, one predictions file per
+    example set of the loaded benchmarks, or a checkpoint. The view checks the files against
+    the chosen benchmark's example sets (`services.submission_create`)."""
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        fields = dict(super().get_fields())
+        fields.update(_image_set_file_fields())
+        fields["checkpoint"] = PredictionsFileField(
+            required=False,
+            help_text="instead of predictions: a model the server runs on the image sets "
+                      "it has images for (.onnx, or .safetensors for the benchmark's own "
+                      "architecture; see GET /api/benchmarks/ `checkpoint`)")
+        return fields
 
 
 class SubmissionVisibilityInput(serializers.Serializer):

@@ -139,7 +139,8 @@ def test_it_answers_api_errors_in_the_error_shape(loaded: Settings) -> None:
     assert response.status_code == 400
     assert response.json() == {"error": {
         "code": "unknown_benchmark",
-        "message": "benchmark: no benchmark 'nope'; use one of: cifar10, imagenet, mnist",
+        "message": "benchmark: no benchmark 'nope'; use one of: 20news, caltech256, cifar10, "
+                   "cifar100, imagenet, imdb, mnist",
         "field": "benchmark"}}
     response = client.post("/api/audits/", {"kind": "aul", "benchmark": "mnist",
                                             "config": {"epochs": 0}}, format="json")

@@ -45,10 +45,13 @@ def test_it_lists_every_benchmark_to_anonymous_visitors(loaded: Settings) -> Non
     assert response.status_code == 200
     body = response.json()
     assert isinstance(body, list)  # a plain list, not a page
-    assert [b["slug"] for b in body] == ["cifar10", "imagenet", "mnist"]
-    assert body[0] == _cifar10()
-    assert body[2]["image_sets"] == [{"slug": "mnist-test", "size": 10000}]
-    assert [ls["slug"] for ls in body[1]["label_sets"]] == [
+    assert [b["slug"] for b in body] == [
+        "20news", "caltech256", "cifar10", "cifar100", "imagenet", "imdb", "mnist"]
+    by_slug = {b["slug"]: b for b in body}
+    assert by_slug["cifar10"] == _cifar10()
+    assert by_slug["mnist"]["image_sets"] == [{"slug": "mnist-test", "size": 10000}]
+    assert by_slug["imdb"]["image_sets"] == [{"slug": "imdb-test", "size": 25000}]
+    assert [ls["slug"] for ls in by_slug["imagenet"]["label_sets"]] == [
         "corrected", "corrected-t4", "corrected-t5", "original", "real"]
 
 

@@ -19,7 +19,7 @@ from django.core.management.base import CommandError
 
 from tests.catalog.data_server import DataServer, data_server
 from tests.helpers import PROJECT_ROOT, free_port
-from workers.scoring.catalog import BENCHMARKS
+from workers.scoring.bundles import builtin_benchmark_spec, builtin_slugs
 
 MANIFEST = PROJECT_ROOT / "data-sources.toml"
 MNIST = ("mnist/cleanlab_cv_probabilities.npy", "mnist/cleanlab_mturk.json",
@@ -261,7 +261,8 @@ def test_the_manifest_describes_the_real_files_byte_for_byte(data_dir: Path) -> 
 
 def test_the_manifest_lists_every_file_the_server_reads(data_dir: Path) -> None:
     listed = {entry["path"] for entry in tomllib.loads(MANIFEST.read_text())["file"]}
-    label_set_files = {name for spec in BENCHMARKS.values() for label_set in spec.label_sets
+    label_set_files = {name for slug in builtin_slugs()
+                       for label_set in builtin_benchmark_spec(slug).label_sets
                        for name in label_set.files}
     demo_files = {str(p.relative_to(data_dir)) for p in
                   (data_dir / "cifar10/model_predictions").rglob("*.json")} | {

@@ -12,7 +12,7 @@ from leaderboard.catalog.services import (
     label_set_sync,
     label_set_version_create,
 )
-from workers.scoring.catalog import BENCHMARKS
+from workers.scoring.bundles import builtin_benchmark_spec
 
 pytestmark = pytest.mark.django_db
 
@@ -22,7 +22,7 @@ HASH_B = "b" * 64
 
 @pytest.fixture
 def label_set() -> LabelSet:
-    spec = BENCHMARKS["cifar10"]
+    spec = builtin_benchmark_spec("cifar10")
     benchmark, _ = benchmark_sync(spec=spec)
     image_set, _ = image_set_sync(benchmark=benchmark, spec=spec.image_set("cifar10-test"))
     label_set, _ = label_set_sync(
@@ -78,7 +78,7 @@ def test_it_rejects_a_malformed_content_hash(label_set: LabelSet, bad_hash: str)
 
 
 def test_it_rejects_a_parent_from_another_label_set(label_set: LabelSet) -> None:
-    spec = BENCHMARKS["cifar10"]
+    spec = builtin_benchmark_spec("cifar10")
     other, _ = label_set_sync(
         benchmark=label_set.benchmark, image_set=label_set.image_set, spec=spec.label_sets[0]
     )

@@ -128,13 +128,14 @@ def test_it_exits_1_with_the_servers_error(loaded: Settings, data_dir: Path,
                                           live_server: LiveServer) -> None:
     test_file = factories.cifar10_model_files(data_dir, MODEL)["cifar10-test"]
 
-    done = run_client("submit", "--benchmark", "cifar100", "--model", MODEL,
+    done = run_client("submit", "--benchmark", "svhn", "--model", MODEL,
                       f"cifar10-test={test_file}", url=live_server.url, token=_token())
 
     assert done.returncode == 1
     assert done.stdout == ""
-    assert done.stderr == ("error: unknown_benchmark: benchmark: no benchmark 'cifar100'; "
-                           "use one of: cifar10, imagenet, mnist\n")
+    assert done.stderr == ("error: unknown_benchmark: benchmark: no benchmark 'svhn'; "
+                           "use one of: 20news, caltech256, cifar10, cifar100, imagenet, imdb, "
+                           "mnist\n")
     assert not Submission.objects.exists()
 
 

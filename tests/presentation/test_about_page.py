@@ -3,8 +3,10 @@ counts of its current version's summary), its size, version, history link and ci
 
 from __future__ import annotations
 
+import html
 import json
 import re
+import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -17,6 +19,7 @@ from rest_framework.test import APIClient
 
 from leaderboard.catalog.label_set_version_files import compiled_for_version
 from leaderboard.catalog.models import LabelSetVersion
+from tests.helpers import PROJECT_ROOT
 from workers.scoring import datasets
 
 pytestmark = pytest.mark.django_db
@@ -111,6 +114,24 @@ def test_it_reads_the_counts_and_version_from_the_newest_version(
             f'(2 versions)</dd>') in section
 
 
+def test_it_cites_a_reference_it_knows_only_by_its_bundle_text(
+    run_load_benchmarks: Callable[..., tuple[str, str]],
+) -> None:
+    run_load_benchmarks("--benchmark", "20news")
+    manifest = tomllib.loads((PROJECT_ROOT / "benchmarks/20news.toml").read_text())
+
+    body = APIClient().get("/api/benchmarks/20news/about/").json()
+    page = Client().get("/benchmarks/20news/about/").content.decode()
+
+    lang = manifest["citations"]["lang1995"]
+    assert body["citations"] == [{"key": "", "authors": [], "title": "", "venue": "",
+                                  "year": None, "url": "", "text": lang}]
+    assert body["summary"] == manifest["description"]
+    original = next(ls for ls in body["label_sets"] if ls["slug"] == "original")
+    assert original["citations"] == body["citations"]  # the dataset's own paper
+    assert f'<cite class="citation">{html.escape(lang)}</cite>' in page
+
+
 def test_it_answers_the_about_page_as_json(mnist: Settings) -> None:
     corrected = _latest("mnist", "corrected")
 
@@ -120,6 +141,9 @@ def test_it_answers_the_about_page_as_json(mnist: Settings) -> None:
     body = response.json()
     assert (body["benchmark"], body["name"], body["num_classes"]) == ("mnist", "MNIST", 10)
     assert [c["key"] for c in body["citations"]] == ["lecun1998"]
+    manifest = tomllib.loads((PROJECT_ROOT / "benchmarks/mnist.toml").read_text())
+    assert body["citations"][0]["text"] == manifest["citations"]["lecun1998"]
+    assert body["summary"] == manifest["description"]
     assert [ls["slug"] for ls in body["label_sets"]] == ["original", "corrected"]
     entry = body["label_sets"][1]
     assert {k: v for k, v in entry.items() if k not in ("what", "how", "facts", "citations")} \
@@ -138,7 +162,7 @@ def test_it_answers_the_about_page_as_json(mnist: Settings) -> None:
                                             "Mueller, Jonas"],
         "title": "Pervasive Label Errors in Test Sets Destabilize Machine Learning Benchmarks",
         "venue": "NeurIPS Datasets and Benchmarks Track", "year": 2021,
-        "url": "https://arxiv.org/abs/2103.14749"}]
+        "url": "https://arxiv.org/abs/2103.14749", "text": ""}]
     assert len(entry["how"]) == 4 and entry["how"][1].startswith(
         "With an agreement threshold of 3 of 5 votes")
     missing = APIClient().get("/api/benchmarks/nope/about/")

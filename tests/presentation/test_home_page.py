@@ -11,13 +11,13 @@ from leaderboard.catalog.services import (
     label_set_sync,
     label_set_version_create,
 )
-from workers.scoring.catalog import BENCHMARKS
+from workers.scoring.bundles import builtin_benchmark_spec
 
 pytestmark = pytest.mark.django_db
 
 
 def test_it_lists_loaded_benchmarks_and_label_set_versions(client: Client) -> None:
-    spec = BENCHMARKS["cifar10"]
+    spec = builtin_benchmark_spec("cifar10")
     benchmark, _ = benchmark_sync(spec=spec)
     image_set, _ = image_set_sync(benchmark=benchmark, spec=spec.image_set("cifar10.1-v6"))
     label_set, _ = label_set_sync(

@@ -44,14 +44,28 @@ def test_it_refuses_anonymous_uploads_with_401(loaded: Settings, predictions_fil
 
 
 def test_it_refuses_an_unknown_benchmark(client: APIClient, predictions_file: Path) -> None:
-    response = post_files(client, {"cifar10-test": predictions_file}, benchmark="cifar100",
+    response = post_files(client, {"cifar10-test": predictions_file}, benchmark="svhn",
                           model_name=MODEL)
 
     assert response.status_code == 400
     assert response.json() == {"error": {
         "code": "unknown_benchmark",
-        "message": "benchmark: no benchmark 'cifar100'; use one of: cifar10, imagenet, mnist",
+        "message": "benchmark: no benchmark 'svhn'; use one of: 20news, caltech256, cifar10, "
+                   "cifar100, imagenet, imdb, mnist",
         "field": "benchmark"}}
+    assert _nothing_stored()
+
+
+def test_it_takes_the_file_names_from_the_chosen_benchmarks_example_sets(
+    client: APIClient, predictions_file: Path
+) -> None:
+    response = post_files(client, {"cifar10-test": predictions_file}, benchmark="cifar100",
+                          model_name=MODEL)
+
+    assert response.status_code == 400
+    assert response.json() == {"error": {
+        "code": "unknown_image_set", "field": "cifar10-test",
+        "message": "'cifar10-test' is not an image set of cifar100; use cifar100-test"}}
     assert _nothing_stored()
 
 

@@ -21,20 +21,6 @@ import numpy as np
 
 IMAGENET_SIZE = 50_000
 IMAGENET_NUM_CLASSES = 1000
-CIFAR10_CLASSES = (
-    "airplane",
-    "automobile",
-    "bird",
-    "cat",
-    "deer",
-    "dog",
-    "frog",
-    "horse",
-    "ship",
-    "truck",
-)
-MNIST_CLASSES = tuple(str(d) for d in range(10))
-
 _IMAGENET_NAME = re.compile(r"ILSVRC2012_val_(\d{8})\.JPEG$")
 
 
@@ -130,23 +116,6 @@ def _imagenet_class_info(path: str) -> tuple[tuple[str, str], ...]:
 
 def imagenet_wnids(data_dir: Path) -> tuple[str, ...]:
     return tuple(w for w, _ in _imagenet_class_info(str(data_dir / "imagenet/class_info.json")))
-
-
-def class_names(benchmark: str, data_dir: Path) -> tuple[str, ...]:
-    if benchmark == "cifar10":
-        return CIFAR10_CLASSES
-    if benchmark == "mnist":
-        return MNIST_CLASSES
-    if benchmark == "imagenet":
-        return tuple(n for _, n in _imagenet_class_info(str(data_dir / "imagenet/class_info.json")))
-    raise KeyError(benchmark)
-
-
-def example_name(image_set: str, index: int) -> str:
-    """A human-readable name for an example: the file name for ImageNet, else the index."""
-    if image_set == "imagenet-val":
-        return imagenet_file_name(index)
-    return f"{image_set}[{index}]"
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,6 @@
 """A benchmark's about page: what each label set is, how it was built, its size, its current
-version (with a link to its history) and whom to cite (texts: leaderboard/benchmark_docs.py)."""
+version (with a link to its history) and whom to cite (the benchmark's row and the family
+texts of leaderboard/presentation/about_texts.py)."""
 
 from __future__ import annotations
 

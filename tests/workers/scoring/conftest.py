@@ -12,7 +12,7 @@ import pytest
 
 from tests.helpers import PROJECT_ROOT
 from tests.workers.scoring.support import load_json
-from workers.scoring.catalog import label_set_spec
+from workers.scoring.bundles import builtin_label_set_spec
 from workers.scoring.label_set_builders import CompiledLabelSet, compile_label_set
 
 DATA_DIR = PROJECT_ROOT.parent / "shared" / "data"
@@ -42,7 +42,7 @@ def compiled(data_dir: Path, cache_dir: Path) -> Callable[[str, str], CompiledLa
     def get(benchmark: str, slug: str) -> CompiledLabelSet:
         if (benchmark, slug) not in memo:
             memo[benchmark, slug] = compile_label_set(
-                label_set_spec(benchmark, slug), data_dir=data_dir, cache_dir=cache_dir)
+                builtin_label_set_spec(benchmark, slug), data_dir=data_dir, cache_dir=cache_dir)
         return memo[benchmark, slug]
 
     return get

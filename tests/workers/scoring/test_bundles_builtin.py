@@ -1,6 +1,8 @@
-"""The bundles of the three built-in benchmarks (benchmarks/*.toml) against catalog.py: the
-same specs field by field, and every label set compiled from the bundle with the content hash
-(and metadata) that label_set_builders.compile_label_set gives from catalog.py today."""
+"""The bundles of the three benchmarks catalog.py declared before bundles (benchmarks/*.toml):
+the same specs field by field as it declared them (catalog_specs.json, written from catalog.py
+before its constants were deleted), every label set compiled from the bundle with the content
+hash it had then (CONTENT_HASHES), and with the hash and metadata that label_set_builders'
+own builders give from the same spec."""
 
 from __future__ import annotations
 
@@ -12,11 +14,11 @@ import numpy as np
 import pytest
 
 from tests.helpers import PROJECT_ROOT
-from workers.scoring import catalog
 from workers.scoring.bundles import (
     BundleData,
     benchmark_spec_from_bundle,
     builtin_bundle_paths,
+    builtin_label_set_spec,
     compile_bundle,
     compile_bundle_label_set,
     read_bundle,
@@ -24,6 +26,33 @@ from workers.scoring.bundles import (
 from workers.scoring.label_set_builders import compile_label_set
 
 BUILTIN = ("imagenet", "cifar10", "mnist")
+# What catalog.py declared (dataclasses.asdict of its BenchmarkSpec; each label set with its
+# benchmark's class count and its image set's size, which LabelSetSpec now carries).
+CATALOG_SPECS = json.loads((Path(__file__).parent / "catalog_specs.json").read_text())
+# The content hash of every label set as catalog.py compiled it (versions stored on servers
+# name these: they must never change).
+CONTENT_HASHES = {
+    ("imagenet", "original"): "9e2e23dbb0d641b5a43e3353b5fccf61fe9c82e69e5b7633a501f80c8ee132a0",
+    ("imagenet", "corrected"): "80a4777a7e9d2a14181ee7cb601fea743c1b73430aa4df98a934c0757c48cde7",
+    ("imagenet", "corrected-t4"):
+        "fd544c53dd1a4c9015bbfe5319a6d7afd81be87a53bd8a488f15ecf95e2a2e07",
+    ("imagenet", "corrected-t5"):
+        "b1d934da1e0e74c965ccfedafd82365329858d6765a39e970001e89c40f748e3",
+    ("imagenet", "real"): "9f5786386dc557dcff1a60e07efdd5a4c84813eacdb89911c03ea8d4aeb0a50c",
+    ("cifar10", "original"): "304901993fb2298e641f6701da2a8fb2cff27105e3cb8889f3372bde701f7b68",
+    ("cifar10", "corrected"): "174fdd39a04d50836e1ed2aa0207d88e00abaed76e3c0f2be1b6a9a2a090838b",
+    ("cifar10", "cifar10h"): "2b8aa81a754c1f577a8358c14bcb772c6d1726b90130ae53dbf188bd96bc24e1",
+    ("cifar10", "cifar10.1-v4"):
+        "59aeb17ab8df8d428f82da130b3084bcec1747cd7b052d6306401a3e17024d75",
+    ("cifar10", "cifar10.1-v6"):
+        "333b0aa1d6e689498818507edae897d6a8a7ada375f04d20c30f4497c94970d5",
+    ("mnist", "original"): "c63affd319dc29873f2033506e756e263f716a8a1766c6c439fb021f310ee513",
+    ("mnist", "corrected"): "a773a4ef13b5933029a132462e582e5ac7b9211e326d81abe9daa84a08b3943b",
+}
+
+
+def _as_json(value: object) -> object:
+    return json.loads(json.dumps(value))
 
 
 def bundle_path(slug: str) -> Path:
@@ -39,18 +68,16 @@ def test_it_keeps_seven_bundles_in_the_repository() -> None:
 
 @pytest.mark.parametrize("slug", BUILTIN)
 def test_it_gives_the_catalog_specs_field_by_field(slug: str) -> None:
-    ours = benchmark_spec_from_bundle(read_bundle(bundle_path(slug)))
-    theirs = catalog.benchmark_spec(slug)
+    ours = _as_json(dataclasses.asdict(benchmark_spec_from_bundle(read_bundle(bundle_path(slug)))))
+    theirs = CATALOG_SPECS[slug]
+    assert isinstance(ours, dict)
     for field in ("slug", "name", "num_classes", "main_image_set"):
-        assert getattr(ours, field) == getattr(theirs, field), field
-    assert [s.slug for s in ours.image_sets] == [s.slug for s in theirs.image_sets]
-    for mine, reference in zip(ours.image_sets, theirs.image_sets, strict=True):
-        assert dataclasses.asdict(mine) == dataclasses.asdict(reference)
-    assert [s.slug for s in ours.label_sets] == [s.slug for s in theirs.label_sets]
-    for mine, reference in zip(ours.label_sets, theirs.label_sets, strict=True):
-        for field in dataclasses.fields(reference):
-            assert getattr(mine, field.name) == getattr(reference, field.name), \
-                (mine.slug, field.name)
+        assert ours[field] == theirs[field], field
+    assert ours["image_sets"] == theirs["image_sets"]
+    assert [s["slug"] for s in ours["label_sets"]] == [s["slug"] for s in theirs["label_sets"]]
+    for mine, reference in zip(ours["label_sets"], theirs["label_sets"], strict=True):
+        for field in reference:
+            assert mine[field] == reference[field], (mine["slug"], field)
     assert ours == theirs  # nothing left over that the field loop missed
 
 
@@ -61,11 +88,12 @@ def test_it_compiles_every_label_set_to_the_catalog_content_hash(
 ) -> None:
     ours = compile_bundle(read_bundle(bundle_path(slug)), data_dir=data_dir,
                           cache_dir=tmp_path / "bundle-cache")
-    expected = [s.slug for s in catalog.benchmark_spec(slug).label_sets
-                if s.optional_source is None]
+    expected = [s["slug"] for s in CATALOG_SPECS[slug]["label_sets"]
+                if s["optional_source"] is None]
     assert list(ours) == expected  # the multi-label sets are left out while unconfigured
     for ls_slug, compiled in ours.items():
-        reference = compile_label_set(catalog.label_set_spec(slug, ls_slug), data_dir=data_dir)
+        assert compiled.content_hash == CONTENT_HASHES[slug, ls_slug], ls_slug
+        reference = compile_label_set(builtin_label_set_spec(slug, ls_slug), data_dir=data_dir)
         assert compiled.content_hash == reference.content_hash, ls_slug
         assert dict(compiled.meta) == dict(reference.meta), ls_slug
         assert (compiled.kind, compiled.family, compiled.size, compiled.num_classes) == \
@@ -100,7 +128,7 @@ def test_it_compiles_the_multilabel_sets_to_the_catalog_content_hash_when_config
                       sources={"multilabel_file": multilabel})
     for ls_slug in ("multilabel", "imagenet-m"):
         ours = compile_bundle_label_set(data, ls_slug)
-        reference = compile_label_set(catalog.label_set_spec("imagenet", ls_slug),
+        reference = compile_label_set(builtin_label_set_spec("imagenet", ls_slug),
                                       data_dir=data_dir, multilabel_file=multilabel)
         assert ours.content_hash == reference.content_hash, ls_slug
         assert dict(ours.meta) == dict(reference.meta)

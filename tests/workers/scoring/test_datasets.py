@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from workers.scoring import datasets
+from workers.scoring.bundles import BundleData, builtin_bundle
 from workers.scoring.datasets import DataError
 
 
@@ -140,8 +141,13 @@ def test_it_converts_indices_to_file_names_and_back() -> None:
     assert datasets.imagenet_index("val/n01440764/ILSVRC2012_val_00000293.JPEG") == 292
     round_trip = [datasets.imagenet_index(datasets.imagenet_file_name(i)) for i in range(50_000)]
     assert round_trip == list(range(50_000))
-    assert datasets.example_name("imagenet-val", 292) == "ILSVRC2012_val_00000293.JPEG"
-    assert datasets.example_name("cifar10-test", 7) == "cifar10-test[7]"
+
+
+def test_it_names_examples_as_the_builtin_bundles_say(data_dir: Path) -> None:
+    imagenet = BundleData(builtin_bundle("imagenet"), data_dir=data_dir)
+    cifar10 = BundleData(builtin_bundle("cifar10"), data_dir=data_dir)
+    assert imagenet.names("imagenet-val").name(292) == "ILSVRC2012_val_00000293.JPEG"
+    assert cifar10.names("cifar10-test").name(7) == "cifar10-test[7]"
 
 
 @pytest.mark.parametrize(
@@ -260,10 +266,13 @@ def test_it_reads_vote_records_with_one_based_ids_only_for_imagenet(
 def test_it_names_classes_of_each_benchmark(
     data_dir: Path, class_info: list[dict[str, Any]]
 ) -> None:
-    assert datasets.class_names("cifar10", data_dir) == (
+    def names(slug: str) -> tuple[str, ...]:
+        return BundleData(builtin_bundle(slug), data_dir=data_dir).classes.names
+
+    assert names("cifar10") == (
         "airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck")
-    assert datasets.class_names("mnist", data_dir) == tuple("0123456789")
-    assert datasets.class_names("imagenet", data_dir) == tuple(c["synset"][0] for c in class_info)
+    assert names("mnist") == tuple("0123456789")
+    assert names("imagenet") == tuple(c["synset"][0] for c in class_info)
     assert datasets.imagenet_wnids(data_dir) == tuple(c["wnid"] for c in class_info)
 
 

@@ -1,4 +1,5 @@
-"""The catalog, and sets built straight from files (docs/metrics.md §2, §4, §7, §8)."""
+"""The specs of the built-in bundles, and sets built straight from files (docs/metrics.md §2,
+§4, §7, §8)."""
 
 # Expected values on the real data are derived here with plain Python loops over the public files.
 
@@ -11,7 +12,10 @@ import numpy as np
 import pytest
 
 from tests.workers.scoring.support import SIZES, Compiled, decode
-from workers.scoring.catalog import BENCHMARKS, benchmark_spec, label_set_spec
+from workers.scoring.bundles import builtin_benchmark_spec, builtin_label_set_spec, builtin_slugs
+
+# The three benchmarks whose label sets label_set_builders builds from files.
+BENCHMARKS = {slug: builtin_benchmark_spec(slug) for slug in ("imagenet", "cifar10", "mnist")}
 
 # ---------------------------------------------------------------- catalog
 
@@ -26,12 +30,13 @@ from workers.scoring.catalog import BENCHMARKS, benchmark_spec, label_set_spec
     ],
 )
 def test_it_lists_the_label_set_slugs_of_the_spec(bench: str, slugs: list[str]) -> None:
-    assert [ls.slug for ls in benchmark_spec(bench).label_sets] == slugs
-    assert [label_set_spec(bench, slug).slug for slug in slugs] == slugs
+    assert [ls.slug for ls in builtin_benchmark_spec(bench).label_sets] == slugs
+    assert [builtin_label_set_spec(bench, slug).slug for slug in slugs] == slugs
 
 
 def test_it_lists_the_benchmarks_and_image_set_sizes_of_the_spec() -> None:
-    assert sorted(BENCHMARKS) == ["cifar10", "imagenet", "mnist"]
+    assert builtin_slugs() == ("20news", "caltech256", "cifar10", "cifar100", "imagenet", "imdb",
+                               "mnist")
     sizes = {b: {s.slug: s.size for s in spec.image_sets} for b, spec in BENCHMARKS.items()}
     assert sizes == {
         "imagenet": {"imagenet-val": 50_000},
@@ -65,10 +70,11 @@ def test_it_gives_each_label_set_its_kind_image_set_and_threshold() -> None:
 
 def test_it_rejects_unknown_benchmark_and_label_set_slugs() -> None:
     with pytest.raises(KeyError) as excinfo:
-        benchmark_spec("svhn")
-    assert excinfo.value.args[0] == "unknown benchmark 'svhn'; known: cifar10, imagenet, mnist"
+        builtin_benchmark_spec("svhn")
+    assert excinfo.value.args[0] == ("unknown benchmark 'svhn'; built in: 20news, caltech256, "
+                                     "cifar10, cifar100, imagenet, imdb, mnist")
     with pytest.raises(KeyError) as excinfo:
-        label_set_spec("mnist", "real")
+        builtin_label_set_spec("mnist", "real")
     assert excinfo.value.args[0] == "unknown label set 'real' for benchmark 'mnist'"
 
 

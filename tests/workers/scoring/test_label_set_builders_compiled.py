@@ -14,7 +14,7 @@ import pytest
 
 from tests.workers.scoring.support import Compiled, load_json
 from workers.scoring import label_set_builders
-from workers.scoring.catalog import label_set_spec
+from workers.scoring.bundles import builtin_label_set_spec
 from workers.scoring.datasets import DataError
 from workers.scoring.label_set_builders import (
     compile_label_set,
@@ -30,7 +30,7 @@ from workers.scoring.label_set_builders import (
 def test_it_loads_the_second_compile_from_the_cache_file(
     data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    spec = label_set_spec("cifar10", "corrected")
+    spec = builtin_label_set_spec("cifar10", "corrected")
     first = compile_label_set(spec, data_dir=data_dir, cache_dir=tmp_path)
     files = sorted(p.name for p in tmp_path.iterdir())
     assert len(files) == 1
@@ -54,7 +54,7 @@ def test_it_loads_the_second_compile_from_the_cache_file(
 
 
 def test_it_returns_read_only_arrays(data_dir: Path, tmp_path: Path) -> None:
-    spec = label_set_spec("mnist", "corrected")
+    spec = builtin_label_set_spec("mnist", "corrected")
     fresh = compile_label_set(spec, data_dir=data_dir, cache_dir=tmp_path)
     cached = compile_label_set(spec, data_dir=data_dir, cache_dir=tmp_path)
     for labelset in (fresh, cached):
@@ -145,7 +145,7 @@ def test_it_hashes_content_so_a_changed_label_changes_the_hash(
     np.save(changed / name, labels)
 
     for slug in ("original", "corrected"):
-        spec = label_set_spec("cifar10", slug)
+        spec = builtin_label_set_spec("cifar10", slug)
         real = compiled("cifar10", slug)
         copy = compile_label_set(spec, data_dir=same, cache_dir=cache_dir)
         edited = compile_label_set(spec, data_dir=changed, cache_dir=cache_dir)
@@ -156,7 +156,7 @@ def test_it_hashes_content_so_a_changed_label_changes_the_hash(
 
 
 def test_it_lists_exactly_the_missing_files(data_dir: Path, tmp_path: Path) -> None:
-    spec = label_set_spec("imagenet", "real")
+    spec = builtin_label_set_spec("imagenet", "real")
     assert missing_files(spec, data_dir=data_dir) == []
     (tmp_path / "imagenet").mkdir()
     (tmp_path / "imagenet/cleanlab_original_labels.npy").symlink_to(
@@ -164,17 +164,17 @@ def test_it_lists_exactly_the_missing_files(data_dir: Path, tmp_path: Path) -> N
     (tmp_path / "imagenet/real.json").symlink_to(data_dir / "imagenet/real.json")
     assert missing_files(spec, data_dir=tmp_path) == [
         "imagenet/cleanlab_index_to_filepath.json", "imagenet/real_scores.npz"]
-    assert missing_files(label_set_spec("mnist", "corrected"), data_dir=tmp_path) == [
+    assert missing_files(builtin_label_set_spec("mnist", "corrected"), data_dir=tmp_path) == [
         "mnist/original_labels.npy", "mnist/cleanlab_mturk.json"]
 
 
 def test_it_lists_a_missing_multilabel_file(data_dir: Path, tmp_path: Path) -> None:
-    spec = label_set_spec("imagenet", "multilabel")
+    spec = builtin_label_set_spec("imagenet", "multilabel")
     absent = tmp_path / "human_accuracy_v3.0.0.json"
     assert missing_files(spec, data_dir=data_dir) == []
     assert missing_files(spec, data_dir=data_dir, multilabel_file=absent) == [str(absent)]
     # the multi-label file is ignored by label sets that do not read it
-    assert missing_files(label_set_spec("imagenet", "original"), data_dir=data_dir,
+    assert missing_files(builtin_label_set_spec("imagenet", "original"), data_dir=data_dir,
                          multilabel_file=absent) == []
 
 
@@ -184,7 +184,7 @@ def test_it_refuses_to_compile_with_a_missing_file_and_names_it(
     root = _linked_data_dir(data_dir, tmp_path / "data", "")
     (root / "cifar10/cleanlab_mturk.json").unlink()
     with pytest.raises(DataError) as excinfo:
-        compile_label_set(label_set_spec("cifar10", "corrected"), data_dir=root,
+        compile_label_set(builtin_label_set_spec("cifar10", "corrected"), data_dir=root,
                           cache_dir=tmp_path / "cache")
     assert str(excinfo.value) == \
         "label set cifar10/corrected is missing files: cifar10/cleanlab_mturk.json"
@@ -193,7 +193,7 @@ def test_it_refuses_to_compile_with_a_missing_file_and_names_it(
 
 def test_it_needs_a_multilabel_file_for_the_multilabel_sets(data_dir: Path) -> None:
     with pytest.raises(DataError) as excinfo:
-        compile_label_set(label_set_spec("imagenet", "multilabel"), data_dir=data_dir)
+        compile_label_set(builtin_label_set_spec("imagenet", "multilabel"), data_dir=data_dir)
     assert str(excinfo.value) == "label set 'multilabel' needs a multi-label file"
 
 

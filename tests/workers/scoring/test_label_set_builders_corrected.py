@@ -15,7 +15,7 @@ import pytest
 
 from tests.workers.scoring.support import SIZES, Compiled, load_json
 from workers.scoring import datasets, label_set_builders
-from workers.scoring.catalog import label_set_spec
+from workers.scoring.bundles import builtin_label_set_spec
 from workers.scoring.datasets import DataError, MturkRecord
 from workers.scoring.label_set_builders import (
     build_corrected,
@@ -64,7 +64,7 @@ def corrected_set(compiled: Compiled, data_dir: Path, bench: str,
     if slug is not None:
         labelset = compiled(bench, slug)
         return dict(labelset.arrays), dict(labelset.meta)
-    spec = dataclasses.replace(label_set_spec(bench, "corrected"),
+    spec = dataclasses.replace(builtin_label_set_spec(bench, "corrected"),
                                params=(("threshold", threshold),))
     return label_set_builders.build(spec, data_dir=data_dir)
 

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from tests.workers.scoring.realdata import MODELS, PREDICTIONS_DIR, SUFFIX
-from workers.scoring import catalog, label_set_builders
+from workers.scoring import label_set_builders
+from workers.scoring.bundles import builtin_benchmark_spec
 from workers.scoring.label_set_builders import CompiledLabelSet
 from workers.scoring.leaderboard import (
     correctable_ranks,
@@ -27,7 +28,7 @@ from workers.scoring.predictions import parse_predictions
 @pytest.fixture(scope="session")
 def cifar10_sets(data_dir: Path, cache_dir: Path) -> list[CompiledLabelSet]:
     return [label_set_builders.compile_label_set(spec, data_dir=data_dir, cache_dir=cache_dir)
-            for spec in catalog.benchmark_spec("cifar10").label_sets]
+            for spec in builtin_benchmark_spec("cifar10").label_sets]
 
 
 @pytest.fixture(scope="session")
@@ -48,7 +49,7 @@ def direct_accuracies(data_dir: Path) -> dict[str, np.ndarray]:
 @pytest.fixture(scope="session")
 def model_records(cifar10_sets: list[CompiledLabelSet]) -> list[dict]:
     """score_predictions records of the 30 real models on every CIFAR-10 label set."""
-    bench = catalog.benchmark_spec("cifar10")
+    bench = builtin_benchmark_spec("cifar10")
     records = []
     for model in MODELS:
         preds = {slug: parse_predictions(PREDICTIONS_DIR / f"{folder}_predictions/{model}{SUFFIX}",

@@ -14,7 +14,8 @@ import pytest
 from tests.workers.scoring.realdata import MODELS, PREDICTIONS_DIR, SUFFIX
 from tests.workers.scoring.support import assert_counts as _assert_counts
 from tests.workers.scoring.support import ids as _ids
-from workers.scoring import catalog, datasets, label_set_builders
+from workers.scoring import datasets, label_set_builders
+from workers.scoring.bundles import builtin_benchmark_spec
 from workers.scoring.label_set_builders import CompiledLabelSet
 from workers.scoring.metrics import score_predictions
 from workers.scoring.predictions import Predictions, parse_predictions
@@ -38,7 +39,7 @@ def _compile(benchmark: str, slugs: tuple[str, ...] | None, data_dir: Path,
              cache_dir: Path) -> dict[str, CompiledLabelSet]:
     return {spec.slug: label_set_builders.compile_label_set(spec, data_dir=data_dir,
                                                             cache_dir=cache_dir)
-            for spec in catalog.benchmark_spec(benchmark).label_sets
+            for spec in builtin_benchmark_spec(benchmark).label_sets
             if not spec.optional_source and (slugs is None or spec.slug in slugs)}
 
 
@@ -112,7 +113,7 @@ def test_it_finds_thirty_cifar10_models_with_predictions_on_all_three_image_sets
 
 
 def _model_predictions(model: str) -> dict[str, Predictions]:
-    bench = catalog.benchmark_spec("cifar10")
+    bench = builtin_benchmark_spec("cifar10")
     return {slug: parse_predictions(PREDICTIONS_DIR / f"{folder}_predictions/{model}{SUFFIX}",
                                     num_examples=bench.image_set(slug).size, num_classes=10)
             for slug, (folder, _) in CIFAR10_IMAGE_SETS.items()}

@@ -14,7 +14,7 @@ import pytest
 
 from tests.workers.scoring.support import spec_collapse_pairs
 from workers.scoring import datasets
-from workers.scoring.catalog import label_set_spec
+from workers.scoring.bundles import builtin_label_set_spec
 from workers.scoring.datasets import DataError
 from workers.scoring.label_set_builders import CompiledLabelSet, compile_label_set
 from workers.scoring.multilabel import (
@@ -126,14 +126,14 @@ def expected(raw: dict[str, Any], class_info: list[dict[str, Any]]) -> dict[str,
 @pytest.fixture(scope="module")
 def multilabel(data_dir: Path, multilabel_file: Path,
                tmp_path_factory: pytest.TempPathFactory) -> CompiledLabelSet:
-    return compile_label_set(label_set_spec("imagenet", "multilabel"), data_dir=data_dir,
+    return compile_label_set(builtin_label_set_spec("imagenet", "multilabel"), data_dir=data_dir,
                              cache_dir=tmp_path_factory.mktemp("ml-cache"),
                              multilabel_file=multilabel_file)
 
 
 @pytest.fixture(scope="module")
 def imagenet_m(data_dir: Path, multilabel_file: Path) -> CompiledLabelSet:
-    return compile_label_set(label_set_spec("imagenet", "imagenet-m"), data_dir=data_dir,
+    return compile_label_set(builtin_label_set_spec("imagenet", "imagenet-m"), data_dir=data_dir,
                              multilabel_file=multilabel_file)
 
 
@@ -308,7 +308,7 @@ def test_it_keeps_the_imagenet_m_version_when_the_file_changes_elsewhere(
     path.write_text(json.dumps(changed))
 
     def again(slug: str) -> CompiledLabelSet:
-        return compile_label_set(label_set_spec("imagenet", slug), data_dir=data_dir,
+        return compile_label_set(builtin_label_set_spec("imagenet", slug), data_dir=data_dir,
                                  multilabel_file=path)
 
     assert again("imagenet-m").content_hash == imagenet_m.content_hash
@@ -328,7 +328,7 @@ def test_it_names_an_unknown_wordnet_id(
     path = tmp_path / "human_accuracy_v3.0.0.json"
     path.write_text(json.dumps(raw))
     with pytest.raises(DataError) as excinfo:
-        compile_label_set(label_set_spec("imagenet", "multilabel"), data_dir=data_dir,
+        compile_label_set(builtin_label_set_spec("imagenet", "multilabel"), data_dir=data_dir,
                           multilabel_file=path)
     assert str(excinfo.value) == ("multi-label file: unknown WordNet id 'n99999999' "
                                   "for ILSVRC2012_val_00000042.JPEG")
@@ -349,7 +349,7 @@ def test_it_rejects_a_file_without_initial_annots(
     path = tmp_path / "human_accuracy_v3.0.0.json"
     path.write_text(json.dumps(raw))
     with pytest.raises(DataError) as excinfo:
-        compile_label_set(label_set_spec("imagenet", slug), data_dir=data_dir,
+        compile_label_set(builtin_label_set_spec("imagenet", slug), data_dir=data_dir,
                           multilabel_file=path)
     assert str(excinfo.value) == \
         "multi-label file has no 'initial_annots' (human_accuracy_v3.0.0 layout)"
@@ -358,7 +358,7 @@ def test_it_rejects_a_file_without_initial_annots(
 def test_it_refuses_a_missing_multilabel_file(data_dir: Path, tmp_path: Path) -> None:
     path = tmp_path / "absent.json"
     with pytest.raises(DataError) as excinfo:
-        compile_label_set(label_set_spec("imagenet", "multilabel"), data_dir=data_dir,
+        compile_label_set(builtin_label_set_spec("imagenet", "multilabel"), data_dir=data_dir,
                           multilabel_file=path)
     assert str(excinfo.value) == f"label set imagenet/multilabel is missing files: {path}"
 

@@ -19,7 +19,7 @@ from scipy import stats as scipy_stats
 
 from tests.workers.scoring.support import assert_counts, spec_collapse_pairs
 from workers.scoring import datasets
-from workers.scoring.catalog import label_set_spec
+from workers.scoring.bundles import builtin_label_set_spec
 from workers.scoring.label_set_builders import (
     CompiledLabelSet,
     compile_label_set,
@@ -73,7 +73,7 @@ def multilabel(raw: dict[str, Any], data_dir: Path,
                tmp_path_factory: pytest.TempPathFactory) -> CompiledLabelSet:
     path = tmp_path_factory.mktemp("class-mean") / "human_accuracy_v3.0.0.json"
     path.write_text(json.dumps(raw), encoding="utf-8")
-    return compile_label_set(label_set_spec("imagenet", "multilabel"), data_dir=data_dir,
+    return compile_label_set(builtin_label_set_spec("imagenet", "multilabel"), data_dir=data_dir,
                              multilabel_file=path)
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from tests.workers.scoring.support import decode, real_set
 from workers.scoring import datasets, label_set_builders
-from workers.scoring.catalog import label_set_spec
+from workers.scoring.bundles import builtin_label_set_spec
 from workers.scoring.label_set_builders import CompiledLabelSet, compile_label_set
 from workers.scoring.metrics import score_label_set
 from workers.scoring.predictions import Predictions
@@ -72,7 +72,7 @@ def build(data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Build:
     def run(content: dict[str, Any]) -> dict[str, CompiledLabelSet]:
         path = folder / f"human_accuracy_{next(count)}.json"
         path.write_text(json.dumps(content, indent=1), encoding="utf-8")
-        return {slug: compile_label_set(label_set_spec("imagenet", slug), data_dir=data_dir,
+        return {slug: compile_label_set(builtin_label_set_spec("imagenet", slug), data_dir=data_dir,
                                         multilabel_file=path)
                 for slug in ("multilabel", "imagenet-m")}
 

@@ -57,6 +57,8 @@ def label_set_spec_from_bundle(bundle: Bundle, ls: LabelSetDef) -> LabelSetSpec:
         description=ls.description,
         citation=bundle.citation(ls.citation),
         files=label_set_files(bundle, ls),
+        num_classes=bundle.classes.count,
+        size=bundle.example_set(ls.example_set).size,
         params=params,
         optional_source=optional_source(bundle, ls),
     )

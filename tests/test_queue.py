@@ -28,7 +28,8 @@ from tests.conftest import _point_celery_app, redis_database_empty
 from tests.helpers import free_port
 
 TASK_NAMES = (queue.SCORE_SUBMISSION, queue.RUN_CHECKPOINT, queue.RUN_CONFIDENT_LEARNING_AUDIT,
-              queue.RUN_AUL_AUDIT, queue.RESCORE_VERSION)
+              queue.RUN_AUL_AUDIT, queue.RESCORE_VERSION, queue.REFRESH_BOARD_SIGNIFICANCE,
+              queue.ADD_BUNDLE_UPLOAD)
 
 
 def test_it_names_only_tasks_the_workers_register() -> None:
@@ -42,8 +43,8 @@ def test_it_names_only_tasks_the_workers_register() -> None:
     schedule = {entry["task"]: entry["schedule"]
                 for entry in settings.CELERY_BEAT_SCHEDULE.values()}
     assert sorted(schedule) == ["workers.tasks.remove_failed_files",
-                                "workers.tasks.sweep_audits", "workers.tasks.sweep_submissions",
-                                "workers.tasks.sweep_versions"]
+                                "workers.tasks.sweep_audits", "workers.tasks.sweep_bundle_uploads",
+                                "workers.tasks.sweep_submissions", "workers.tasks.sweep_versions"]
     assert [name for name in schedule if name not in app.tasks] == []
     # every EVALSERVER_SWEEP_INTERVAL seconds (15 by default: a lost message is sent again
     # about EVALSERVER_SWEEP_WINDOW + 15 s after it was sent)

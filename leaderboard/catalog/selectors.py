@@ -115,9 +115,10 @@ def benchmark_class_names(*, benchmark: Benchmark) -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=16)
-def _example_names(image_set_id: int) -> tuple[str, ...]:
+def _example_names(image_set_id: int, slug: str, size: int) -> tuple[str, ...]:
     # An example set's names never change once loaded (its examples are what every label
-    # set and score index), so one read per process; IMDB's list has 25,000 names.
+    # set and score index), so one read per process; IMDB's list has 25,000 names. The slug
+    # and size are in the key too: a database rebuilt in place (tests) may reuse an id.
     names = ImageSet.objects.filter(pk=image_set_id).values_list("example_names", flat=True)
     return tuple(names.first() or ())
 
@@ -131,7 +132,7 @@ def image_set_example_namer(*, image_set: ImageSet) -> Callable[[int], str]:
         pattern, first = image_set.name_pattern, image_set.first_number
         return lambda index: pattern.format(number=index + first)
     if image_set.naming == ImageSet.Naming.FILE:
-        names = _example_names(image_set.pk)
+        names = _example_names(image_set.pk, image_set.slug, image_set.size)
         if len(names) == image_set.size:
             return lambda index: names[index]
     return lambda index: f"{slug}[{index}]"

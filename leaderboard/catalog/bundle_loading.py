@@ -25,6 +25,7 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
+from leaderboard.catalog.bundle_definition import BundleDefinition, bundle_definition
 from leaderboard.catalog.label_set_version_files import compiled_store
 from leaderboard.catalog.models import Benchmark, ImageSet, LabelSet
 from leaderboard.catalog.selectors import catalog_counts, label_set_version_first
@@ -41,7 +42,6 @@ from workers.scoring.bundles import (
     Bundle,
     BundleData,
     BundleError,
-    benchmark_spec_from_bundle,
     builtin_bundle,
     builtin_slugs,
     compile_bundle_label_set,
@@ -49,7 +49,7 @@ from workers.scoring.bundles import (
     open_bundle,
 )
 from workers.scoring.bundles.builders import optional_source
-from workers.scoring.catalog import BenchmarkSpec, LabelSetSpec
+from workers.scoring.catalog import LabelSetSpec
 from workers.scoring.label_set_builders import CompiledLabelSet
 
 # Where a user gets the data (MANIFEST.md "source" column); repeated in README.md, "Data".
@@ -227,49 +227,6 @@ def _report_totals(report: CatalogLoadReport) -> None:
 # -- one bundle -------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Definition:
-    """What the rows of one benchmark will hold: the catalog specs and the descriptive fields
-    the specs do not carry."""
-
-    spec: BenchmarkSpec
-    benchmark_details: dict[str, Any]
-    image_set_details: dict[str, dict[str, Any]]
-    label_set_details: dict[str, dict[str, Any]]
-
-
-def _definition(bundle: Bundle, data: BundleData, *, source: str) -> _Definition:
-    """Reads the class names and the example names files (BundleError if they are bad)."""
-    classes = data.classes
-    image_set_details = {}
-    for example_set in bundle.example_sets:
-        names = data.names(example_set.slug)
-        image_set_details[example_set.slug] = {
-            "naming": example_set.naming,
-            "name_pattern": example_set.pattern or "",
-            "first_number": example_set.first_number,
-            "example_names": ([names.name(i) for i in range(example_set.size)]
-                              if example_set.naming == "file" else None),
-        }
-    return _Definition(
-        spec=benchmark_spec_from_bundle(bundle),
-        benchmark_details={
-            "description": bundle.description,
-            "modality": bundle.modality,
-            "citations": [bundle.citation(key) for key in bundle.cites],
-            "headline": bundle.headline,
-            "class_names": list(classes.names),
-            "class_keys": list(classes.keys) if classes.keys is not None else None,
-            "source": source,
-        },
-        image_set_details=image_set_details,
-        label_set_details={
-            ls.slug: {"reviewable": ls.slug in bundle.reviewable, "bundle_kind": ls.kind}
-            for ls in bundle.label_sets
-        },
-    )
-
-
 def _compile(
     bundle: Bundle, data: BundleData, *, cache_dir: Path | None, strict: bool,
     report: CatalogLoadReport,
@@ -316,7 +273,7 @@ def _bundle_load(
         report.add("warning", f"{bundle.slug}: skipped: none of its label sets is available")
         return
     try:
-        definition = _definition(bundle, data, source=source)
+        definition = bundle_definition(bundle, data, source=source)
     except BundleError as exc:
         if strict:
             raise
@@ -361,7 +318,7 @@ def _changes(report: CatalogLoadReport) -> str:
 
 
 def _rows_write(
-    definition: _Definition, compiled: dict[str, CompiledLabelSet], *, strict: bool,
+    definition: BundleDefinition, compiled: dict[str, CompiledLabelSet], *, strict: bool,
     report: CatalogLoadReport,
 ) -> None:
     spec = definition.spec

@@ -94,7 +94,7 @@ _CORRECTED = LabelSetDoc(
     "examples whose right label is unclear are left out.",
     ("Confident learning flagged the test examples whose original label was most likely "
      "wrong. Five Mechanical Turk workers checked each flagged example and answered whether "
-     "it shows the given label, the label the algorithm guessed, both, or neither.",
+     "it shows {answers}.",
      "With an agreement threshold of {threshold} of 5 votes, each flagged example is a "
      "non-error if at least 3 workers kept the given label; otherwise correctable if at "
      "least {threshold} chose the guessed label; else multi-label if at least {threshold} "
@@ -184,6 +184,24 @@ def _threshold(summary: Mapping[str, Any], params: Mapping[str, Any]) -> int | s
     return int(value) if isinstance(value, int | float) else "t"
 
 
+# What a vote for each meaning of a vote vocabulary says (docs/bundles.md §5.2).
+_ANSWERS = {"original": "the given label", "guessed": "the label the algorithm guessed",
+            "both": "both", "neither": "neither"}
+
+
+def vote_answers_text(answers: Any) -> str:
+    """The answers the workers had, from a validated label set's vocabulary ([[key, meaning],
+    ...]: IMDB's neutral and off-topic name no label); the study's four without one."""
+    if not isinstance(answers, list) or not answers:
+        answers = [["given", "original"], ["guessed", "guessed"], ["both", "both"],
+                   ["neither", "neither"]]
+    said = [_ANSWERS[meaning] for _, meaning in answers if meaning in _ANSWERS]
+    unlabelled = [str(key) for key, meaning in answers if meaning == "none"]
+    if unlabelled:
+        said.append(f"an answer that names no label ({', '.join(unlabelled)})")
+    return said[0] if len(said) == 1 else f"{', '.join(said[:-1])}, or {said[-1]}"
+
+
 def label_set_how(family: str, slug: str, summary: Mapping[str, Any],
                   params: Mapping[str, Any], benchmark: str = "") -> list[str]:
     """The paragraphs of 'How it was built', with the version's numbers filled in."""
@@ -191,9 +209,8 @@ def label_set_how(family: str, slug: str, summary: Mapping[str, Any],
     paragraphs = list(doc.how) if doc else []
     if family == "corrected":
         threshold = _threshold(summary, params)
-        paragraphs = [p.format(threshold=threshold) for p in paragraphs]
-        if benchmark == "mnist":
-            paragraphs[0] += " (The MNIST workers had no \"both\" answer.)"
+        answers = vote_answers_text(params.get("answers"))
+        paragraphs = [p.format(threshold=threshold, answers=answers) for p in paragraphs]
     note = LABEL_SET_NOTES.get(slug)
     return [note, *paragraphs] if note else paragraphs
 

@@ -59,6 +59,15 @@ EXPECTED_IMAGE_SETS = {
 NOT_CONFIGURED = "skipped: not configured (set EVALSERVER_MULTILABEL_FILE)"
 
 
+# Each built-in benchmark's vote vocabulary as its manifest declares it (benchmarks/*.toml).
+_STUDY = [["given", "original"], ["guessed", "guessed"], ["both", "both"], ["neither", "neither"]]
+VOTE_ANSWERS = {
+    **dict.fromkeys(("imagenet", "cifar10", "cifar100", "caltech256", "20news"), _STUDY),
+    "mnist": [["given", "original"], ["guessed", "guessed"], ["neither", "neither"]],
+    "imdb": [["given", "original"], ["guessed", "guessed"], ["neutral", "none"],
+             ["off-topic", "none"]],
+}
+
 def label_set_slugs(benchmark: str) -> list[str]:
     return sorted(
         LabelSet.objects.filter(benchmark__slug=benchmark).values_list("slug", flat=True)
@@ -112,7 +121,10 @@ def test_it_loads_exactly_the_builtin_bundles_from_the_real_data(
         assert label_set.image_set.slug == spec.image_set
         assert label_set.image_set.benchmark == label_set.benchmark
         assert (label_set.kind, label_set.family) == (spec.kind, spec.family)
-        assert label_set.params == spec.param_dict
+        # plus, for a corrected set, its vote file's answers and their meanings
+        answers = {"answers": VOTE_ANSWERS[label_set.benchmark.slug]} if (
+            label_set.family == "corrected") else {}
+        assert label_set.params == {**spec.param_dict, **answers}
     # Each label set has exactly version 1, holding the hash its files compile to.
     assert LabelSetVersion.objects.count() == len(EXPECTED_LABEL_SETS)
     from_bundles = {

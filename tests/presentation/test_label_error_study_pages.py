@@ -34,6 +34,13 @@ from workers.tasks import score_submission
 
 pytestmark = pytest.mark.django_db
 
+# The answers each study's workers had (the keys of its vote file: IMDB's are different).
+ANSWERS = {
+    "imdb": "the given label, the label the algorithm guessed, or an answer that names no "
+            "label (neutral, off-topic)",
+    **dict.fromkeys(("cifar100", "caltech256", "20news"),
+                    "the given label, the label the algorithm guessed, both, or neither"),
+}
 PUBLISHED_KEYS = ("flagged", "non_error", "correctable", "multi_label", "neither",
                   "non_agreement", "pruned")
 
@@ -80,6 +87,7 @@ def test_it_states_each_thresholds_vote_counts_as_counted_from_the_vote_file(
         assert _page_facts(sections[label_set]) == expected
         assert entry["evaluated"] == expected["pruned"]
         assert entry["how"][1].startswith(f"With an agreement threshold of {threshold} of 5")
+        assert entry["how"][0].endswith(f"answered whether it shows {ANSWERS[slug]}."), slug
         assert [c["key"] for c in entry["citations"]] == ["northcutt2021"]
     t3 = categories(data_dir, slug, 3).facts()
     assert tuple(t3[k] for k in PUBLISHED_KEYS) == PUBLISHED_T3[slug]

@@ -211,6 +211,17 @@ def broker(redis_url: str) -> Iterator[Any]:
         _point_celery_app(app, **saved)
 
 
+@pytest.fixture
+def sent(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
+    """The tasks sent, as (name, job id), instead of reaching a broker."""
+    from leaderboard import queue
+
+    messages: list[tuple[str, int]] = []
+    monkeypatch.setattr(queue, "task_send",
+                        lambda name, job_id, **_: messages.append((name, job_id)))
+    return messages
+
+
 @pytest.fixture(autouse=True)
 def _fresh_cache() -> Iterator[None]:
     """Each test starts with an empty cache: rolled-back tests can reuse a benchmark's id and

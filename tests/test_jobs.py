@@ -49,15 +49,6 @@ def _broker_unreadable() -> Iterator[None]:
     _point_celery_app(app, **saved)
 
 
-@pytest.fixture
-def sent(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
-    """The tasks sent, as (name, job id), instead of reaching a broker."""
-    messages: list[tuple[str, int]] = []
-    monkeypatch.setattr(queue, "task_send",
-                        lambda name, job_id, **_: messages.append((name, job_id)))
-    return messages
-
-
 @dataclass(frozen=True)
 class Kind:
     make: Callable[[int], Any]  # the n-th job of this kind, queued

@@ -17,7 +17,6 @@ from django.core.files.storage import default_storage
 from pytest_django.fixtures import Settings
 from rest_framework.test import APIClient
 
-from leaderboard import queue
 from leaderboard.catalog.bundle_uploads_models import BundleUpload
 from leaderboard.catalog.models import Benchmark, ImageSet, LabelSet, LabelSetVersion
 from tests import factories
@@ -39,15 +38,6 @@ def api_client(user: User | None = None) -> APIClient:
 @pytest.fixture
 def staff() -> User:
     return factories.user_create("boss", staff=True)
-
-
-@pytest.fixture
-def sent(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
-    """The tasks sent, as (name, job id), instead of reaching a broker."""
-    messages: list[tuple[str, int]] = []
-    monkeypatch.setattr(queue, "task_send",
-                        lambda name, job_id, **_: messages.append((name, job_id)))
-    return messages
 
 
 def upload(client: APIClient, path: Path, *, update: bool = False) -> Any:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import html
 import json
-import re
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
@@ -20,6 +19,7 @@ from rest_framework.test import APIClient
 from leaderboard.catalog.label_set_version_files import compiled_for_version
 from leaderboard.catalog.models import LabelSetVersion
 from tests.helpers import PROJECT_ROOT
+from tests.presentation.about_pages import about_facts, about_sections
 from workers.scoring import datasets
 
 pytestmark = pytest.mark.django_db
@@ -36,17 +36,6 @@ def _latest(benchmark: str, slug: str) -> LabelSetVersion:
                                               label_set__slug=slug).order_by("-number").first())
     assert version is not None
     return version
-
-
-def _sections(page: str) -> dict[str, str]:
-    """The HTML of each label set's section, by slug."""
-    parts = re.split(r'<section class="card about-label-set[^"]*" id="ls-', page)[1:]
-    return {part.split('"', 1)[0]: part.split("</section>", 1)[0] for part in parts}
-
-
-def _facts(section: str) -> dict[str, int]:
-    return {key: int(value.replace(",", "")) for key, value in re.findall(
-        r'data-fact="(\w+)"><th scope="row">[^<]*</th><td class="num">([\d,]+)</td>', section)}
 
 
 def _corrected_facts(summary: dict[str, Any]) -> dict[str, int]:
@@ -75,9 +64,9 @@ def test_it_describes_each_mnist_label_set_with_its_size_version_and_citation(
 
     assert response.status_code == 200
     page = response.content.decode()
-    sections = _sections(page)
+    sections = about_sections(page)
     assert list(sections) == ["original", "corrected"]
-    assert _facts(sections["corrected"]) == _corrected_facts(summary) == {
+    assert about_facts(sections["corrected"]) == _corrected_facts(summary) == {
         "flagged": 100, "non_error": 85, "correctable": 10, "multi_label": 0, "neither": 3,
         "non_agreement": 2, "unknown": 5, "pruned": 9995}
     assert ('<dd class="about-size">9,995 examples evaluated</dd>' in sections["corrected"])
@@ -107,9 +96,9 @@ def test_it_reads_the_counts_and_version_from_the_newest_version(
                                             content_hash="ab" * 32, parent=first,
                                             summary=summary, published=timezone.now())
 
-    section = _sections(client.get("/benchmarks/mnist/about/").content.decode())["corrected"]
+    section = about_sections(client.get("/benchmarks/mnist/about/").content.decode())["corrected"]
 
-    assert _facts(section) == {**_corrected_facts(summary), "unknown": 4}
+    assert about_facts(section) == {**_corrected_facts(summary), "unknown": 4}
     assert (f'<dd class="about-version">2 <code title="{second.content_hash}">abababababab'
             f'</code> · <a href="/benchmarks/mnist/label-sets/corrected/history/">history</a> '
             f'(2 versions)</dd>') in section

@@ -6,7 +6,6 @@ files by a route of its own, and the threshold-3 counts with the published ones.
 from __future__ import annotations
 
 import io
-import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -30,6 +29,7 @@ from tests.label_error_study import (
     demo_counts,
     original_labels,
 )
+from tests.presentation.about_pages import about_facts, about_sections
 from workers.tasks import score_submission
 
 pytestmark = pytest.mark.django_db
@@ -43,17 +43,6 @@ ANSWERS = {
 }
 PUBLISHED_KEYS = ("flagged", "non_error", "correctable", "multi_label", "neither",
                   "non_agreement", "pruned")
-
-
-def _sections(page: str) -> dict[str, str]:
-    """The HTML of each label set's section of the about page, by slug."""
-    parts = re.split(r'<section class="card about-label-set[^"]*" id="ls-', page)[1:]
-    return {part.split('"', 1)[0]: part.split("</section>", 1)[0] for part in parts}
-
-
-def _page_facts(section: str) -> dict[str, int]:
-    return {key: int(value.replace(",", "")) for key, value in re.findall(
-        r'data-fact="(\w+)"><th scope="row">[^<]*</th><td class="num">([\d,]+)</td>', section)}
 
 
 def _seeded(run_load_benchmarks: Callable[..., tuple[str, str]], slug: str) -> Submission:
@@ -76,7 +65,7 @@ def test_it_states_each_thresholds_vote_counts_as_counted_from_the_vote_file(
     page = client.get(f"/benchmarks/{slug}/about/").content.decode()
 
     by_slug = {entry["slug"]: entry for entry in body["label_sets"]}
-    sections = _sections(page)
+    sections = about_sections(page)
     assert set(by_slug) == set(sections) == {"original", *CORRECTED.values()}
     size = int(original_labels(data_dir, slug).size)
     assert (by_slug["original"]["evaluated"], by_slug["original"]["available"]) == (size, True)
@@ -84,7 +73,7 @@ def test_it_states_each_thresholds_vote_counts_as_counted_from_the_vote_file(
         expected = categories(data_dir, slug, threshold).facts()
         entry = by_slug[label_set]
         assert {f["key"]: f["value"] for f in entry["facts"]} == expected, (slug, threshold)
-        assert _page_facts(sections[label_set]) == expected
+        assert about_facts(sections[label_set]) == expected
         assert entry["evaluated"] == expected["pruned"]
         assert entry["how"][1].startswith(f"With an agreement threshold of {threshold} of 5")
         assert entry["how"][0].endswith(f"answered whether it shows {ANSWERS[slug]}."), slug

@@ -53,5 +53,6 @@ def test_it_names_examples_by_the_bundle_s_naming(data_dir: Path) -> None:
 
 
 def test_it_refuses_a_benchmark_without_a_vote_file(data_dir: Path) -> None:
-    with pytest.raises(ValueError, match="unknown benchmark 'nope'"):
+    with pytest.raises(ValueError, match="^no human validation file for 'nope': not a "
+                                         "built-in benchmark \\(20news, caltech256, "):
         load_validated_errors(data_dir, "nope")

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from workers.scoring import datasets
-from workers.scoring.bundles import BundleData, builtin_bundle
+from workers.scoring.bundles import BundleData, builtin_bundle, builtin_slugs
 from workers.scoring.label_set_builders import corrected_categories
 
 
@@ -66,14 +66,15 @@ def load_validated_errors(
     its bundle (the first label set of kind `validated` on the main example set:
     docs/bundles.md §5.2, whose vocabulary and example naming give 0-based indices).
     ValueError (a BundleError for a bad file) when it has none."""
-    try:
-        bundle = builtin_bundle(benchmark)
-    except KeyError as exc:
-        raise ValueError(str(exc)) from None
+    if benchmark not in builtin_slugs():
+        raise ValueError(f"no human validation file for {benchmark!r}: not a built-in "
+                         f"benchmark ({', '.join(builtin_slugs())})")
+    bundle = builtin_bundle(benchmark)
     validated = [ls for ls in bundle.label_sets
                  if ls.kind == "validated" and ls.example_set == bundle.main_example_set]
     if not validated:
-        raise ValueError(f"benchmark {benchmark!r} has no human validation vote file")
+        raise ValueError(f"no human validation file for {benchmark!r}: its bundle has no "
+                         "validated label set")
     records = BundleData(bundle, data_dir=Path(data_dir)).vote_records(validated[0].slug)
     return validated_errors(records, threshold=threshold)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db import DatabaseError
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -54,15 +55,21 @@ class PredictionsFileField(serializers.FileField):
 
 def _image_set_file_fields() -> dict[str, serializers.Field]:
     """One predictions file field per example set of every visible benchmark, from the
-    database (read when the schema is generated, so a benchmark added later is documented)."""
-    return {
-        image_set.slug: PredictionsFileField(
-            required=False,
-            help_text=f"{benchmark.slug}: predictions for {image_set.slug} ({image_set.size} "
-                      "rows; .npy, .npz, .json or .csv)"
-                      + (" - required" if image_set.slug == benchmark.main_image_set else ""))
-        for benchmark in benchmark_list() for image_set in benchmark.image_sets.all()
-    }
+    database (read when the schema is generated, so a benchmark added later is documented).
+    None before the catalog tables exist: `manage.py check --deploy` generates the schema
+    (drf-spectacular's check) on a server that has not migrated yet."""
+    try:
+        return {
+            image_set.slug: PredictionsFileField(
+                required=False,
+                help_text=f"{benchmark.slug}: predictions for {image_set.slug} "
+                          f"({image_set.size} rows; .npy, .npz, .json or .csv)"
+                          + (" - required" if image_set.slug == benchmark.main_image_set
+                             else ""))
+            for benchmark in benchmark_list() for image_set in benchmark.image_sets.all()
+        }
+    except DatabaseError:
+        return {}
 
 
 class SubmissionCreateSerializer(SubmissionCreateInput):

@@ -61,16 +61,20 @@ def _handler(server: DataServer) -> type[BaseHTTPRequestHandler]:
             if limit is not None and start < limit:
                 body = body[: limit - start]
                 self.close_connection = True
+            self._record(relative, 206 if start else 200, body)
             self.wfile.write(body)
             self.wfile.flush()
-            server.log.append(Served(relative, self.headers.get("Range"), 206 if start else 200,
-                                     len(body)))
 
         def _answer(self, relative: str, status: int, body: bytes) -> None:
             self.send_response(status)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
+            self._record(relative, status, body)
             self.wfile.write(body)
+
+        def _record(self, relative: str, status: int, body: bytes) -> None:
+            # Before the body is written: once the client has the answer it may send its next
+            # request on another thread, which must not be logged ahead of this one.
             server.log.append(Served(relative, self.headers.get("Range"), status, len(body)))
 
         def log_message(self, format: str, *args: object) -> None:  # noqa: A002

@@ -337,6 +337,9 @@ def test_it_stores_the_definition_each_bundle_gives(
     assert imagenet.description == manifest["description"]
     assert imagenet.citations == [manifest["citations"]["russakovsky2015"]]
     assert imagenet.class_keys == [entry["wnid"] for entry in class_info]
+    # docs/bundles.md §3: a `records` name that is a list of synonyms names the class by its
+    # first item.
+    assert imagenet.class_names == [entry["synset"][0] for entry in class_info]
     assert imagenet.class_names[0] == "tench"
     assert imagenet.class_names.count("crane") == 2  # two classes share a name, not a key
     assert Benchmark.objects.get(slug="cifar10").class_names == [
@@ -344,14 +347,20 @@ def test_it_stores_the_definition_each_bundle_gives(
         "truck"]
     assert Benchmark.objects.get(slug="cifar10").class_keys is None
     assert Benchmark.objects.get(slug="20news").modality == "text"
-    assert len(Benchmark.objects.get(slug="20news").class_names) == 20
+    # 20news names its classes in its vote file: each record names its given and guessed class.
+    votes = json.loads((data_dir / "20news/cleanlab_mturk.json").read_text())
+    newsgroups = {record[side]: record[f"{side}_name"] for record in votes
+                  for side in ("given_original_label", "our_guessed_label")}
+    assert sorted(newsgroups) == list(range(20))
+    assert Benchmark.objects.get(slug="20news").class_names == [
+        newsgroups[class_id] for class_id in range(20)]
 
     naming = {row[0]: row[1:] for row in ImageSet.objects.values_list(
         "slug", "naming", "name_pattern", "first_number")}
     assert naming["imagenet-val"] == ("pattern", "ILSVRC2012_val_{number:08d}.JPEG", 1)
     assert naming["cifar10-test"] == ("index", "", 1)
     imdb_names = json.loads((data_dir / "imdb/cleanlab_index_to_filename.json").read_text())
-    assert naming["imdb-test"][0] == "file"
+    assert naming["imdb-test"] == ("file", "", 1)
     assert ImageSet.objects.get(slug="imdb-test").example_names == imdb_names
 
     # ImageNet's multilabel (reviewable too) is not loaded without its file.

@@ -14,6 +14,10 @@ from tests import factories
 
 pytestmark = pytest.mark.django_db
 
+# `loaded` loads every built-in bundle (benchmarks/*.toml); lists are by slug.
+ALL_SLUGS = ["20news", "caltech256", "cifar10", "cifar100", "imagenet", "imdb", "mnist"]
+VISIBLE_SLUGS = [slug for slug in ALL_SLUGS if slug != "mnist"]
+
 
 @pytest.fixture
 def mnist_hidden(loaded: Settings) -> Benchmark:
@@ -27,6 +31,7 @@ def test_it_leaves_a_hidden_benchmark_out_of_lists_boards_and_pages(
     api, web = APIClient(), Client()
     listed = [b["slug"] for b in api.get("/api/benchmarks/").json()]
     assert "mnist" not in listed and "cifar10" in listed
+    assert listed == VISIBLE_SLUGS
     for url in ("/api/benchmarks/mnist/", "/api/benchmarks/mnist/leaderboard/",
                 "/api/benchmarks/mnist/about/"):
         answer = api.get(url)
@@ -49,7 +54,9 @@ def test_it_refuses_submissions_to_a_hidden_benchmark(mnist_hidden: Benchmark) -
     named, known = error["message"].split("; use one of: ")
     assert named == "benchmark: no benchmark 'mnist'"
     assert "cifar10" in known.split(", ") and "mnist" not in known.split(", ")
+    assert known == ", ".join(VISIBLE_SLUGS)
 
     benchmark_visibility_set(benchmark=mnist_hidden, hidden=False)
     listed = [b["slug"] for b in APIClient().get("/api/benchmarks/").json()]
     assert "mnist" in listed
+    assert listed == ALL_SLUGS

@@ -2,28 +2,21 @@
 
 from __future__ import annotations
 
-import io
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
-from django.core.management import call_command
 from pytest_django.fixtures import Settings
 
 from leaderboard.submissions.demo import demo_user_get_or_create
 from leaderboard.submissions.models import Submission, SubmissionFile
 from leaderboard.submissions.selectors import submission_scores
+from tests.submissions.demo_seeding import seed_demo
 from workers.scoring import datasets
 from workers.tasks import score_submission
 
 pytestmark = pytest.mark.django_db
-
-
-def _seed(*args: str) -> str:
-    out = io.StringIO()
-    call_command("seed_demo", *args, stdout=out, no_color=True)
-    return out.getvalue()
 
 
 def test_it_submits_the_30_cifar10_models_once_and_skips_benchmarks_not_loaded(
@@ -33,7 +26,7 @@ def test_it_submits_the_30_cifar10_models_once_and_skips_benchmarks_not_loaded(
     catalog_settings.EVALSERVER_DAILY_QUOTA = 1  # the demo is exempt from the quota
     run_load_benchmarks("--benchmark", "cifar10")
 
-    out = _seed()
+    out = seed_demo()
 
     demo = Submission.objects.filter(owner__username="demo")
     assert demo.count() == 31  # 30 published models + cleanlab's probabilities
@@ -53,7 +46,7 @@ def test_it_submits_the_30_cifar10_models_once_and_skips_benchmarks_not_loaded(
     user = demo_user_get_or_create()
     assert not user.has_usable_password()
 
-    again = _seed()
+    again = seed_demo()
 
     assert demo.count() == 31
     assert "demo: 0 queued, 37 skipped" in again
@@ -64,7 +57,7 @@ def test_it_submits_imagenet_in_file_number_order(
     run_load_benchmarks: Callable[..., tuple[str, str]], data_dir: Path,
 ) -> None:
     run_load_benchmarks("--benchmark", "imagenet")
-    _seed()
+    seed_demo()
     submission = Submission.objects.get(owner__username="demo")
     assert submission.model_name == "ResNet-50 (cleanlab cross-validated)"
 

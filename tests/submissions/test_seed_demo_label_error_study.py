@@ -5,13 +5,11 @@ the leaderboards (API and page) with the accuracies worked out from the data fil
 
 from __future__ import annotations
 
-import io
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
-from django.core.management import call_command
 from django.test import Client
 from pytest_django.fixtures import Settings
 from rest_framework.test import APIClient
@@ -21,6 +19,7 @@ from leaderboard.submissions.models import Submission, SubmissionFile
 from leaderboard.templatetags.leaderboard_extras import percent
 from tests.label_error_study import CORRECTED, DEMO_MODEL, STUDY, demo_counts, original_labels
 from tests.pages import leaderboard_table
+from tests.submissions.demo_seeding import seed_demo
 
 LABEL_SETS = ("original", *CORRECTED.values())
 # the file each demo submission uploads: the probabilities where the data has them
@@ -28,12 +27,10 @@ UPLOADED = {"cifar100": "cifar100/cleanlab_cv_predicted_labels.npy",
             "caltech256": "caltech256/cleanlab_cv_predicted_labels.npy",
             "20news": "20news/cleanlab_cv_probabilities.npy",
             "imdb": "imdb/cleanlab_cv_probabilities.npy"}
-
-
-def _seed(*args: str) -> str:
-    out = io.StringIO()
-    call_command("seed_demo", *args, stdout=out, no_color=True)
-    return out.getvalue()
+# (examples where cleanlab's cross-validated prediction is the original label, examples) of
+# each test set, counted once from the data files (MANIFEST.md sha256s pin those files)
+AGREEING = {"cifar100": (6_929, 10_000), "caltech256": (25_290, 29_780),
+            "20news": (6_955, 7_532), "imdb": (22_394, 25_000)}
 
 
 def _load(run: Callable[..., tuple[str, str]], *slugs: str) -> None:
@@ -47,7 +44,7 @@ def test_it_submits_each_benchmarks_cleanlab_file_once_and_skips_one_not_loaded(
 ) -> None:
     _load(run_load_benchmarks, "cifar100", "caltech256", "20news")
 
-    out = _seed()
+    out = seed_demo()
 
     demo = Submission.objects.filter(owner__username="demo")
     assert sorted(demo.values_list("benchmark__slug", "model_name")) == sorted(
@@ -61,7 +58,7 @@ def test_it_submits_each_benchmarks_cleanlab_file_once_and_skips_one_not_loaded(
         assert submission.public and "cleanlab/label-errors" in submission.description
 
     _load(run_load_benchmarks, "imdb")
-    again = _seed()
+    again = seed_demo()
 
     assert demo.count() == 4
     assert f"queued imdb / {DEMO_MODEL['imdb']} (#" in again
@@ -79,8 +76,11 @@ def test_it_finds_the_cleanlab_files_in_the_order_of_the_original_labels(
         labels = original_labels(data_dir, slug)
         predicted = np.load(data_dir / slug / "cleanlab_cv_predicted_labels.npy")
         assert low < float((predicted == labels).mean()) < 0.95
+        assert (int((predicted == labels).sum()), labels.size) == AGREEING[slug]
         probabilities = data_dir / slug / "cleanlab_cv_probabilities.npy"
-        if probabilities.is_file():  # uploaded instead: the same top-1
+        # the text sets have probabilities, uploaded instead: the same top-1
+        assert probabilities.is_file() == (slug in ("20news", "imdb"))
+        if probabilities.is_file():
             assert np.array_equal(np.load(probabilities).argmax(axis=1), predicted)
 
 
@@ -97,7 +97,7 @@ def test_it_scores_the_demo_and_shows_it_on_each_leaderboard_as_computed_from_th
 ) -> None:
     _load(run_load_benchmarks, *STUDY)
 
-    out = _seed("--wait", "--timeout", "180")
+    out = seed_demo("--wait", "--timeout", "180")
 
     assert "all 4 demo submissions are scored" in out, scoring_worker.read_text()
     for slug in STUDY:

@@ -7,6 +7,7 @@ from leaderboard.catalog.bundle_uploads_models import BundleUpload
 from leaderboard.catalog.models import (
     Benchmark,
     ImageSet,
+    ImageSetNames,
     ImmutableVersionError,
     LabelSet,
     LabelSetVersion,
@@ -49,6 +50,7 @@ __all__ = [
     "GroundTruthVote",
     "HitVector",
     "ImageSet",
+    "ImageSetNames",
     "ImmutableVersionError",
     "LabelSet",
     "LabelSetVersion",

@@ -7,7 +7,13 @@ from functools import lru_cache
 
 from django.db.models import Prefetch, QuerySet
 
-from leaderboard.catalog.models import Benchmark, ImageSet, LabelSet, LabelSetVersion
+from leaderboard.catalog.models import (
+    Benchmark,
+    ImageSet,
+    ImageSetNames,
+    LabelSet,
+    LabelSetVersion,
+)
 
 
 def benchmark_list(*, include_hidden: bool = False) -> QuerySet[Benchmark]:
@@ -15,14 +21,11 @@ def benchmark_list(*, include_hidden: bool = False) -> QuerySet[Benchmark]:
     prefetched; each label set has `version_list`, its published versions in order (the last
     is the current one)."""
     benchmarks = Benchmark.objects.all() if include_hidden else benchmark_visible_list()
-    # An example set's names (IMDB: 25,000) are left out: image_set_example_namer reads them.
     return benchmarks.prefetch_related(
-        Prefetch("image_sets",
-                 queryset=ImageSet.objects.defer("example_names").order_by("slug")),
+        Prefetch("image_sets", queryset=ImageSet.objects.order_by("slug")),
         Prefetch(
             "label_sets",
             queryset=LabelSet.objects.select_related("image_set")
-            .defer("image_set__example_names")
             .prefetch_related(
                 Prefetch(
                     "versions",
@@ -119,7 +122,8 @@ def _example_names(image_set_id: int, slug: str, size: int) -> tuple[str, ...]:
     # An example set's names never change once loaded (its examples are what every label
     # set and score index), so one read per process; IMDB's list has 25,000 names. The slug
     # and size are in the key too: a database rebuilt in place (tests) may reuse an id.
-    names = ImageSet.objects.filter(pk=image_set_id).values_list("example_names", flat=True)
+    names = ImageSetNames.objects.filter(image_set_id=image_set_id).values_list("names",
+                                                                                flat=True)
     return tuple(names.first() or ())
 
 

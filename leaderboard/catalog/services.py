@@ -14,7 +14,13 @@ from django.db import models, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from leaderboard.catalog.models import Benchmark, ImageSet, LabelSet, LabelSetVersion
+from leaderboard.catalog.models import (
+    Benchmark,
+    ImageSet,
+    ImageSetNames,
+    LabelSet,
+    LabelSetVersion,
+)
 from leaderboard.catalog.selectors import label_set_version_latest
 from workers.scoring.catalog import BenchmarkSpec, ImageSetSpec, LabelSetSpec
 
@@ -76,7 +82,8 @@ def benchmark_sync(
 def image_set_sync(
     *, benchmark: Benchmark, spec: ImageSetSpec, details: Mapping[str, Any] | None = None
 ) -> tuple[ImageSet, Change]:
-    """Make the ImageSet row match the catalog entry (`details`: its example naming)."""
+    """Make the ImageSet row match the catalog entry (`details`: its example naming, with
+    `example_names`, the list of a set named by file, kept in its ImageSetNames row)."""
     if spec.benchmark != benchmark.slug:
         raise CatalogError(f"image set {spec.slug!r} belongs to {spec.benchmark!r}, "
                            f"not {benchmark.slug!r}")
@@ -84,12 +91,19 @@ def image_set_sync(
     if existing is not None:
         raise CatalogError(f"image set {spec.slug!r} already exists in benchmark "
                            f"{existing.benchmark.slug!r}")
-    image_set, change = _sync_row(
-        ImageSet,
-        lookup={"slug": spec.slug, "benchmark": benchmark},
-        values={"name": spec.name, "size": spec.size, "description": spec.description,
-                **(details or {})},
-    )
+    values = {"name": spec.name, "size": spec.size, "description": spec.description,
+              **(details or {})}
+    names = values.pop("example_names", None)
+    image_set, change = _sync_row(ImageSet, lookup={"slug": spec.slug, "benchmark": benchmark},
+                                  values=values)
+    if names is None:
+        names_changed = ImageSetNames.objects.filter(image_set=image_set).delete()[0] > 0
+    else:
+        _, names_change = _sync_row(ImageSetNames, lookup={"image_set": image_set},
+                                    values={"names": list(names)})
+        names_changed = names_change is not Change.UNCHANGED
+    if names_changed and change is Change.UNCHANGED:
+        change = Change.UPDATED
     return image_set, change
 
 

@@ -17,7 +17,13 @@ from django.core.management import CommandError, call_command
 from pytest_django.fixtures import Settings
 
 from leaderboard.catalog.bundle_loading import benchmark_catalog_load
-from leaderboard.catalog.models import Benchmark, ImageSet, LabelSet, LabelSetVersion
+from leaderboard.catalog.models import (
+    Benchmark,
+    ImageSet,
+    ImageSetNames,
+    LabelSet,
+    LabelSetVersion,
+)
 from leaderboard.catalog.services import (
     benchmark_sync,
     image_set_sync,
@@ -360,8 +366,13 @@ def test_it_stores_the_definition_each_bundle_gives(
     assert naming["imagenet-val"] == ("pattern", "ILSVRC2012_val_{number:08d}.JPEG", 1)
     assert naming["cifar10-test"] == ("index", "", 1)
     imdb_names = json.loads((data_dir / "imdb/cleanlab_index_to_filename.json").read_text())
+    caltech_names = json.loads(
+        (data_dir / "caltech256/cleanlab_index_to_filename.json").read_text())
     assert naming["imdb-test"] == ("file", "", 1)
-    assert ImageSet.objects.get(slug="imdb-test").example_names == imdb_names
+    assert naming["caltech256"] == ("file", "", 1)
+    # in rows of their own, which no other image set has (the others are not named by file)
+    assert dict(ImageSetNames.objects.values_list("image_set__slug", "names")) == {
+        "imdb-test": imdb_names, "caltech256": caltech_names}
 
     # ImageNet's multilabel (reviewable too) is not loaded without its file.
     assert list(LabelSet.objects.filter(reviewable=True).values_list(

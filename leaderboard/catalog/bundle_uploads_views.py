@@ -15,16 +15,16 @@ from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
-from django.middleware.csrf import CsrfViewMiddleware
 from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET
 
-from leaderboard.catalog.bundle_uploads import BundleUploadError, bundle_upload_create
+from leaderboard.catalog.bundle_uploads import bundle_upload_create
 from leaderboard.catalog.bundle_uploads_models import BundleUpload
 from leaderboard.catalog.bundle_uploads_selectors import bundle_upload_get, bundle_upload_list
-from leaderboard.common.uploads import upload_too_large
+from leaderboard.common.errors import ServiceError
+from leaderboard.common.uploads import upload_csrf_failure, upload_too_large
 
 UPLOADS_PER_PAGE = 50
 View = Callable[..., HttpResponse]
@@ -54,15 +54,6 @@ class BundleUploadForm(forms.Form):
         help_text="Without this, a slug that is already loaded is refused.")
 
 
-def _csrf_checked(request: HttpRequest) -> HttpResponse:
-    return HttpResponse()
-
-
-def _csrf_failure(request: HttpRequest) -> HttpResponse | None:
-    """Django's CSRF check, run by hand once the body is parsed (see `bundle_uploads`)."""
-    return CsrfViewMiddleware(_csrf_checked).process_view(request, _csrf_checked, (), {})
-
-
 def _too_large(form: BundleUploadForm) -> BundleUploadForm:
     limit = settings.EVALSERVER_MAX_UPLOAD_BYTES
     form.is_valid()
@@ -81,7 +72,7 @@ def _create(request: HttpRequest, form: BundleUploadForm) -> BundleUpload | int:
     try:
         return bundle_upload_create(uploader=user, bundle=form.cleaned_data["bundle"],
                                     update=form.cleaned_data["update"])
-    except BundleUploadError as exc:
+    except ServiceError as exc:  # BundleUploadError, and the size cap's file_too_large
         form.add_error("bundle" if exc.field else None, exc.message)
         return exc.http_status
 
@@ -100,7 +91,7 @@ def bundle_uploads(request: HttpRequest) -> HttpResponse:
         if upload_too_large(request):
             form, status = _too_large(BundleUploadForm(request.POST)), 413
         else:
-            rejected = _csrf_failure(request)
+            rejected = upload_csrf_failure(request)
             if rejected is not None:
                 return rejected
             form = BundleUploadForm(request.POST, request.FILES)

@@ -10,7 +10,6 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
-from django.middleware.csrf import CsrfViewMiddleware
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
@@ -19,7 +18,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from leaderboard.catalog.models import Benchmark, ImageSet
 from leaderboard.catalog.selectors import benchmark_list
-from leaderboard.common.uploads import upload_too_large
+from leaderboard.common.uploads import upload_csrf_failure, upload_too_large
 from leaderboard.submissions import checkpoints
 from leaderboard.submissions.display import score_view
 from leaderboard.submissions.forms import SubmissionForm
@@ -69,15 +68,6 @@ def _errors_json(form: SubmissionForm, status: int) -> JsonResponse:
     errors = [{"field": None if name == "__all__" else name, "message": str(message)}
               for name, messages_ in form.errors.items() for message in messages_]
     return JsonResponse({"errors": errors}, status=status)
-
-
-def _csrf_checked(request: HttpRequest) -> HttpResponse:
-    return HttpResponse()
-
-
-def _csrf_failure(request: HttpRequest) -> HttpResponse | None:
-    """Django's CSRF check, run by hand once the body is parsed (see `submit`)."""
-    return CsrfViewMiddleware(_csrf_checked).process_view(request, _csrf_checked, (), {})
 
 
 def _too_large_form(request: HttpRequest, image_sets: list[ImageSet],
@@ -157,7 +147,7 @@ def submit(request: HttpRequest) -> HttpResponse:
     if too_large:
         form, status = _too_large_form(request, image_sets, too_large), 413
     else:
-        rejected = _csrf_failure(request)
+        rejected = upload_csrf_failure(request)
         if rejected is not None:
             return rejected
         form = SubmissionForm(request.POST, request.FILES, image_sets=image_sets)

@@ -89,6 +89,7 @@ class CatalogLoadReport:
     updated: Counter[str] = field(default_factory=Counter)
     errors: int = 0
     warnings: int = 0
+    slug: str = ""  # benchmark_bundle_add: the slug of the benchmark it added
 
     def add(self, level: str, text: str) -> None:
         if level == "error":
@@ -175,7 +176,7 @@ def benchmark_catalog_load(
         _bundle_load(
             bundle, data=BundleData(bundle, data_dir=data_dir,
                                     sources={"multilabel_file": multilabel_file}),
-            cache_dir=cache_dir, source=f"builtin:{bundle.manifest.name}", strict=False,
+            cache_dir=cache_dir, source=_builtin_source(bundle), strict=False,
             update=True, report=report,
         )
     _report_totals(report)
@@ -201,7 +202,7 @@ def benchmark_bundle_add(
     report = CatalogLoadReport(echo=echo)
     with open_bundle(Path(path)) as bundle:
         builtin = bundle.manifest.resolve().parent == BUILTIN_DIR.resolve()
-        source = f"builtin:{bundle.manifest.name}" if builtin else UPLOAD_SOURCE
+        source = _builtin_source(bundle) if builtin else UPLOAD_SOURCE
         # Compiled label sets are cached only when read from the data directory: an uploaded
         # bundle is read once from its own temporary folder.
         cache_dir = Path(settings.EVALSERVER_CACHE_DIR) if bundle.files == "data" else None
@@ -209,8 +210,13 @@ def benchmark_bundle_add(
             bundle, data=BundleData(bundle, data_dir=data_dir, sources=_sources()),
             cache_dir=cache_dir, source=source, strict=True, update=update, report=report,
         )
+        report.slug = bundle.slug
     _report_totals(report)
     return report
+
+
+def _builtin_source(bundle: Bundle) -> str:
+    return f"builtin:{bundle.manifest.name}"  # Benchmark.source (leaderboard/catalog/models.py)
 
 
 def _report_totals(report: CatalogLoadReport) -> None:

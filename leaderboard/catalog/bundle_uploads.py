@@ -14,8 +14,7 @@ it writes anything.
 
 from __future__ import annotations
 
-import zipfile
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 
 from django.conf import settings
 from django.contrib.auth.models import User
@@ -23,21 +22,19 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 
 from leaderboard import queue
-from leaderboard.catalog.bundle_loading import benchmark_bundle_add
+from leaderboard.catalog.bundle_loading import BundleConflictError, benchmark_bundle_add
 from leaderboard.catalog.bundle_uploads_jobs import BUNDLE_UPLOAD_JOBS
 from leaderboard.catalog.bundle_uploads_models import BundleUpload
-from leaderboard.catalog.services import CatalogError
 from leaderboard.common.api_errors import file_too_large_error
 from leaderboard.common.errors import ServiceError
 from leaderboard.common.jobs import job_claim, job_fail, job_finish
 from leaderboard.common.storage import stored_file_path
-from workers.scoring.bundles import BundleError, parse_manifest
+from workers.scoring.bundles import BundleError
 
 Status = BundleUpload.Status
 BUNDLE_FIELD = "bundle"
 # A zip archive starts with a local file header, or with the end record when it is empty.
 ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
-MAX_MANIFEST_BYTES = 1 << 20  # docs/bundles.md §1
 
 __all__ = [
     "BundleUploadError",
@@ -99,15 +96,6 @@ def bundle_upload_fail(*, upload_id: int, task_id: str, code: str, message: str,
                     error_code=code, error_file=file[:500], error_field=field[:200])
 
 
-def _manifest_slug(archive: Path) -> str:
-    """The slug the archive's manifest declares (read once the loader has accepted it)."""
-    with zipfile.ZipFile(archive) as opened:
-        name = next(n for n in opened.namelist() if n.endswith(".toml"))
-        with opened.open(name) as handle:
-            raw = handle.read(MAX_MANIFEST_BYTES + 1)
-    return parse_manifest(raw, path=Path(PurePosixPath(name).name)).slug
-
-
 def bundle_upload_run(*, upload_id: int, task_id: str, retry: bool = False) -> str:
     """Claim, add the stored bundle, record the outcome. Returns "done", "failed" (the
     refusal stored) or "skipped" (not claimable: finished, out of attempts, or running under
@@ -118,20 +106,17 @@ def bundle_upload_run(*, upload_id: int, task_id: str, retry: bool = False) -> s
     try:
         with stored_file_path(upload.bundle) as path:
             report = benchmark_bundle_add(path=path, update=upload.update)
-            slug = _manifest_slug(path)
     except BundleError as exc:
         # `message` without the "file: field:" prefix of str(exc): those have their fields
         bundle_upload_fail(upload_id=upload_id, task_id=task_id, code=exc.code,
                            message=exc.message, file=exc.file, field=exc.field)
         return "failed"
-    except CatalogError as exc:  # a conflict with what is loaded (the slug exists, ...)
-        bundle_upload_fail(upload_id=upload_id, task_id=task_id,
-                           code=str(getattr(exc, "code", "") or "catalog_conflict"),
+    except BundleConflictError as exc:  # a conflict with what is loaded (the slug exists, ...)
+        bundle_upload_fail(upload_id=upload_id, task_id=task_id, code=exc.code,
                            message=str(exc))
         return "failed"
     text = "\n".join(line if level == "info" else f"{level}: {line}"
                      for level, line in report.lines)
     done = job_finish(BUNDLE_UPLOAD_JOBS, job_id=upload_id, task_id=task_id,
-                      status=Status.DONE, benchmark_slug=slug, report=text,
-                      error_code="", error_file="", error_field="")
+                      status=Status.DONE, benchmark_slug=report.slug, report=text)
     return "done" if done else "skipped"

@@ -23,11 +23,10 @@ from workers.scoring.bundles import (
     BundleData,
     BundleError,
     builtin_bundle,
+    builtin_slugs,
     compile_bundle_label_set,
 )
 from workers.scoring.label_set_builders import CompiledLabelSet
-
-BUILTIN_SOURCE_PREFIX = "builtin:"
 
 
 class LabelStoreError(RuntimeError):
@@ -81,5 +80,7 @@ def _load(content_hash: str, benchmark: str, slug: str, builtin: bool) -> Compil
 def compiled_for_version(version: LabelSetVersion) -> CompiledLabelSet:
     label_set = version.label_set
     benchmark = label_set.benchmark
+    # By slug, not by the row's source: an upload may add label sets to a built-in benchmark,
+    # whose built-in label sets can still be compiled again (the others raise KeyError there).
     return _load(version.content_hash, benchmark.slug, label_set.slug,
-                 benchmark.source.startswith(BUILTIN_SOURCE_PREFIX))
+                 benchmark.slug in builtin_slugs())

@@ -14,7 +14,7 @@ from leaderboard.catalog.models import Benchmark, LabelSet, LabelSetVersion
 from leaderboard.catalog.selectors import benchmark_get
 from leaderboard.presentation import about_texts as benchmark_docs
 from leaderboard.presentation.about_texts import Citation, Fact
-from workers.scoring.bundles import builtin_benchmark_spec
+from workers.scoring.bundles import builtin_benchmark_spec, builtin_slugs
 from workers.scoring.catalog import MULTILABEL_SOURCE, BenchmarkSpec, LabelSetSpec
 
 
@@ -109,7 +109,7 @@ def benchmark_about(*, slug: str) -> BenchmarkAbout:
         [r.latest_id for r in rows if r.latest_id is not None])
     # A built-in benchmark's label sets that are not loaded here (an unset source, missing
     # files) are listed from its bundle, with what they need.
-    bench = (builtin_benchmark_spec(slug) if benchmark.source.startswith("builtin:") else None)
+    bench = builtin_benchmark_spec(slug) if slug in builtin_slugs() else None
     rows.sort(key=lambda r: r.pk)  # the bundle's order: loaded in it
     own = benchmark_docs.citations_from_texts([str(c) for c in benchmark.citations or []])
     loaded = [_loaded(r, versions.get(r.latest_id), int(r.version_count), own) for r in rows]

@@ -31,14 +31,16 @@ ANSWER = {"given": "given", "guessed": "guessed", "both": "both", "neither": "ne
 IMDB_CLASSES = ("Negative", "Positive")
 # docs/bundles.md §9 at threshold 3 (flagged, non-error, correctable, multi-label, neither,
 # non-agreement, |P|); the errors (all but the non-errors: 585, 458, 82, 725) are Northcutt
-# et al. 2021's published label errors of these test sets.
+# et al. 2021's published label errors of these test sets (Table 2, "validated errors"; the
+# other three built-in benchmarks too).
 PUBLISHED_T3 = {
     "cifar100": (2_235, 1_650, 318, 20, 37, 210, 9_733),
     "caltech256": (2_360, 1_902, 221, 115, 23, 99, 29_543),
     "20news": (93, 11, 22, 12, 5, 43, 7_472),
     "imdb": (1_310, 585, 173, 0, 0, 552, 24_448),
 }
-PUBLISHED_ERRORS = {"cifar100": 585, "caltech256": 458, "20news": 82, "imdb": 725}
+PUBLISHED_ERRORS = {"cifar100": 585, "caltech256": 458, "20news": 82, "imdb": 725,
+                    "mnist": 15, "cifar10": 54, "imagenet": 2916}
 
 
 @dataclass(frozen=True)
@@ -70,7 +72,7 @@ def original_labels(data_dir: Path, slug: str) -> np.ndarray:
     return np.load(data_dir / slug / "original_labels.npy").astype(np.int64)
 
 
-def _example_of(data_dir: Path, slug: str) -> dict[Any, int]:
+def example_of(data_dir: Path, slug: str) -> dict[Any, int]:
     """Vote id -> example index: the index itself, or for IMDB the one entry of the
     index-to-name list named `<id without test/>.txt`."""
     if slug != "imdb":
@@ -85,12 +87,12 @@ def _example_of(data_dir: Path, slug: str) -> dict[Any, int]:
 def categories(data_dir: Path, slug: str, threshold: int) -> Categories:
     records = json.loads((data_dir / slug / "cleanlab_mturk.json").read_text())
     labels = original_labels(data_dir, slug)
-    example_of = _example_of(data_dir, slug)
+    index_of = example_of(data_dir, slug)
     reached: dict[str | None, set[int]] = defaultdict(set)  # answer -> examples it won
     kept: set[int] = set()
     guessed: dict[int, int] = {}
     for record in records:
-        index = example_of[record["id"]] if example_of else int(record["id"])
+        index = index_of[record["id"]] if index_of else int(record["id"])
         given, guess = record["given_original_label"], record["our_guessed_label"]
         if slug == "imdb":
             given, guess = IMDB_CLASSES.index(given), IMDB_CLASSES.index(guess)

@@ -16,6 +16,7 @@ from leaderboard.catalog.selectors import benchmark_get
 from leaderboard.submissions.models import Submission
 from leaderboard.submissions.services import submission_create
 from tests import factories
+from tests.label_error_study import example_of
 from workers.gpu_tasks import run_aul_audit
 from workers.tasks import run_confident_learning_audit, score_submission
 
@@ -59,9 +60,18 @@ def start(author: User, benchmark: str = "mnist", **kwargs: Any) -> Audit:
                                **kwargs)
 
 
-def validated(data_dir: Path) -> tuple[set[int], set[int]]:
-    """(validated errors, checked examples) of MNIST, straight from the vote file: an error is
-    an example fewer than 3 of whose 5 workers kept the given label."""
-    records = json.loads((data_dir / "mnist/cleanlab_mturk.json").read_text())
-    errors = {r["id"] for r in records if r["mturk"].get("given", 0) < 3}
-    return errors, {r["id"] for r in records}
+def validated(data_dir: Path, benchmark: str = "mnist") -> tuple[set[int], set[int]]:
+    """(validated errors, checked examples) of a built-in benchmark as 0-based example
+    indices, straight from its vote file: an error is an example fewer than 3 of whose 5
+    workers kept the given label. Vote ids are indices, except ImageNet's 1-based file
+    numbers and IMDB's review names (MANIFEST.md of the data directory)."""
+    records = json.loads((data_dir / benchmark / "cleanlab_mturk.json").read_text())
+    named = example_of(data_dir, benchmark)
+
+    def index(vote_id: Any) -> int:
+        if benchmark == "imagenet":
+            return int(vote_id) - 1
+        return named[vote_id] if named else int(vote_id)
+
+    errors = {index(r["id"]) for r in records if r["mturk"].get("given", 0) < 3}
+    return errors, {index(r["id"]) for r in records}

@@ -8,19 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.audits.conftest import validated
+from tests.label_error_study import PUBLISHED_ERRORS, example_of
 from workers.audits import load_validated_errors
-
-# Label errors that the study's MTurk validation confirmed, per test set (Northcutt, Athalye,
-# Mueller 2021, Table 2: "validated errors" column).
-PUBLISHED_ERRORS = {"mnist": 15, "cifar10": 54, "cifar100": 585, "caltech256": 458,
-                    "20news": 82, "imdb": 725, "imagenet": 2916}
-
-
-def _kept_given(entry: dict[str, object]) -> bool:
-    """At least 3 of 5 workers kept the given label: not an error."""
-    votes = entry["mturk"]
-    assert isinstance(votes, dict)
-    return int(votes.get("given", 0)) >= 3
 
 
 @pytest.mark.parametrize("benchmark", sorted(PUBLISHED_ERRORS))
@@ -28,11 +18,13 @@ def test_it_reads_the_published_validated_errors_of_every_built_in_benchmark(
     data_dir: Path, benchmark: str
 ) -> None:
     entries = json.loads((data_dir / benchmark / "cleanlab_mturk.json").read_text())
-    validated = load_validated_errors(data_dir, benchmark)
+    errors, checked = validated(data_dir, benchmark)
+    read = load_validated_errors(data_dir, benchmark)
 
-    assert len(validated.checked) == len(entries)
-    assert len(validated.errors) == sum(not _kept_given(e) for e in entries)
-    assert len(validated.errors) == PUBLISHED_ERRORS[benchmark]
+    assert len(read.checked) == len(entries)
+    assert read.checked == checked
+    assert read.errors == errors
+    assert len(read.errors) == PUBLISHED_ERRORS[benchmark]
 
 
 def test_it_names_examples_by_the_bundle_s_naming(data_dir: Path) -> None:
@@ -41,15 +33,12 @@ def test_it_names_examples_by_the_bundle_s_naming(data_dir: Path) -> None:
     assert load_validated_errors(data_dir, "imagenet").checked == {
         int(e["id"]) - 1 for e in entries}
     # (vote ids are "test/neg/10003_3", names "neg/10003_3.txt")
-    names = json.loads((data_dir / "imdb/cleanlab_index_to_filename.json").read_text())
-    where: dict[str, list[int]] = {}
-    for index, name in enumerate(names):
-        where.setdefault(name, []).append(index)
+    named_once = example_of(data_dir, "imdb")  # vote id -> the one index named so
     entries = json.loads((data_dir / "imdb/cleanlab_mturk.json").read_text())
-    (indices,) = {len(where[str(e["id"]).removeprefix("test/") + ".txt"]) for e in entries}
-    assert indices == 1  # every voted review is named once in the list
+    # every voted review is named once in the list
+    assert [e["id"] for e in entries if e["id"] not in named_once] == []
     assert load_validated_errors(data_dir, "imdb").checked == {
-        where[str(e["id"]).removeprefix("test/") + ".txt"][0] for e in entries}
+        named_once[e["id"]] for e in entries}
 
 
 def test_it_refuses_a_benchmark_without_a_vote_file(data_dir: Path) -> None:

@@ -33,6 +33,7 @@ from workers.scoring.bundles import (
     open_bundle,
 )
 from workers.scoring.bundles.builders import optional_source
+from workers.scoring.catalog import MULTILABEL_SOURCE
 from workers.scoring.metrics import SubmissionScores, score_predictions
 from workers.scoring.predictions import PredictionError, parse_predictions
 
@@ -96,16 +97,11 @@ def _assign(bench: Bundle, files: Sequence[str], image_set: str | None) -> dict[
 
 
 def compile_available(
-    bench: Bundle,
-    *,
-    data_dir: Path,
-    cache_dir: Path | None,
-    multilabel_file: Path | None,
-    image_sets: Sequence[str] | None = None,
+    data: BundleData, *, cache_dir: Path | None, image_sets: Sequence[str] | None = None
 ) -> list[label_set_builders.CompiledLabelSet]:
-    """Every label set of the benchmark (of these image sets) that can be built here: those
+    """Every label set of the bundle (of these image sets) that can be built here: those
     whose source is a server setting only when it is configured, as the server loads them."""
-    data = BundleData(bench, data_dir=data_dir, sources={"multilabel_file": multilabel_file})
+    bench = data.bundle
     out = []
     for ls in bench.label_sets:
         if image_sets is not None and ls.example_set not in image_sets:
@@ -228,12 +224,10 @@ def _score(bench: Bundle, args: argparse.Namespace, *, data_dir: Path,
             print(f"error: cannot read {path}: {exc.strerror}", file=sys.stderr)
             return 2
     data = BundleData(bench, data_dir=data_dir,
-                      sources={"multilabel_file": args.multilabel_file})
+                      sources={MULTILABEL_SOURCE: args.multilabel_file})
     try:
         if args.bundle is None:
-            compiled = compile_available(bench, data_dir=data_dir, cache_dir=cache_dir,
-                                         multilabel_file=args.multilabel_file,
-                                         image_sets=list(files))
+            compiled = compile_available(data, cache_dir=cache_dir, image_sets=list(files))
         else:  # all of it checked, as the server checks a bundle before it loads it
             compiled = list(compile_bundle(bench, data_dir=data_dir, cache_dir=cache_dir,
                                            sources=data.sources).values())

@@ -47,7 +47,7 @@ def validated_errors(
     records: Iterable[datasets.MturkRecord], *, threshold: int = 3
 ) -> ValidatedErrors:
     """Validated errors and checked examples from already-read vote records (0-based
-    indices, as `datasets.read_mturk` returns them with the right `one_based`)."""
+    indices, as a bundle's vote reader returns them: `BundleData.vote_records`)."""
     if not 3 <= threshold <= 5:
         raise ValueError(f"agreement threshold must be 3, 4 or 5, got {threshold}")
     categories: dict[int, str] = {}
@@ -66,16 +66,18 @@ def load_validated_errors(
     its bundle (the first label set of kind `validated` on the main example set:
     docs/bundles.md §5.2, whose vocabulary and example naming give 0-based indices).
     ValueError (a BundleError for a bad file) when it has none."""
-    if benchmark not in builtin_slugs():
+    try:
+        bundle = builtin_bundle(benchmark)
+    except KeyError:
         raise ValueError(f"no human validation file for {benchmark!r}: not a built-in "
-                         f"benchmark ({', '.join(builtin_slugs())})")
-    bundle = builtin_bundle(benchmark)
-    validated = [ls for ls in bundle.label_sets
-                 if ls.kind == "validated" and ls.example_set == bundle.main_example_set]
-    if not validated:
+                         f"benchmark ({', '.join(builtin_slugs())})") from None
+    validated = next((ls for ls in bundle.label_sets
+                      if ls.kind == "validated" and ls.example_set == bundle.main_example_set),
+                     None)
+    if validated is None:
         raise ValueError(f"no human validation file for {benchmark!r}: its bundle has no "
                          "validated label set")
-    records = BundleData(bundle, data_dir=Path(data_dir)).vote_records(validated[0].slug)
+    records = BundleData(bundle, data_dir=Path(data_dir)).vote_records(validated.slug)
     return validated_errors(records, threshold=threshold)
 
 

@@ -3,6 +3,9 @@ session, and the raw public files read with plain Python (the independent side o
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -26,6 +29,21 @@ def data_dir() -> Path:
         pytest.fail(f"the data directory {DATA_DIR} does not exist: these tests read the real "
                     "public label files (see shared/data/MANIFEST.md)", pytrace=False)
     return DATA_DIR
+
+
+@pytest.fixture
+def run_score(data_dir: Path, tmp_path: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """run_score(*args): `python -m workers.score ARGS` as a real subprocess, with a fresh
+    compile cache and the real data directory (no multilabel file from the environment)."""
+    env = {**os.environ, "EVALSERVER_CACHE_DIR": str(tmp_path / "cache"),
+           "EVALSERVER_DATA_DIR": str(data_dir)}
+    env.pop("EVALSERVER_MULTILABEL_FILE", None)
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "workers.score", *args], cwd=PROJECT_ROOT,
+                              env=env, capture_output=True, text=True, timeout=120)
+
+    return run
 
 
 @pytest.fixture(scope="session")

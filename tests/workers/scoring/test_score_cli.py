@@ -24,19 +24,6 @@ PREDICTIONS_DIR = DATA_DIR / "cifar10" / "model_predictions"
 MODEL = "resnet_basic_32"
 
 
-@pytest.fixture
-def run_score(data_dir: Path, tmp_path: Path):
-    env = {**os.environ, "EVALSERVER_CACHE_DIR": str(tmp_path / "cache"),
-           "EVALSERVER_DATA_DIR": str(data_dir)}
-    env.pop("EVALSERVER_MULTILABEL_FILE", None)
-
-    def run(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "workers.score", *args], cwd=REPO_ROOT,
-                              env=env, capture_output=True, text=True, timeout=120)
-
-    return run
-
-
 def _model_file(folder: str) -> Path:
     return PREDICTIONS_DIR / f"{folder}_predictions" / f"{MODEL}_predictions.json"
 

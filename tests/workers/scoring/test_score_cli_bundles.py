@@ -4,31 +4,14 @@ on a benchmark that is not built in, run as a real subprocess (docs/bundles.md).
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
-import sys
 import zipfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-
-from tests.helpers import PROJECT_ROOT
-
-
-@pytest.fixture
-def run_score(data_dir: Path, tmp_path: Path):
-    env = {**os.environ, "EVALSERVER_CACHE_DIR": str(tmp_path / "cache"),
-           "EVALSERVER_DATA_DIR": str(data_dir)}
-    env.pop("EVALSERVER_MULTILABEL_FILE", None)
-
-    def run(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "workers.score", *args], cwd=PROJECT_ROOT,
-                              env=env, capture_output=True, text=True, timeout=120)
-
-    return run
 
 
 def _scores(result: subprocess.CompletedProcess[str]) -> dict[str, Any]:

@@ -7,15 +7,13 @@ below as CORRECTED and UNKNOWN (docs/metrics.md §3.1-3.2), not by the scoring c
 
 from __future__ import annotations
 
-import io
 import json
-import zipfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from tests.workers.scoring.bundle_files import npy_bytes, toml_dumps
+from tests.workers.scoring.bundle_files import npy_bytes, toml_dumps, zip_bytes
 
 SLUG = "toy3"
 EXAMPLE_SET = "toy3-test"
@@ -68,14 +66,6 @@ def toy_files(**replaced: bytes) -> dict[str, bytes]:
     return files
 
 
-def zip_entries(entries: dict[str, bytes]) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name, content in entries.items():
-            archive.writestr(zipfile.ZipInfo(name), content, compress_type=zipfile.ZIP_DEFLATED)
-    return buffer.getvalue()
-
-
 def toy_zip(folder: Path, name: str = "toy3.zip", *, extra: dict[str, bytes] | None = None,
             **replaced: bytes) -> Path:
     """The bundle written as files in `folder`/toy3, then zipped (entries under `toy3/`,
@@ -87,5 +77,5 @@ def toy_zip(folder: Path, name: str = "toy3.zip", *, extra: dict[str, bytes] | N
     entries = {f"toy3/{p.name}": p.read_bytes() for p in sorted(source.iterdir())}
     entries.update(extra or {})
     path = folder / name
-    path.write_bytes(zip_entries(entries))
+    path.write_bytes(zip_bytes(entries))
     return path

@@ -6,12 +6,13 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import zipfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+
+from tests.workers.scoring.bundle_files import zip_bytes
 
 
 def _scores(result: subprocess.CompletedProcess[str]) -> dict[str, Any]:
@@ -179,11 +180,8 @@ def _write_bundle(folder: Path, *, manifest: str = MANIFEST, labels: list[int] =
 
 
 def _zip(folder: Path, archive: Path, extra: dict[str, bytes] | None = None) -> Path:
-    with zipfile.ZipFile(archive, "w") as z:
-        for path in sorted(folder.iterdir()):
-            z.write(path, f"pets/{path.name}")
-        for name, data in (extra or {}).items():
-            z.writestr(name, data)
+    entries = {f"pets/{path.name}": path.read_bytes() for path in sorted(folder.iterdir())}
+    archive.write_bytes(zip_bytes(entries | (extra or {})))
     return archive
 
 

@@ -145,10 +145,8 @@ def test_it_lists_the_tasks_waiting_and_delivered_in_the_broker(broker: redis.Re
 
 
 def test_it_falls_back_to_the_long_cutoff_when_the_broker_cannot_be_read(
-    loaded: Settings, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch,
+    loaded: Settings, caplog: pytest.LogCaptureFixture, sent: list[tuple[str, int]],
 ) -> None:
-    sent: list[tuple[str, int]] = []
-    monkeypatch.setattr(queue, "task_send", lambda name, job_id, **_: sent.append((name, job_id)))
     limit = loaded.EVALSERVER_SCORING_TIME_LIMIT
     now = timezone.now()
     past_window = now - timedelta(seconds=61)

@@ -240,14 +240,13 @@ def test_it_schedules_one_refresh_for_a_burst_of_scorings(
 
 
 def test_it_shows_null_while_not_computed_and_asks_the_worker_without_computing(
-    models: dict[str, Submission], data_dir: Path, monkeypatch: pytest.MonkeyPatch,
-    django_capture_on_commit_callbacks: Any,
+    models: dict[str, Submission], data_dir: Path, django_capture_on_commit_callbacks: Any,
+    sent: list[tuple[str, int]],
 ) -> None:
     BoardSignificance.objects.all().delete()
     benchmark = factories.cifar10()
     benchmark_leaderboard_touch(benchmark_id=benchmark.pk)
-    sent: list[tuple[str, int]] = []
-    monkeypatch.setattr(queue, "task_send", lambda name, job_id, **_: sent.append((name, job_id)))
+    sent.clear()  # anything the set-up sent is not under test
 
     with django_capture_on_commit_callbacks(execute=True):
         body = APIClient().get(BOARD, {"sort": "original"}).json()

@@ -71,8 +71,8 @@ def _keys(pairs: set[tuple[int, int]]) -> set[int]:
 
 
 def test_it_records_the_vit3b_panel_decisions_in_a_new_real_version(
-    loaded: Settings, data_dir: Path, monkeypatch: pytest.MonkeyPatch,
-    django_capture_on_commit_callbacks: Any,
+    loaded: Settings, data_dir: Path, django_capture_on_commit_callbacks: Any,
+    sent: list[tuple[str, int]],
 ) -> None:
     vit = _mistakes(data_dir, VIT)
     real, rated = _real(data_dir)
@@ -85,8 +85,6 @@ def test_it_records_the_vit3b_panel_decisions_in_a_new_real_version(
         else:
             fresh.add((example, cls))
     assert (len(vit), len(accepted), len(already), len(fresh)) == (378, 85, 275, 18)
-    sent: list[tuple[str, int]] = []
-    monkeypatch.setattr(queue, "task_send", lambda name, job_id, **_: sent.append((name, job_id)))
 
     with django_capture_on_commit_callbacks(execute=True):
         out = _run(str(data_dir / "imagenet/mistakes" / VIT), "--model", "ViT-3B")

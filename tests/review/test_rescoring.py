@@ -171,6 +171,7 @@ def test_it_decides_once_when_the_last_two_votes_come_at_the_same_moment(
 def test_it_scores_or_requeues_a_version_made_while_a_submission_was_scoring(
     loaded: Settings, data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     django_capture_on_commit_callbacks, decided_at_read: int,  # type: ignore[no-untyped-def]
+    sent: list[tuple[str, int]],
 ) -> None:
     """A decision lands after the scoring read the versions (1: while it scores, so the
     re-read before writing finds the version and scores it too; 2: after that re-read, in the
@@ -201,8 +202,7 @@ def test_it_scores_or_requeues_a_version_made_while_a_submission_was_scoring(
 
     monkeypatch.setattr(submissions, "label_set_versions_to_score",
                         read_then_a_reviewer_decides)
-    sent: list[tuple[str, int]] = []
-    monkeypatch.setattr(queue, "task_send", lambda name, job_id, **_: sent.append((name, job_id)))
+    sent.clear()  # anything the set-up sent is not under test
     with django_capture_on_commit_callbacks(execute=True):
         assert submission_scores_compute(submission_id=second.pk, task_id="t") is True
     version = made[0]

@@ -228,12 +228,11 @@ def test_it_upgrades_an_old_multilabel_version_and_recomputes_its_scores_idempot
 
 @pytest.mark.django_db
 def test_it_queues_the_rescoring_for_the_workers_on_request(
-    setup: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    setup: dict[str, Any], tmp_path: Path, sent: list[tuple[str, int]],
     django_capture_on_commit_callbacks,  # type: ignore[no-untyped-def]
 ) -> None:
     submit_imagenet(_tops(setup)["right"], tmp_path, "right")
-    sent: list[tuple[str, int]] = []
-    monkeypatch.setattr(queue, "task_send", lambda name, job_id, **_: sent.append((name, job_id)))
+    sent.clear()  # anything the set-up sent is not under test
     with django_capture_on_commit_callbacks(execute=True):
         out = _command("--label-set", "multilabel", "--label-set", "real", "--queue")
     versions = {v.label_set.slug: v for v in LabelSetVersion.objects.filter(

@@ -160,12 +160,23 @@ def test_it_adds_the_benchmark_in_the_task_once(
     assert process(upload_id) == "skipped"  # done: a redelivered message changes nothing
     detail = api_client(staff).get(f"{API}{upload_id}/").json()
     assert (detail["status"], detail["benchmark"], detail["error"]) == ("done", SLUG, None)
-    assert detail["report"]
     benchmark = Benchmark.objects.get(slug=SLUG)
     assert (benchmark.num_classes, benchmark.main_image_set) == (3, "toy3-test")
     assert sorted(LabelSet.objects.filter(benchmark=benchmark).values_list("slug", flat=True)) \
         == ["corrected", "original"]
     assert LabelSetVersion.objects.filter(label_set__benchmark=benchmark).count() == 2
+    # one line per label set (its stored version's hash) and the totals of an empty catalog
+    stored = dict(LabelSetVersion.objects.filter(label_set__benchmark=benchmark)
+                  .values_list("label_set__slug", "content_hash"))
+    assert detail["report"] == "\n".join([
+        f"{SLUG} (Toy three)",
+        f"  {SLUG}/original: version 1 created (sha256 {stored['original'][:12]}, "
+        f"{len(LABELS)} examples)",
+        f"  {SLUG}/corrected: version 1 created (sha256 {stored['corrected'][:12]}, "
+        f"{len(LABELS)} examples)",
+        "Created 1 benchmarks, 1 image sets, 2 label sets, 2 label-set versions. "
+        "The database now has 1 benchmarks, 1 image sets, 2 label sets, 2 versions.",
+    ])
     rows = catalog_rows()
 
     # the same bundle again, plain and as an update: accepted, and nothing new is created

@@ -4,14 +4,9 @@ with its file and field)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import wraps
-from typing import Any
-
 from django import forms
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
@@ -24,23 +19,16 @@ from leaderboard.catalog.bundle_uploads import bundle_upload_create
 from leaderboard.catalog.bundle_uploads_models import BundleUpload
 from leaderboard.catalog.bundle_uploads_selectors import bundle_upload_get, bundle_upload_list
 from leaderboard.common.errors import ServiceError
+from leaderboard.common.page_access import role_required
 from leaderboard.common.uploads import upload_csrf_failure, upload_too_large
 
 UPLOADS_PER_PAGE = 50
-View = Callable[..., HttpResponse]
 
 
-def staff_required(view: View) -> View:
-    """Log in first (redirect), then staff only: everyone else gets a 403 page."""
-
-    @login_required
-    @wraps(view)
-    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        if not request.user.is_staff:
-            return render(request, "leaderboard/bundle_upload_forbidden.html", status=403)
-        return view(request, *args, **kwargs)
-
-    return wrapped
+# Log in first (redirect), then staff only: everyone else gets a 403 page.
+staff_required = role_required(
+    lambda user: user.is_staff, title="Benchmark bundles",
+    message="Only staff can add, update or hide benchmarks.")
 
 
 class BundleUploadForm(forms.Form):

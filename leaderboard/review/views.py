@@ -4,12 +4,10 @@ of a label set's versions."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import wraps
 from typing import Any
 
 from django import forms
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -19,26 +17,17 @@ from django.utils.http import urlencode
 from leaderboard.catalog.example_images import example_image_uri
 from leaderboard.catalog.models import Benchmark, LabelSet, LabelSetVersion
 from leaderboard.catalog.selectors import benchmark_get
+from leaderboard.common.page_access import role_required
 from leaderboard.review import selectors as selectors_review
 from leaderboard.review import services as review
 from leaderboard.review.ground_truth_selectors import ground_truth_open_counts
 from leaderboard.review.models import MistakeCategory, Severity, Verdict
 from leaderboard.review.panel import ReviewError, user_is_reviewer
 
-View = Callable[..., HttpResponse]
-
-
-def reviewer_required(view: View) -> View:
-    """Log in first (redirect), then maintainers only: everyone else gets a 403 page."""
-
-    @login_required
-    @wraps(view)
-    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        if not user_is_reviewer(request.user):  # type: ignore[arg-type]
-            return render(request, "leaderboard/review_forbidden.html", status=403)
-        return view(request, *args, **kwargs)
-
-    return wrapped
+# Log in first (redirect), then maintainers only: everyone else gets a 403 page.
+reviewer_required = role_required(
+    user_is_reviewer, title="Review",
+    message="Only maintainers (staff or the reviewers group) can work the review queue.")
 
 
 class ReviewVoteForm(forms.Form):

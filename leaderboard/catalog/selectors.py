@@ -16,12 +16,10 @@ from leaderboard.catalog.models import (
 )
 
 
-def benchmark_list(*, include_hidden: bool = False) -> QuerySet[Benchmark]:
-    """Every benchmark (but hidden ones, unless asked for) with its image sets and label sets
-    prefetched; each label set has `version_list`, its published versions in order (the last
-    is the current one)."""
-    benchmarks = Benchmark.objects.all() if include_hidden else benchmark_visible_list()
-    return benchmarks.prefetch_related(
+def benchmark_list() -> QuerySet[Benchmark]:
+    """Every benchmark not hidden, with its image sets and label sets prefetched; each label
+    set has `version_list`, its published versions in order (the last is the current one)."""
+    return benchmark_visible_list().prefetch_related(
         Prefetch("image_sets", queryset=ImageSet.objects.order_by("slug")),
         Prefetch(
             "label_sets",
@@ -43,6 +41,13 @@ def benchmark_visible_list() -> QuerySet[Benchmark]:
     """The benchmarks not hidden (a hidden one is out of every public list, board, form and
     page: leaderboard/catalog/benchmark_visibility.py), by slug."""
     return Benchmark.objects.filter(hidden=False).order_by("slug")
+
+
+def image_set_visible_list() -> QuerySet[ImageSet]:
+    """The image sets of the benchmarks not hidden, each with its benchmark, by benchmark
+    and slug."""
+    return (ImageSet.objects.filter(benchmark__hidden=False).select_related("benchmark")
+            .order_by("benchmark__slug", "slug"))
 
 
 def benchmark_get(*, slug: str, include_hidden: bool = False) -> Benchmark:

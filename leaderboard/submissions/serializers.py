@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import DatabaseError
+from django.db import connection
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.fields import empty
 
-from leaderboard.catalog.models import Benchmark
-from leaderboard.catalog.selectors import benchmark_get, benchmark_list
+from leaderboard.catalog.models import Benchmark, ImageSet
+from leaderboard.catalog.selectors import benchmark_get, benchmark_list, image_set_visible_list
 from leaderboard.common.api import CodedCharField
 from leaderboard.submissions.models import Score, Submission
 from leaderboard.submissions.selectors import submission_scores
@@ -58,18 +58,17 @@ def _image_set_file_fields() -> dict[str, serializers.Field]:
     database (read when the schema is generated, so a benchmark added later is documented).
     None before the catalog tables exist: `manage.py check --deploy` generates the schema
     (drf-spectacular's check) on a server that has not migrated yet."""
-    try:
-        return {
-            image_set.slug: PredictionsFileField(
-                required=False,
-                help_text=f"{benchmark.slug}: predictions for {image_set.slug} "
-                          f"({image_set.size} rows; .npy, .npz, .json or .csv)"
-                          + (" - required" if image_set.slug == benchmark.main_image_set
-                             else ""))
-            for benchmark in benchmark_list() for image_set in benchmark.image_sets.all()
-        }
-    except DatabaseError:
+    if ImageSet._meta.db_table not in connection.introspection.table_names():
         return {}
+    return {
+        image_set.slug: PredictionsFileField(
+            required=False,
+            help_text=f"{image_set.benchmark.slug}: predictions for {image_set.slug} "
+                      f"({image_set.size} rows; .npy, .npz, .json or .csv)"
+                      + (" - required" if image_set.slug == image_set.benchmark.main_image_set
+                         else ""))
+        for image_set in image_set_visible_list()
+    }
 
 
 class SubmissionCreateSerializer(SubmissionCreateInput):

@@ -20,7 +20,7 @@ from rest_framework.test import APIClient
 from leaderboard.catalog.bundle_uploads_models import BundleUpload
 from leaderboard.catalog.models import Benchmark, ImageSet, LabelSet, LabelSetVersion
 from tests import factories
-from tests.catalog.toy_bundle import LABELS, MANIFEST, SLUG, toy_zip
+from tests.catalog.toy_bundle import LABELS, MANIFEST, SLUG, process, toy_zip
 from tests.workers.scoring.bundle_files import npy_bytes, toml_dumps
 
 pytestmark = pytest.mark.django_db
@@ -43,14 +43,6 @@ def staff() -> User:
 def upload(client: APIClient, path: Path, *, update: bool = False) -> Any:
     with open(path, "rb") as handle:
         return client.post(API, {"bundle": handle, "update": update}, format="multipart")
-
-
-def process(upload_id: int) -> str:
-    """The worker's task, run in this process (eagerly, with a task id)."""
-    from workers.tasks import add_bundle_upload
-
-    outcome: str = add_bundle_upload.apply(args=[upload_id]).get()
-    return outcome
 
 
 def catalog_rows() -> tuple[int, int, int, int]:

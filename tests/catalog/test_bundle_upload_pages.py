@@ -13,8 +13,7 @@ from pytest_django.fixtures import Settings
 
 from leaderboard.catalog.bundle_uploads_models import BundleUpload
 from tests import factories
-from tests.catalog.test_bundle_upload import process
-from tests.catalog.toy_bundle import toy_zip
+from tests.catalog.toy_bundle import process, toy_zip
 
 pytestmark = pytest.mark.django_db
 

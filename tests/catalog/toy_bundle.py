@@ -1,6 +1,7 @@
 """A small synthetic benchmark bundle for the upload tests: three classes, one example set of
 twelve examples, its original labels and labels corrected from a vote file (threshold 3),
-zipped under one top folder, as a maintainer would upload it (docs/bundles.md §10).
+zipped under one top folder, as a maintainer would upload it (docs/bundles.md §10), and
+`process`, the worker's task that adds an uploaded bundle, run in the test's process.
 
 Its scores are computed in the tests by hand from LABELS and VOTES' outcome, written out
 below as CORRECTED and UNKNOWN (docs/metrics.md §3.1-3.2), not by the scoring core."""
@@ -79,3 +80,11 @@ def toy_zip(folder: Path, name: str = "toy3.zip", *, extra: dict[str, bytes] | N
     path = folder / name
     path.write_bytes(zip_bytes(entries))
     return path
+
+
+def process(upload_id: int) -> str:
+    """The worker's task, run in this process (eagerly, with a task id)."""
+    from workers.tasks import add_bundle_upload
+
+    outcome: str = add_bundle_upload.apply(args=[upload_id]).get()
+    return outcome

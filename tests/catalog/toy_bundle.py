@@ -86,5 +86,5 @@ def process(upload_id: int) -> str:
     """The worker's task, run in this process (eagerly, with a task id)."""
     from workers.tasks import add_bundle_upload
 
-    outcome: str = add_bundle_upload.apply(args=[upload_id]).get()
+    outcome: str = add_bundle_upload.apply(args=(upload_id,)).get()
     return outcome

@@ -3,14 +3,12 @@ hide or show a benchmark (docs/api.md §5.4)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
-from rest_framework.exceptions import NotFound, PermissionDenied
+from rest_framework.exceptions import NotFound
 from rest_framework.parsers import FormParser, MultiPartParser
-from rest_framework.permissions import BasePermission, IsAuthenticated
+from rest_framework.permissions import IsAdminUser, IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -32,15 +30,11 @@ from leaderboard.common.api_errors import file_too_large_error
 from leaderboard.common.uploads import upload_too_large
 
 
-class IsStaff(BasePermission):
-    """Staff users; others get 403 `permission_denied` (anonymous callers 401 first)."""
+class IsStaff(IsAdminUser):
+    """Staff users; others get 403 `permission_denied` with this message (anonymous callers
+    401 first, from IsAuthenticated)."""
 
     message = "only staff may add, update or hide benchmarks"
-
-    def has_permission(self, request: Request, view: Any) -> bool:
-        if not request.user.is_staff:
-            raise PermissionDenied(self.message)
-        return True
 
 
 STAFF_PERMISSIONS = [IsAuthenticated, IsStaff]

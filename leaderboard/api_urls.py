@@ -18,14 +18,12 @@ from leaderboard.submissions import api as submissions
 # same rule), so `<str:slug>`, not `<slug:slug>`.
 urlpatterns = [
     path("auth/token/", auth.TokenView.as_view(), name="api-auth-token"),
+    path("bundles/", hosting.BundleUploadCreateView.as_view(), name="api-bundle-upload-list"),
+    path("bundles/<int:upload_id>/", hosting.BundleUploadDetailView.as_view(),
+         name="api-bundle-upload-detail"),
     path("audits/", audits.AuditListCreateView.as_view(), name="api-audit-list"),
     path("audits/<int:audit_id>/", audits.AuditDetailView.as_view(), name="api-audit-detail"),
     path("benchmarks/", catalog.BenchmarkListView.as_view(), name="api-benchmark-list"),
-    # before `benchmarks/<str:slug>/`, which would take `bundles` for a slug
-    path("benchmarks/bundles/", hosting.BundleUploadCreateView.as_view(),
-         name="api-bundle-upload-list"),
-    path("benchmarks/bundles/<int:upload_id>/", hosting.BundleUploadDetailView.as_view(),
-         name="api-bundle-upload-detail"),
     path("benchmarks/<str:slug>/", catalog.BenchmarkDetailView.as_view(),
          name="api-benchmark-detail"),
     path("benchmarks/<str:slug>/leaderboard/", boards.LeaderboardView.as_view(),

@@ -66,9 +66,6 @@ DATA_SOURCES = (
 # The settings a bundle may name as a label set's source (docs/bundles.md §5.3).
 SOURCE_SETTINGS = {"multilabel_file": "EVALSERVER_MULTILABEL_FILE"}
 UPLOAD_SOURCE = "upload"
-# Path segments that the URLs put where a benchmark slug goes (`/api/benchmarks/bundles/`
-# is the upload endpoint): a benchmark with such a slug could never be reached.
-RESERVED_SLUGS = frozenset({"bundles"})
 
 
 class BundleConflictError(CatalogError):
@@ -274,9 +271,6 @@ def _bundle_load(
     update: bool, report: CatalogLoadReport,
 ) -> None:
     report.add("info", f"{bundle.slug} ({bundle.name})")
-    if bundle.slug in RESERVED_SLUGS:
-        raise BundleConflictError("reserved_slug", f"the slug {bundle.slug!r} is reserved by "
-                                  "the server's URLs; choose another")
     compiled = _compile(bundle, data, cache_dir=cache_dir, strict=strict, report=report)
     if not compiled:
         if strict:

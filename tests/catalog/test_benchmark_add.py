@@ -247,15 +247,3 @@ def test_it_refuses_a_bundle_whose_version_1_would_change(
     assert str(error.value).startswith("toy/new: the data files now compile to sha256 ")
     assert catalog_state() == before
 
-
-def test_it_refuses_a_slug_the_urls_reserve(catalog_settings: Settings, tmp_path: Path) -> None:
-    document = manifest()
-    document["slug"] = "bundles"  # /api/benchmarks/bundles/ is the upload endpoint
-
-    with pytest.raises(BundleConflictError) as error:
-        benchmark_bundle_add(path=write_bundle(tmp_path / "bundles", document))
-
-    assert error.value.code == "reserved_slug"
-    assert str(error.value) == ("the slug 'bundles' is reserved by the server's URLs; "
-                                "choose another")
-    assert row_counts() == (0, 0, 0, 0)

@@ -25,7 +25,7 @@ from tests.workers.scoring.bundle_files import npy_bytes, toml_dumps
 
 pytestmark = pytest.mark.django_db
 
-API = "/api/benchmarks/bundles/"
+API = "/api/bundles/"
 
 
 def api_client(user: User | None = None) -> APIClient:

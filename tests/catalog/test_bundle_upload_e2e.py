@@ -69,7 +69,7 @@ def test_it_hosts_an_uploaded_bundle_and_scores_submissions_to_it(
 
     # a refused bundle first: the worker records why, and nothing is stored
     with open(toy_zip(tmp_path / "bad", extra={"toy3/../evil.txt": b"x"}), "rb") as handle:
-        refused = api_client(staff).post("/api/benchmarks/bundles/", {"bundle": handle},
+        refused = api_client(staff).post("/api/bundles/", {"bundle": handle},
                                          format="multipart").json()
     assert wait_for_upload(refused["id"], scoring_worker).status == "failed"
     assert api_client(staff).get(refused["url"]).json()["error"] == {
@@ -79,7 +79,7 @@ def test_it_hosts_an_uploaded_bundle_and_scores_submissions_to_it(
 
     # the bundle, through the API, added by the worker
     with open(toy_zip(tmp_path / "good"), "rb") as handle:
-        response = api_client(staff).post("/api/benchmarks/bundles/", {"bundle": handle},
+        response = api_client(staff).post("/api/bundles/", {"bundle": handle},
                                           format="multipart")
     assert response.status_code == 202
     assert wait_for_upload(response.json()["id"], scoring_worker).status == "done", \

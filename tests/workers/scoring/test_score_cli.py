@@ -159,6 +159,18 @@ def test_it_exits_3_for_a_data_directory_without_the_label_files(run_score,
     assert "cifar10/original_labels.npy" in result.stderr
 
 
+def test_it_exits_3_naming_a_multilabel_file_that_does_not_exist(run_score,
+                                                                  tmp_path: Path) -> None:
+    predictions = tmp_path / "top1.npy"
+    np.save(predictions, np.zeros(50_000, dtype=np.int64))
+    missing = tmp_path / "no-such-multilabel.json"
+    result = run_score("--benchmark", "imagenet", "--multilabel-file", str(missing),
+                       str(predictions))
+    assert result.returncode == 3
+    assert result.stderr == (f"error: {missing}: label_sets.multilabel: label set "
+                             f"'multilabel' lacks: {missing} [missing_file]\n")
+
+
 def test_it_scores_imagenet_without_importing_scipy(run_score, data_dir: Path,
                                                     tmp_path: Path) -> None:
     """The light path: the accuracies' intervals need no SciPy (its import alone takes

@@ -89,8 +89,12 @@ def missing_sources(data: BundleData, ls: LabelSetDef) -> list[str]:
                 raise
             missing.append(name)
     setting = optional_source(data.bundle, ls)
-    if setting is not None and data.sources.get(setting) is None:
-        missing.append(f"setting {setting}")
+    if setting is not None:
+        source = data.sources.get(setting)
+        if source is None:
+            missing.append(f"setting {setting}")
+        elif not Path(source).is_file():  # set, but to no file: named like a missing file
+            missing.append(str(source))
     return missing
 
 

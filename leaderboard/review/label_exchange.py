@@ -25,7 +25,14 @@ from leaderboard.catalog.services import (
 )
 from leaderboard.review.jobs import version_rescore_request
 from workers.scoring import datasets, label_set_builders, revisions
-from workers.scoring.bundles import builtin_benchmark_spec, builtin_bundle
+from workers.scoring.bundles import (
+    BundleData,
+    BundleError,
+    builtin_benchmark_spec,
+    builtin_bundle,
+    compile_bundle_label_set,
+)
+from workers.scoring.catalog import MULTILABEL_SOURCE
 
 MULTILABEL_SLUGS = ("multilabel", "imagenet-m")
 
@@ -56,11 +63,12 @@ def multilabel_import(*, path: Path, author: User | None = None,
     bench_spec = builtin_benchmark_spec("imagenet")
     specs = {spec.slug: spec for spec in bench_spec.label_sets}
     compiled: dict[str, label_set_builders.CompiledLabelSet] = {}
+    data = BundleData(bundle, data_dir=data_dir, sources={MULTILABEL_SOURCE: path})
     for slug in MULTILABEL_SLUGS:
-        spec = specs[slug]
-        try:
-            compiled[slug] = label_set_builders.compile_label_set(spec, data_dir=data_dir,
-                                                         multilabel_file=path)
+        try:  # as load_benchmarks compiles them (same content hash for the same file)
+            compiled[slug] = compile_bundle_label_set(data, slug)
+        except BundleError as exc:
+            raise LabelIOError(str(exc)) from exc
         except (datasets.DataError, ValueError, KeyError, TypeError) as exc:
             raise LabelIOError(f"{path}: {exc}") from exc
     results: list[ImportResult] = []

@@ -14,6 +14,9 @@ Then the whole server path: `benchmark_add` of every bundle (`leaderboard.catalo
 .benchmark_bundle_add`: compile, check, store the compiled labels, write the rows in one
 transaction) into a fresh, migrated SQLite database with an empty cache and storage, timed in a
 Django process after its start-up; the same goals apply.
+
+A missed goal fails the full run (exit status 1). --quick reports it and fails only when a
+bundle does not load: CI machines are shared and loaded, and CI judges no timing.
 """
 
 from __future__ import annotations
@@ -153,7 +156,9 @@ def main() -> None:
             print(f"imagenet in a fresh process (interpreter start and imports included): "
                   f"{seconds:.2f} s")
     print(f"load after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    if failed:
+    if failed and args.quick:
+        print(f"goal missed (reported; --quick judges no timing): {', '.join(failed)}")
+    elif failed:
         sys.exit(f"goal missed: {', '.join(failed)}")
 
 

@@ -23,15 +23,25 @@ does) under the same model name; a third of the way in, the fault:
   (its message stays unacknowledged in Redis for the visibility timeout; the sweep finds that
   no live worker holds the task, past the 60 s window, and queues it again).
 
-Figures: sent (uploads the server accepted; each model name stored once), scored exactly
-once (status scored, one Score row on each of the five CIFAR-10 label sets, and its claim's
-task logged "succeeded: 'scored'"), lost (not scored 300 s after the fault, 600 s after the
-worker-host one), scored twice (more "'scored'" task endings in the worker logs than
-submissions scored: a scoring that ran to completion twice), submissions started more than
-once, and the recovery: from the fault's end (the kill; Redis or PostgreSQL answering again)
-until every submission sent by then is scored (the database's `scored` times).
-Goal (issue 14): 0 lost, 0 twice, recovery under 90 s. Exit status 1 when one is missed (and,
-under CI=true, when the machine cannot build namespaces).
+Figures, counted from the database (what the claims, attempts and Score rows record), never
+from log lines:
+- sent: uploads the server accepted (each model name stored once);
+- scored exactly once: status scored, its claim held by a task (the one that wrote its
+  result: results are only written by the claim holder, leaderboard/common/jobs.py), one
+  Score row on each of the five CIFAR-10 label sets, and none of them written again after
+  the submission was scored;
+- lost: not scored 300 s after the fault (600 s after the worker-host one), nor failed;
+- twice: a submission with a Score row written after it was scored (a scoring that ran to
+  completion a second time), or a model name stored twice (an upload the server kept twice);
+- restarted: submissions whose attempts say they were started more than once;
+- recovery: from the fault's end (the kill; Redis or PostgreSQL answering again) until
+  every submission sent by then is scored (the database's `scored` times).
+The workers' "succeeded: 'scored'" log lines are counted as a cross-check and reported, not
+judged: a loaded machine may write them late.
+Goal (issue 14): 0 lost, 0 twice, none failed, recovery under 90 s. Exit status 1 when a
+count misses it (and, under CI=true, when the machine cannot build namespaces); a recovery
+over the goal is reported, and fails only the full run: a loaded CI machine slows the sweep
+that recovery waits for, and CI judges no timing.
 """
 
 from __future__ import annotations
@@ -210,35 +220,44 @@ def measure(cluster: Cluster, api: Api, fault: str, count: int) -> dict[str, flo
     done = {row[0]: row[6].timestamp() for row in rows if row[2] == "scored"}
     names = cluster.sql("SELECT model_name, count(*) FROM leaderboard_submission"
                         " WHERE model_name LIKE %s GROUP BY 1", (f"% {fault} %",))
+    # Per submission and label set: its Score rows, and how many were written after the
+    # submission was scored. The one scoring that finishes writes its rows and then, in the
+    # same transaction, the submission's `scored` time; a row updated later was written by a
+    # second scoring.
     scores: dict[int, dict[str, int]] = {}
-    for submission_id, slug, n in cluster.sql(
-            "SELECT s.submission_id, l.slug, count(*) FROM leaderboard_score s"
-            " JOIN leaderboard_labelset l ON l.id = s.label_set_id"
+    written_again: set[int] = set()
+    for submission_id, slug, n, late in cluster.sql(
+            "SELECT s.submission_id, l.slug, count(*),"
+            " count(*) FILTER (WHERE s.updated > b.scored)"
+            " FROM leaderboard_score s JOIN leaderboard_labelset l ON l.id = s.label_set_id"
+            " JOIN leaderboard_submission b ON b.id = s.submission_id"
             " WHERE s.submission_id = ANY(%s) GROUP BY 1, 2", (sorted(ids),)):
         scores.setdefault(submission_id, {})[slug] = n
-    # A task logs its success just after its scores commit: the last one may not be in the
-    # log yet when the database already says scored, so wait for it (up to 30 s: a loaded CI
-    # machine).
-    deadline = time.monotonic() + 30
-    while True:
-        new_logs = "".join(cluster.log(name)[logs_before[name]:] for name in LOGS)
-        scored_tasks = SCORED.findall(new_logs)
-        if len(scored_tasks) >= len(done) or time.monotonic() > deadline:
-            break
-        time.sleep(0.2)
+        if late:
+            written_again.add(submission_id)
     failed = sum(row[2] == "failed" for row in rows)
     once = {row[0] for row in rows
-            if row[2] == "scored" and scores.get(row[0]) == dict.fromkeys(LABEL_SETS, 1)
-            and scored_tasks.count(row[4]) == 1}
+            if row[2] == "scored" and row[4] and row[0] not in written_again
+            and scores.get(row[0]) == dict.fromkeys(LABEL_SETS, 1)}
     recovery = (max(done[i] for i in sent_by_end) - fault_ended_at
                 if sent_by_end <= done.keys() else float("inf"))
+    # The cross-check: the workers' log lines of scorings that finished ("'scored'"); a task
+    # logs its success just after its commit, so give the last lines a moment to arrive.
+    deadline = time.monotonic() + 10
+    while True:
+        new_logs = "".join(cluster.log(name)[logs_before[name]:] for name in LOGS)
+        logged = len(SCORED.findall(new_logs))
+        if logged >= len(done) or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
     return {
         "label": label, "sent": len(ids), "once": len(once),
         "lost": len(ids) - len(done) - failed, "failed": failed,
-        "twice": max(0, len(scored_tasks) - len(done)),
+        "twice": len(written_again),
         "stored_twice": sum(n > 1 for _, n in names),
         "restarted": sum(row[3] > 1 for row in rows),
         "skipped": len(SKIPPED.findall(new_logs)), "refused": batch.refused,
+        "logged_scored": logged, "scored": len(done),
         "fault_s": fault_ended - fault_started, "recovery": max(0.0, recovery),
         "slowest": max((done[i] - made[i] for i in done), default=float("nan")),
     }
@@ -258,6 +277,12 @@ def report(figures: list[dict[str, float]]) -> None:
           " submission claimed or done and skipped it; refused: uploads answered with an"
           " error and sent again; recovery: from the fault's end until every submission"
           " sent by then was scored; slowest: upload to scored)")
+    for f in figures:
+        # Reported, never judged: a worker that logs late, or a task that ran to completion
+        # but lost its claim (it then writes nothing and logs 'skipped'), moves this count.
+        agree = "agrees" if f["logged_scored"] == f["scored"] else "differs (not judged)"
+        print(f"  log cross-check, {f['label']}: {f['logged_scored']:.0f} scoring tasks"
+              f" logged 'scored' for {f['scored']:.0f} submissions scored: {agree}")
 
 
 def main() -> int:
@@ -303,12 +328,19 @@ def main() -> int:
     print(f"  machine: {os.cpu_count()} cores, load average (1, 5, 15 min) {load}")
     missed = [f["label"] for f in figures
               if f["lost"] or f["failed"] or f["twice"] or f["stored_twice"]
-              or f["once"] != f["sent"] or f["recovery"] > GOAL_RECOVERY_S]
+              or f["once"] != f["sent"]]
+    slow = [f["label"] for f in figures if f["recovery"] > GOAL_RECOVERY_S]
+    if slow:
+        print(f"recovery over the goal of {GOAL_RECOVERY_S:.0f} s: " + "; ".join(
+            str(label) for label in slow) + (" (reported; --quick judges the counts only)"
+                                             if args.quick else ""))
+        if not args.quick:
+            missed += slow
     if missed:
-        print(f"FAILED (goal: 0 lost, 0 twice, recovery under {GOAL_RECOVERY_S:.0f} s): "
+        print(f"FAILED (goal: 0 lost, 0 twice, none failed, every one scored once"
+              f"{'' if args.quick else f', recovery under {GOAL_RECOVERY_S:.0f} s'}): "
               + "; ".join(str(label) for label in missed))
     return 1 if missed else 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -7,6 +7,7 @@ from leaderboard.accounts import api as auth
 from leaderboard.audits import api as audits
 from leaderboard.catalog import api as catalog
 from leaderboard.catalog import bundle_uploads_api as hosting
+from leaderboard.common import slugs  # noqa: F401  (registers <catalog_slug:...>)
 from leaderboard.common.schema import SchemaView
 from leaderboard.presentation import api as boards
 from leaderboard.presentation.about_api import BenchmarkAboutView
@@ -14,8 +15,9 @@ from leaderboard.review import api as review
 from leaderboard.review import ground_truth_api as ground_truth
 from leaderboard.submissions import api as submissions
 
-# Benchmark slugs may contain dots (`cifar10.1-v6` is an image set; benchmarks follow the
-# same rule), so `<str:slug>`, not `<slug:slug>`.
+# Benchmark and label set slugs may contain dots (`cifar10.1-v6`), so not `<slug:...>`; and
+# not `<str:...>` either: `<catalog_slug:...>` (leaderboard/common/slugs.py) matches only a
+# slug, so any other value (a NUL byte, 300 characters) is the 404 of an unknown URL.
 urlpatterns = [
     path("auth/token/", auth.TokenView.as_view(), name="api-auth-token"),
     path("bundles/", hosting.BundleUploadCreateView.as_view(), name="api-bundle-upload-list"),
@@ -24,25 +26,27 @@ urlpatterns = [
     path("audits/", audits.AuditListCreateView.as_view(), name="api-audit-list"),
     path("audits/<int:audit_id>/", audits.AuditDetailView.as_view(), name="api-audit-detail"),
     path("benchmarks/", catalog.BenchmarkListView.as_view(), name="api-benchmark-list"),
-    path("benchmarks/<str:slug>/", catalog.BenchmarkDetailView.as_view(),
+    path("benchmarks/<catalog_slug:slug>/", catalog.BenchmarkDetailView.as_view(),
          name="api-benchmark-detail"),
-    path("benchmarks/<str:slug>/leaderboard/", boards.LeaderboardView.as_view(),
+    path("benchmarks/<catalog_slug:slug>/leaderboard/", boards.LeaderboardView.as_view(),
          name="api-leaderboard"),
-    path("benchmarks/<str:slug>/hide/", hosting.BenchmarkHideView.as_view(),
+    path("benchmarks/<catalog_slug:slug>/hide/", hosting.BenchmarkHideView.as_view(),
          name="api-benchmark-hide"),
-    path("benchmarks/<str:slug>/unhide/", hosting.BenchmarkUnhideView.as_view(),
+    path("benchmarks/<catalog_slug:slug>/unhide/", hosting.BenchmarkUnhideView.as_view(),
          name="api-benchmark-unhide"),
-    path("benchmarks/<str:slug>/about/", BenchmarkAboutView.as_view(),
+    path("benchmarks/<catalog_slug:slug>/about/", BenchmarkAboutView.as_view(),
          name="api-benchmark-about"),
-    path("benchmarks/<str:slug>/label-sets/<str:label_set>/versions/",
+    path("benchmarks/<catalog_slug:slug>/label-sets/<catalog_slug:label_set>/versions/",
          review.LabelSetVersionListView.as_view(), name="api-label-set-versions"),
-    path("benchmarks/<str:slug>/label-sets/<str:label_set>/versions/<int:number>/",
-         review.LabelSetVersionDetailView.as_view(), name="api-label-set-version"),
-    path("review/<str:slug>/ground-truth/", ground_truth.GroundTruthQueueView.as_view(),
-         name="api-ground-truth-queue"),
+    path("benchmarks/<catalog_slug:slug>/label-sets/<catalog_slug:label_set>/versions/"
+         "<int:number>/", review.LabelSetVersionDetailView.as_view(),
+         name="api-label-set-version"),
+    path("review/<catalog_slug:slug>/ground-truth/",
+         ground_truth.GroundTruthQueueView.as_view(), name="api-ground-truth-queue"),
     path("review/ground-truth/<int:candidate_id>/votes/",
          ground_truth.GroundTruthVoteCreateView.as_view(), name="api-ground-truth-votes"),
-    path("review/<str:slug>/queue/", review.ReviewQueueView.as_view(), name="api-review-queue"),
+    path("review/<catalog_slug:slug>/queue/", review.ReviewQueueView.as_view(),
+         name="api-review-queue"),
     path("review/items/<int:item_id>/", review.ReviewItemDetailView.as_view(),
          name="api-review-item"),
     path("review/items/<int:item_id>/votes/", review.ReviewVoteCreateView.as_view(),

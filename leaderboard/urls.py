@@ -16,6 +16,7 @@ from leaderboard.catalog.bundle_uploads_views import (
     bundle_upload_status,
     bundle_uploads,
 )
+from leaderboard.common.slugs import SLUG_PATTERN
 from leaderboard.presentation.views.about import benchmark_about
 from leaderboard.presentation.views.boards import leaderboard
 from leaderboard.presentation.views.gallery import submission_mistakes
@@ -31,6 +32,8 @@ from leaderboard.submissions.views import (
     submit,
 )
 
+# Slugs are `<catalog_slug:...>` (leaderboard/common/slugs.py, imported above: it registers
+# the converter), so a value that is not a slug is the 404 page and reaches no view.
 urlpatterns = [
     path("", home, name="home"),
     path("signup/", signup, name="signup"),
@@ -48,16 +51,17 @@ urlpatterns = [
          name="submission_visibility"),
     path("submissions/<int:submission_id>/mistakes/", submission_mistakes,
          name="submission_mistakes"),
-    path("benchmarks/<str:slug>/", leaderboard, name="leaderboard"),
-    path("benchmarks/<str:slug>/label-sets/<str:label_set>/history/", label_set_history,
-         name="label_set_history"),
-    path("benchmarks/<str:slug>/about/", benchmark_about, name="benchmark_about"),
-    path("benchmarks/<str:slug>/plots/", plots, name="plots"),
-    re_path(r"^benchmarks/(?P<slug>[^/]+)/plots/(?P<kind>new-test-set|label-set|ranks)/"
-            r"(?P<label_set>[^/]+)\.(?P<fmt>svg|csv|json)$", plot_download,
-            name="plot_download"),
-    re_path(r"^benchmarks/(?P<slug>[^/]+)/plots/noise-prevalence\.(?P<fmt>svg|csv|json)$",
-            noise_prevalence_download, name="noise_prevalence_download"),
+    path("benchmarks/<catalog_slug:slug>/", leaderboard, name="leaderboard"),
+    path("benchmarks/<catalog_slug:slug>/label-sets/<catalog_slug:label_set>/history/",
+         label_set_history, name="label_set_history"),
+    path("benchmarks/<catalog_slug:slug>/about/", benchmark_about, name="benchmark_about"),
+    path("benchmarks/<catalog_slug:slug>/plots/", plots, name="plots"),
+    re_path(rf"^benchmarks/(?P<slug>{SLUG_PATTERN})/plots/"
+            rf"(?P<kind>new-test-set|label-set|ranks)/(?P<label_set>{SLUG_PATTERN})"
+            r"\.(?P<fmt>svg|csv|json)\Z", plot_download, name="plot_download"),
+    re_path(rf"^benchmarks/(?P<slug>{SLUG_PATTERN})/plots/noise-prevalence"
+            r"\.(?P<fmt>svg|csv|json)\Z", noise_prevalence_download,
+            name="noise_prevalence_download"),
     path("audits/", audit_list, name="audit_list"),
     path("audits/<int:audit_id>/", audit_detail, name="audit_detail"),
     path("audits/<int:audit_id>/status.json", audit_status, name="audit_status"),
@@ -70,7 +74,7 @@ urlpatterns = [
     path("bundles/<int:upload_id>/status.json", bundle_upload_status,
          name="bundle_upload_status"),
     path("review/", review_home, name="review_home"),
-    path("review/<str:slug>/next/", review_next, name="review_next"),
-    path("review/<str:slug>/ground-truth/next/", ground_truth_next,
+    path("review/<catalog_slug:slug>/next/", review_next, name="review_next"),
+    path("review/<catalog_slug:slug>/ground-truth/next/", ground_truth_next,
          name="ground_truth_next"),
 ]

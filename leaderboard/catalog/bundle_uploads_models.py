@@ -9,8 +9,8 @@ import uuid
 from django.conf import settings
 from django.db import models
 
-from leaderboard.catalog.models import SLUG_MAX_LENGTH
 from leaderboard.common.jobs import ClaimedJob
+from leaderboard.common.slugs import SLUG_MAX_LENGTH
 
 
 def bundle_upload_path(upload: BundleUpload, filename: str) -> str:

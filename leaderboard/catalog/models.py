@@ -12,6 +12,8 @@ from django.conf import settings
 from django.core.validators import MinValueValidator, RegexValidator
 from django.db import models
 
+from leaderboard.common.slugs import SLUG_MAX_LENGTH
+
 # Public slugs (docs/metrics.md §15) may contain dots: `cifar10.1-v6`. Django's SlugField does not
 # allow them, so slugs are CharFields with this validator.
 slug_validator = RegexValidator(
@@ -21,7 +23,6 @@ slug_validator = RegexValidator(
 content_hash_validator = RegexValidator(
     r"^[0-9a-f]{64}\Z", "A content hash is 64 lower-case hexadecimal characters (SHA-256)."
 )
-SLUG_MAX_LENGTH = 64
 
 
 class Benchmark(models.Model):

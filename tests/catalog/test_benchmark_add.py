@@ -216,6 +216,20 @@ def test_it_refuses_a_malformed_bundle_by_name_and_writes_nothing(
     assert row_counts() == before == (0, 0, 0, 0)
 
 
+def test_it_refuses_a_zip_whose_manifest_is_nested_too_deeply(
+    run_benchmark_add: Runner, tmp_path: Path
+) -> None:
+    # 200,000 nested arrays (a 921-byte zip) overflow tomllib's recursion: refused as bad TOML
+    archive = tmp_path / "toy.zip"
+    archive.write_bytes(zip_bytes({"toy/toy.toml": b"x = " + b"[" * 200_000 + b"]" * 200_000}))
+
+    with pytest.raises(CommandError) as error:
+        run_benchmark_add(str(archive))
+
+    assert str(error.value) == "toy.toml: not valid TOML: nested too deeply [bad_toml]"
+    assert row_counts() == (0, 0, 0, 0)
+
+
 def test_it_leaves_nothing_when_a_conflict_is_found_while_writing(
     catalog_settings: Settings, tmp_path: Path
 ) -> None:

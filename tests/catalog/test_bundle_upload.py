@@ -206,13 +206,18 @@ def _out_of_range(folder: Path) -> Path:  # class 3 of 0..2, on the last example
     return toy_zip(folder, **{"labels.npy": npy_bytes(np.array(LABELS[:-1] + [3]))})
 
 
+def _deep_toml(folder: Path) -> Path:  # 200,000 nested arrays: past tomllib's recursion
+    return toy_zip(folder, **{"toy3.toml": b"x = " + b"[" * 200_000 + b"]" * 200_000})
+
+
 @pytest.mark.parametrize(("make", "code", "file", "field", "words"), [
     (_dotdot, "zip_unsafe_entry", "toy3/../evil.txt", "", "a `..` part leads out of the bundle"),
     (_bomb, "zip_bomb", "bomb.zip", "", "'toy3/padding.bin' is compressed more than 200 to 1"),
     (_pickle, "pickle", "toy3/labels.npy", "", "pickles are never loaded"),
     (_out_of_range, "label_out_of_range", "labels.npy", "label_sets.original.labels",
      "label 3 of example 11 is outside 0..2"),
-], ids=["dotdot", "zip-bomb", "pickle", "label-out-of-range"])
+    (_deep_toml, "bad_toml", "toy3.toml", "", "not valid TOML: nested too deeply"),
+], ids=["dotdot", "zip-bomb", "pickle", "label-out-of-range", "deep-toml"])
 def test_it_ends_a_refused_bundle_failed_with_its_file_and_field_and_stores_nothing(
     catalog_settings: Settings, staff: User, tmp_path: Path, make: Callable[[Path], Path],
     code: str, file: str, field: str, words: str,

@@ -243,6 +243,25 @@ def test_it_refuses_a_manifest_that_is_not_toml(tmp_path: Path) -> None:
     assert caught.value.message.startswith("not valid TOML: ")
 
 
+DEEP_TOML = ("x = " + "[" * 200_000 + "]" * 200_000 + "\n").encode()
+
+
+def test_it_refuses_a_manifest_nested_too_deeply_as_bad_toml(tmp_path: Path) -> None:
+    # 200,000 nested arrays overflow tomllib's recursive parser: a malformed manifest, not a
+    # server fault, whether read from a folder or from a zip
+    path = tmp_path / "toy.toml"
+    path.write_bytes(DEEP_TOML)
+    with pytest.raises(BundleError) as caught:
+        read_bundle(path)
+    error = caught.value
+    assert (error.code, error.file, error.field, error.message) == (
+        "bad_toml", "toy.toml", "", "not valid TOML: nested too deeply")
+
+    error = open_zip(tmp_path, zip_bytes({"toy/toy.toml": DEEP_TOML}))
+    assert (error.code, error.file, error.field, error.message) == (
+        "bad_toml", "toy.toml", "", "not valid TOML: nested too deeply")
+
+
 def test_it_says_which_setting_an_optional_source_lacks(data_dir: Path) -> None:
     from tests.helpers import PROJECT_ROOT
 

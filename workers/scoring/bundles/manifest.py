@@ -58,6 +58,10 @@ def parse_manifest(raw: bytes, *, path: Path) -> Bundle:
         raise BundleError("bad_toml", "the manifest is not UTF-8 text", file=file) from None
     except tomllib.TOMLDecodeError as error:
         raise BundleError("bad_toml", f"not valid TOML: {error}", file=file) from None
+    except RecursionError:
+        # tomllib parses nested arrays and inline tables recursively: a small manifest of
+        # `[[[[...` past the interpreter's stack limit is malformed input, not a server fault
+        raise BundleError("bad_toml", "not valid TOML: nested too deeply", file=file) from None
     top = Table(document, file=file, prefix="")
     schema = top.integer("schema")
     if schema != SCHEMA_VERSION:

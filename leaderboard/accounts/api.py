@@ -14,8 +14,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from leaderboard.accounts.login_throttle import (
-    login_attempt_retry_after,
-    login_failure_record,
+    login_attempt_start,
     login_success_record,
 )
 from leaderboard.accounts.services import token_get_or_create, token_revoke
@@ -54,7 +53,8 @@ class TokenView(APIView):
         form.is_valid(raise_exception=True)
         username = form.validated_data["username"]
         address = request.META.get("REMOTE_ADDR", "")
-        wait = login_attempt_retry_after(username=username, address=address)
+        # counted as a failure from here on, unless the password is right
+        wait = login_attempt_start(username=username, address=address)
         if wait is not None:
             throttled = exceptions.Throttled(wait)
             # set after construction: DRF appends "Expected available in N seconds." to a
@@ -65,7 +65,6 @@ class TokenView(APIView):
         user = authenticate(request._request, username=username,
                             password=form.validated_data["password"])
         if user is None:
-            login_failure_record(username=username, address=address)
             return error_response("invalid_credentials",
                                   "wrong username or password (or the account is inactive)")
         login_success_record(username=username, address=address)

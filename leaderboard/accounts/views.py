@@ -19,8 +19,7 @@ from django.views.decorators.http import require_POST
 from leaderboard.accounts import services as token_services
 from leaderboard.accounts.forms import SignupForm
 from leaderboard.accounts.login_throttle import (
-    login_attempt_retry_after,
-    login_failure_record,
+    login_attempt_start,
     login_success_record,
 )
 from leaderboard.accounts.selectors import token_get
@@ -86,8 +85,9 @@ class LoginView(auth_views.LoginView):
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         username = request.POST.get("username", "")
-        wait = login_attempt_retry_after(username=username,
-                                         address=request.META.get("REMOTE_ADDR", ""))
+        # counted as a failure from here on (an invalid form included), unless it logs in
+        wait = login_attempt_start(username=username,
+                                   address=request.META.get("REMOTE_ADDR", ""))
         if wait is not None:
             form = self.get_form()
             form.errors.clear()
@@ -96,11 +96,6 @@ class LoginView(auth_views.LoginView):
             response["Retry-After"] = str(wait)
             return response
         return super().post(request, *args, **kwargs)
-
-    def form_invalid(self, form: AuthenticationForm) -> HttpResponse:
-        login_failure_record(username=self.request.POST.get("username", ""),
-                             address=self.request.META.get("REMOTE_ADDR", ""))
-        return super().form_invalid(form)
 
     def form_valid(self, form: AuthenticationForm) -> HttpResponse:
         login_success_record(username=form.get_user().get_username(),

@@ -4,11 +4,17 @@ with Retry-After, until the window ends."""
 
 from __future__ import annotations
 
+import hashlib
+import threading
+import time
 import uuid
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
+from django.contrib.auth import authenticate
 from django.core.cache import caches
+from django.db import connection
 from django.test import Client
 from pytest_django.fixtures import Settings
 from rest_framework.test import APIClient
@@ -54,8 +60,9 @@ def test_it_refuses_the_right_password_after_too_many_wrong_ones(limits: Setting
     assert retry_after is not None and 590 <= int(retry_after) <= 600
     # the wait is said once, in the header's number of seconds
     assert body["error"]["message"] == f"too many failed logins; try again in {retry_after} s"
-    # the count is in the shared Redis cache, where every web process reads it
-    assert caches["throttle"].get(f"login-failures:address:{address}")[0] == 3
+    # the count is in the shared Redis cache, where every web process reads it; the refused
+    # attempt is not counted
+    assert caches["throttle"].get(f"login-failures:count:address:{address}") == 3
 
 
 def test_it_limits_an_address_trying_many_usernames(limits: Settings,
@@ -93,3 +100,47 @@ def test_it_throttles_the_login_page_like_the_api(limits: Settings, address: str
     assert 590 <= int(page["Retry-After"]) <= 600
     assert "Too many failed logins: try again in" in page.content.decode()
     assert "_auth_user_id" not in browser.session
+
+
+def test_it_lets_exactly_the_limit_of_parallel_wrong_passwords_through(
+    settings: Settings, address: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 20 guesses at once with a limit of 10: each must take its place in the count before
+    # its password is checked, or they all read a count under the limit and all get through
+    settings.EVALSERVER_LOGIN_FAILURES_PER_USER = 10
+    settings.EVALSERVER_LOGIN_FAILURES_PER_ADDRESS = 50
+    settings.EVALSERVER_LOGIN_WINDOW_SECONDS = 600
+    name = f"erin-{uuid.uuid4().hex[:8]}"
+    checked: list[str] = []
+    lock = threading.Lock()
+
+    def slow_authenticate(request: Any, **credentials: Any) -> Any:
+        with lock:
+            checked.append(credentials["password"])
+        time.sleep(0.2)  # a password hash takes time: the others arrive meanwhile
+        return authenticate(request, **credentials)
+
+    monkeypatch.setattr("leaderboard.accounts.api.authenticate", slow_authenticate)
+    start = threading.Barrier(20)
+    answers: list[tuple[int, str]] = []
+
+    def guess(i: int) -> None:
+        try:
+            start.wait()
+            status, body, _ = _token(address, name, f"wrong-{i}")
+            with lock:
+                answers.append((status, body["error"]["code"]))
+        finally:
+            connection.close()  # this thread's own database connection
+
+    threads = [threading.Thread(target=guess, args=(i,)) for i in range(20)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert len(checked) == 10
+    assert sorted(answers) == [(400, "invalid_credentials")] * 10 + [(429, "throttled")] * 10
+    user = hashlib.sha256(name.encode()).hexdigest()
+    assert caches["throttle"].get(f"login-failures:count:user:{user}") == 10
+    assert caches["throttle"].get(f"login-failures:count:address:{address}") == 10

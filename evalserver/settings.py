@@ -104,8 +104,9 @@ EVALSERVER_INLINE_CHECK_BYTES: int = env.get_int(
     "EVALSERVER_INLINE_CHECK_BYTES", 256 * 1024 * 1024, min_value=0)
 EVALSERVER_INLINE_CHECK_TEXT_BYTES: int = env.get_int(
     "EVALSERVER_INLINE_CHECK_TEXT_BYTES", 16 * 1024 * 1024, min_value=0)
-# The stored files of a failed submission are removed this many days after it failed (the
-# periodic workers.tasks.remove_failed_files; its page says until when they are kept).
+# The stored files of a failed submission, and the stored .zip of a refused bundle upload, are
+# removed this many days after it failed (the periodic workers.tasks.remove_failed_files; a
+# submission's page says until when they are kept).
 EVALSERVER_FAILED_FILES_RETENTION_DAYS: int = env.get_int(
     "EVALSERVER_FAILED_FILES_RETENTION_DAYS", 7, min_value=0)
 # Submissions one user may make per benchmark in any 24 hours (guards the test labels

@@ -131,10 +131,12 @@ def refresh_board_significance(benchmark_id: int) -> int:
 
 
 @shared_task
-def remove_failed_files() -> list[int]:
-    """Remove the stored files of submissions failed longer than
-    EVALSERVER_FAILED_FILES_RETENTION_DAYS ago (hourly, from beat); returns their ids."""
-    return retention.failed_submission_files_remove()
+def remove_failed_files() -> dict[str, list[int]]:
+    """Remove the stored files of submissions and the archives of bundle uploads failed
+    longer than EVALSERVER_FAILED_FILES_RETENTION_DAYS ago (hourly, from beat); returns
+    their ids."""
+    return {"submissions": retention.failed_submission_files_remove(),
+            "bundle_uploads": bundle_uploads.failed_bundle_upload_files_remove()}
 
 
 @shared_task(

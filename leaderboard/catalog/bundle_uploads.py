@@ -10,16 +10,22 @@ same bundle creates nothing), so a job run again after a lost worker is harmless
 The uploaded archive is untrusted: nothing here opens it beyond its first four bytes; the
 worker's loader refuses unsafe entries, zip bombs and pickles (docs/bundles.md §7) before
 it writes anything.
+
+A refused archive is kept EVALSERVER_FAILED_FILES_RETENTION_DAYS after it failed, like a failed
+submission's files, then removed by the hourly task (workers.tasks.remove_failed_files): the
+row stays, with an empty `bundle`.
 """
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from pathlib import PurePosixPath
 
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
+from django.utils import timezone
 
 from leaderboard import queue
 from leaderboard.catalog.bundle_loading import BundleConflictError, benchmark_bundle_add
@@ -42,7 +48,10 @@ __all__ = [
     "bundle_upload_create",
     "bundle_upload_fail",
     "bundle_upload_run",
+    "failed_bundle_upload_files_remove",
 ]
+# Uploads handled per run: a backlog is worked off over a few hourly runs.
+REMOVE_BATCH = 500
 
 
 class BundleUploadError(ServiceError):
@@ -120,3 +129,29 @@ def bundle_upload_run(*, upload_id: int, task_id: str, retry: bool = False) -> s
     done = job_finish(BUNDLE_UPLOAD_JOBS, job_id=upload_id, task_id=task_id,
                       status=Status.DONE, benchmark_slug=report.slug, report=text)
     return "done" if done else "skipped"
+
+
+# ---------------------------------------------------------------- retention
+
+
+def failed_bundle_upload_files_remove(*, now: datetime | None = None) -> list[int]:
+    """Delete the stored archive of uploads that failed more than
+    EVALSERVER_FAILED_FILES_RETENTION_DAYS ago; returns their ids. A failed upload never runs
+    again (failed is final), so nothing needs the archive after its owner has read the
+    refusal. The empty `bundle` field records the removal (no run tries it again); the file
+    goes first (deleting a missing one is a no-op), so a run cut short is finished by the
+    next."""
+    now = now or timezone.now()
+    retention = timedelta(days=settings.EVALSERVER_FAILED_FILES_RETENTION_DAYS)
+    expired = (BundleUpload.objects
+               .filter(status=Status.FAILED, finished__lt=now - retention)
+               .exclude(bundle="")
+               .order_by("id").only("id", "bundle")[:REMOVE_BATCH])
+    removed: list[int] = []
+    for upload in list(expired):
+        name = str(upload.bundle.name)
+        upload.bundle.storage.delete(name)
+        # only if still unrecorded: two overlapping runs return each id once
+        if BundleUpload.objects.filter(id=upload.pk, bundle=name).update(bundle="") == 1:
+            removed.append(upload.pk)
+    return removed

@@ -20,6 +20,8 @@ from workers.tasks import remove_failed_files, score_submission
 
 pytestmark = pytest.mark.django_db
 
+NOTHING_REMOVED = {"submissions": [], "bundle_uploads": []}
+
 
 def _media() -> set[str]:
     root = Path(settings.MEDIA_ROOT)
@@ -73,7 +75,9 @@ def test_it_removes_exactly_the_expired_failed_submissions_files(
     before = _media()
     assert gone <= before
 
-    assert sorted(remove_failed_files.apply().get()) == sorted(s.pk for s in expired)
+    # ordered by id: created in this order; no bundle upload failed
+    assert remove_failed_files.apply().get() == {"submissions": [s.pk for s in expired],
+                                                 "bundle_uploads": []}
 
     assert _media() == before - gone
     for submission in expired:
@@ -86,7 +90,7 @@ def test_it_removes_exactly_the_expired_failed_submissions_files(
         kept.refresh_from_db()
         assert kept.files_removed is None
         assert _stored_names(kept) and _stored_names(kept) <= _media()
-    assert remove_failed_files.apply().get() == []  # nothing left to do
+    assert remove_failed_files.apply().get() == NOTHING_REMOVED  # nothing left to do
 
 
 def test_it_says_until_when_the_files_are_kept_then_that_they_were_removed(
@@ -101,10 +105,11 @@ def test_it_says_until_when_the_files_are_kept_then_that_they_were_removed(
     kept = client.get(f"/submissions/{submission.pk}/").content.decode()
 
     assert f'<p id="files-retention">Files kept until {until} UTC, then removed.</p>' in kept
-    assert remove_failed_files.apply().get() == []  # not yet: failed one day ago
+    assert remove_failed_files.apply().get() == NOTHING_REMOVED  # not yet: failed one day ago
     Submission.objects.filter(pk=submission.pk).update(
         scored=timezone.now() - timedelta(days=3, seconds=1))
-    assert remove_failed_files.apply().get() == [submission.pk]
+    assert remove_failed_files.apply().get() == {"submissions": [submission.pk],
+                                                 "bundle_uploads": []}
     submission.refresh_from_db()
     assert submission.files_removed is not None
     removed_on = submission.files_removed.strftime("%Y-%m-%d %H:%M")

@@ -88,6 +88,12 @@ EVALSERVER_DATA_DIR: Path = env.get_path("EVALSERVER_DATA_DIR", _default_data_di
 # `manage.py fetch_data` downloads those files from their public sources (data-sources.toml),
 # or from this one mirror laid out like the data directory when it is set.
 EVALSERVER_DATA_BASE_URL: str | None = env.get_optional_http_url("EVALSERVER_DATA_BASE_URL")
+# fetch_data gives a source up after this many seconds with nothing received, or without the
+# whole file after EVALSERVER_FETCH_DEADLINE seconds (a second per 10 kB over 3 MB): else a
+# server trickling a byte now and then holds the command, and a deployment, for ever.
+EVALSERVER_FETCH_STALL_TIMEOUT: int = env.get_int(
+    "EVALSERVER_FETCH_STALL_TIMEOUT", 30, min_value=1)
+EVALSERVER_FETCH_DEADLINE: int = env.get_int("EVALSERVER_FETCH_DEADLINE", 300, min_value=1)
 # Cache of compiled label sets (rebuilt from the data files when missing; safe to delete).
 EVALSERVER_CACHE_DIR: Path = env.get_path("EVALSERVER_CACHE_DIR", MEDIA_ROOT / "compiled")
 # The ImageNet multi-label file (human_accuracy_v3.0.0.json); optional.

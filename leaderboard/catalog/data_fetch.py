@@ -4,16 +4,20 @@ Each file is fetched into `<path>.part` beside its final place, resumed from whe
 interrupted download stopped (HTTP Range), checked against the manifest's size and sha256,
 and only then renamed to its final name: the data directory never holds a partial or wrong
 file under a name the server reads. A file whose bytes differ from the manifest is deleted
-and named with both checksums. No Django here: `manage.py fetch_data` reads the settings and
-prints; this module only reads the manifest and moves bytes.
+and named with both checksums. A source that sends nothing for a while (the stall timeout) or
+has not delivered the whole file by a deadline is given up, keeping the part for the next
+source or run. No Django here: `manage.py fetch_data` reads the settings and prints; this
+module only reads the manifest and moves bytes.
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import re
 import socket
+import time
 import tomllib
 import urllib.error
 import urllib.request
@@ -34,6 +38,29 @@ class ManifestError(Exception):
 
 class FetchError(Exception):
     """One file could not be fetched; the message names it."""
+
+
+# The slowest delivery the default deadline allows for a large file, in bytes a second.
+DEADLINE_MIN_RATE = 10_000
+
+
+@dataclass(frozen=True)
+class FetchLimits:
+    """When a source is given up. Without both, a server that trickles a byte now and then
+    keeps a download (and `manage.py fetch_data`, and the deployment that runs it) going for
+    ever: each byte resets a plain socket timeout."""
+
+    stall: float = 30.0  # seconds with nothing received: connecting, the headers, the body
+    deadline: float = 300.0  # seconds one source gets for one file, at least
+
+    def deadline_for(self, size: int) -> float:
+        """The deadline of a file of `size` bytes: `deadline`, or more for a file too large
+        to arrive within it at DEADLINE_MIN_RATE."""
+        return max(self.deadline, float(math.ceil(size / DEADLINE_MIN_RATE)))
+
+
+class _DeadlinePassed(Exception):
+    pass
 
 
 @dataclass(frozen=True)
@@ -117,11 +144,13 @@ def data_file_state(dest: Path, data_file: DataFile) -> str:
 
 
 def _download(url: str, part: Path, data_file: DataFile, progress: Callable[[int], None],
-              timeout: float) -> None:
+              limits: FetchLimits) -> None:
     """Bring `part` to the whole file's length from `url`, resuming what it already holds.
 
     `progress` gets the bytes added (negative when a server ignores the Range and the part
-    starts over). A download cut short keeps its part and raises FetchError."""
+    starts over). A download cut short, stalled or past its deadline keeps its part and raises
+    FetchError. The deadline is checked as bytes arrive, so it is overrun by less than the
+    stall timeout."""
     start = part.stat().st_size if part.exists() else 0
     if start >= data_file.size:
         return  # complete (or too long): the checksum decides
@@ -129,9 +158,11 @@ def _download(url: str, part: Path, data_file: DataFile, progress: Callable[[int
     if start:
         headers["Range"] = f"bytes={start}-"
     request = urllib.request.Request(url, headers=headers)
+    deadline = limits.deadline_for(data_file.size)
+    give_up_at = time.monotonic() + deadline
     written = start
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
+        with urllib.request.urlopen(request, timeout=limits.stall) as response:
             content_range = _CONTENT_RANGE.match(response.headers.get("Content-Range", ""))
             resumed = (start > 0 and response.status == 206 and content_range is not None
                        and int(content_range.group(1)) == start)
@@ -139,19 +170,28 @@ def _download(url: str, part: Path, data_file: DataFile, progress: Callable[[int
                 progress(-start)  # the server sent the whole file: start over
                 written = 0
             with part.open("ab" if resumed else "wb") as out:
-                # a wrong source may be much larger than the file: stop well past its size
+                # read1: whatever has arrived, so that a trickle is written (and resumable)
+                # and the deadline checked as it comes; read() would wait for a whole chunk.
+                # A wrong source may be much larger than the file: stop well past its size.
                 while written <= 2 * data_file.size + CHUNK and (
-                        chunk := response.read(CHUNK)):
+                        chunk := response.read1(CHUNK)):
                     out.write(chunk)
                     written += len(chunk)
                     progress(len(chunk))
+                    if written < data_file.size and time.monotonic() >= give_up_at:
+                        raise _DeadlinePassed
                 out.flush()
                 os.fsync(out.fileno())
     except urllib.error.HTTPError as exc:
         raise FetchError(f"{data_file.path}: {url} answered {exc.code} {exc.reason}") from None
+    except _DeadlinePassed:
+        raise FetchError(_interrupted(data_file, url, part,
+                                      f"deadline: not complete within {deadline:g} s")) from None
     except (urllib.error.URLError, OSError, ValueError) as exc:
         # ValueError: http.client's IncompleteRead and bad status lines
         reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
+        if isinstance(reason, TimeoutError):  # connecting or reading (socket.timeout)
+            reason = f"stall timeout: nothing received for {limits.stall:g} s"
         raise FetchError(_interrupted(data_file, url, part, str(reason))) from None
     if written < data_file.size:
         # http.client returns no error when the connection closes early: the length tells
@@ -165,11 +205,13 @@ def _interrupted(data_file: DataFile, url: str, part: Path, reason: str) -> str:
 
 
 def data_file_fetch(data_file: DataFile, *, dest: Path, urls: Sequence[str],
-                    progress: Callable[[int], None], timeout: float = 30.0) -> str:
+                    progress: Callable[[int], None],
+                    limits: FetchLimits = FetchLimits()) -> str:
     """Fetch one file into `dest` and verify it; returns the URL it came from.
 
-    Each URL is tried in turn until one delivers the whole file. Bytes that do not match the
-    manifest are deleted and the FetchError names expected and actual sha256."""
+    Each URL is tried in turn, each with its own deadline, until one delivers the whole file
+    (resuming what the ones before it delivered). Bytes that do not match the manifest are
+    deleted and the FetchError names expected and actual sha256."""
     target = dest / data_file.path
     target.parent.mkdir(parents=True, exist_ok=True)
     part = target.with_name(target.name + ".part")
@@ -178,7 +220,7 @@ def data_file_fetch(data_file: DataFile, *, dest: Path, urls: Sequence[str],
     failures: list[str] = []
     for url in urls:
         try:
-            _download(url, part, data_file, progress, timeout)
+            _download(url, part, data_file, progress, limits)
         except FetchError as exc:
             failures.append(str(exc))
             continue

@@ -1,6 +1,7 @@
 """A real HTTP server on 127.0.0.1 for the fetch_data tests: serves a folder laid out like the
 data directory, honours `Range: bytes=N-` (206 with Content-Range), and can be told to cut a
-file's connection after some bytes or to ignore ranges. It records every request."""
+file's connection after some bytes, to trickle a file byte by byte, or to ignore ranges. It
+records every request."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ class Served:
     path: str
     range: str | None
     status: int
-    bytes_sent: int
+    bytes_sent: int  # of a trickled answer: the bytes sent at once, before the trickle
 
 
 @dataclass
@@ -30,8 +31,12 @@ class DataServer:
     url: str = ""
     # relative path -> bytes after which the connection is closed (Content-Length stays whole)
     cut_after: dict[str, int] = field(default_factory=dict)
+    # relative path -> (bytes sent at once, then seconds between each single byte after them)
+    trickle: dict[str, tuple[int, float]] = field(default_factory=dict)
     ranges: bool = True
     log: list[Served] = field(default_factory=list)
+    # set when the server stops: a trickling answer ends instead of outliving its test
+    stopped: threading.Event = field(default_factory=threading.Event)
 
 
 def _handler(server: DataServer) -> type[BaseHTTPRequestHandler]:
@@ -57,6 +62,12 @@ def _handler(server: DataServer) -> type[BaseHTTPRequestHandler]:
             self.send_header("Content-Length", str(len(body)))
             self.send_header("Accept-Ranges", "bytes" if server.ranges else "none")
             self.end_headers()
+            trickle = server.trickle.get(relative)
+            if trickle is not None:
+                head, gap = trickle
+                self._record(relative, 206 if start else 200, body[:head])
+                self._trickle(body, head=head, gap=gap)
+                return
             limit = server.cut_after.get(relative)
             if limit is not None and start < limit:
                 body = body[: limit - start]
@@ -65,11 +76,25 @@ def _handler(server: DataServer) -> type[BaseHTTPRequestHandler]:
             self.wfile.write(body)
             self.wfile.flush()
 
+        def _trickle(self, body: bytes, *, head: int, gap: float) -> None:
+            self.close_connection = True
+            try:
+                self.wfile.write(body[:head])
+                self.wfile.flush()
+                for offset in range(head, len(body)):
+                    if server.stopped.wait(gap):
+                        return
+                    self.wfile.write(body[offset:offset + 1])
+                    self.wfile.flush()
+            except OSError:  # the client gave up and closed the connection
+                return
+
         def _answer(self, relative: str, status: int, body: bytes) -> None:
+            # Before the headers: a client given an error status need not wait for the body
+            self._record(relative, status, body)
             self.send_response(status)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
-            self._record(relative, status, body)
             self.wfile.write(body)
 
         def _record(self, relative: str, status: int, body: bytes) -> None:
@@ -94,6 +119,7 @@ def data_server(root: Path) -> Iterator[DataServer]:
     try:
         yield served
     finally:
+        served.stopped.set()
         httpd.shutdown()
         httpd.server_close()
         thread.join(timeout=10)

@@ -206,6 +206,70 @@ def test_it_names_every_source_that_failed(server: DataServer, tmp_path: Path) -
     assert not (tmp_path / "data/mnist/original_labels.npy").exists()
 
 
+def test_it_gives_up_on_a_source_that_stalls_and_keeps_the_part(
+        server: DataServer, data_dir: Path, tmp_path: Path) -> None:
+    labels = "mnist/original_labels.npy"  # 20,128 bytes
+    # 1,000 bytes, then one byte every 30 s: a stall timeout of 1 s is hit after exactly those
+    # bytes, however slow the machine (the next byte is 29 s beyond the limit)
+    server.trickle[labels] = (1000, 30.0)
+    dest = tmp_path / "data"
+    err = StringIO()
+
+    with pytest.raises(CommandError) as failed:
+        call_command("fetch_data", "--no-progress", "--dest", str(dest), "--base-url",
+                     server.url, "--only", "mnist", "--stall-timeout", "1",
+                     stdout=StringIO(), stderr=err)
+
+    assert failed.value.returncode == 1
+    assert str(failed.value) == ("1 of 5 file(s) not fetched: mnist/original_labels.npy "
+                                 "(see the errors above)")
+    assert err.getvalue() == (
+        f"error: {labels}: download from {server.url}/{labels} interrupted after 1,000 of "
+        "20,128 bytes (stall timeout: nothing received for 1 s); run again to resume\n")
+    assert (dest / (labels + ".part")).read_bytes() == (data_dir / labels).read_bytes()[:1000]
+    assert sorted(p.name for p in (dest / "mnist").iterdir()) == sorted(
+        [Path(r).name for r in MNIST if r != labels] + ["original_labels.npy.part"])
+
+
+def test_it_gives_up_on_a_source_past_its_deadline_and_tries_the_next(
+        server: DataServer, data_dir: Path, tmp_path: Path) -> None:
+    labels = "mnist/t10k-labels-idx1-ubyte.gz"
+    original = (data_dir / labels).read_bytes()  # 4,542 bytes: 15 min at 5 bytes a second
+    manifest = tmp_path / "sources.toml"
+    manifest.write_text(
+        "[[file]]\n"
+        f'path = "{labels}"\n'
+        f'url = "{server.url}/{labels}"\n'
+        f'mirrors = ["{server.url}/missing.gz"]\n'
+        f"size = {len(original)}\n"
+        f'sha256 = "{sha256_of(original)}"\n'
+        'license = "CC-BY-SA-3.0"\n')
+    # a byte every 0.2 s never stalls for 5 s, and never delivers the file within 2 s
+    server.trickle[labels] = (0, 0.2)
+    dest = tmp_path / "data"
+    err = StringIO()
+
+    with pytest.raises(CommandError) as failed:
+        call_command("fetch_data", "--no-progress", "--dest", str(dest), "--manifest",
+                     str(manifest), "--stall-timeout", "5", "--deadline", "2",
+                     stdout=StringIO(), stderr=err)
+
+    part = dest / (labels + ".part")
+    have = part.stat().st_size  # how many bytes trickled in within the 2 s depends on the machine
+    assert 0 < have < 100
+    assert part.read_bytes() == original[:have]
+    assert failed.value.returncode == 1
+    assert str(failed.value) == f"1 of 1 file(s) not fetched: {labels} (see the errors above)"
+    assert err.getvalue() == (
+        f"error: {labels}: download from {server.url}/{labels} interrupted after {have:,} of "
+        "4,542 bytes (deadline: not complete within 2 s); run again to resume; "
+        f"{labels}: {server.url}/missing.gz answered 404 Not Found\n")
+    # the next source was asked for the rest of the file
+    assert [(s.path, s.range, s.status) for s in server.log] == [
+        (labels, None, 200), ("missing.gz", f"bytes={have}-", 404)]
+    assert [p.name for p in (dest / "mnist").iterdir()] == [part.name]
+
+
 def test_it_checks_without_downloading(server: DataServer, data_dir: Path,
                                        tmp_path: Path) -> None:
     dest = tmp_path / "data"

@@ -8,6 +8,7 @@ right checksum are left alone, so it is safe to run again (and it resumes an int
 from __future__ import annotations
 
 import sys
+from argparse import ArgumentTypeError
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -17,8 +18,10 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
 from leaderboard.catalog.data_fetch import (
+    DEADLINE_MIN_RATE,
     DataFile,
     FetchError,
+    FetchLimits,
     ManifestError,
     data_file_fetch,
     data_file_state,
@@ -27,6 +30,17 @@ from leaderboard.catalog.data_fetch import (
     manifest_read,
     mirror_url,
 )
+
+
+def _seconds(value: str) -> float:
+    """A positive number of seconds (argparse type)."""
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = 0.0
+    if not 0 < seconds < float("inf"):
+        raise ArgumentTypeError(f"not a positive number of seconds: {value!r}")
+    return seconds
 
 
 class Command(BaseCommand):
@@ -60,9 +74,18 @@ class Command(BaseCommand):
         parser.add_argument(
             "--manifest", type=Path, default=None,
             help="the manifest (default: data-sources.toml at the project root)")
+        # --timeout: its earlier name, still accepted
         parser.add_argument(
-            "--timeout", type=float, default=30.0,
-            help="seconds without an answer before a download counts as interrupted")
+            "--stall-timeout", "--timeout", type=_seconds, default=None, metavar="SECONDS",
+            help="give a source up after this many seconds with nothing received (default: "
+                 "the EVALSERVER_FETCH_STALL_TIMEOUT setting, here "
+                 f"{settings.EVALSERVER_FETCH_STALL_TIMEOUT})")
+        parser.add_argument(
+            "--deadline", type=_seconds, default=None, metavar="SECONDS",
+            help="give a source up when it has not delivered a file within this many "
+                 f"seconds, or one per {DEADLINE_MIN_RATE // 1000} kB of a larger file "
+                 "(default: the EVALSERVER_FETCH_DEADLINE setting, here "
+                 f"{settings.EVALSERVER_FETCH_DEADLINE})")
         parser.add_argument(
             "--no-progress", action="store_true", help="no progress bar")
 
@@ -106,8 +129,11 @@ class Command(BaseCommand):
             self.stdout.write(f"Fetching {len(wanted)} file(s), "
                               f"{sum(f.size for f in wanted) / 1e6:.1f} MB, into {dest} from "
                               f"{base_url or 'their public sources (data-sources.toml)'}")
+        limits = FetchLimits(
+            stall=options["stall_timeout"] or float(settings.EVALSERVER_FETCH_STALL_TIMEOUT),
+            deadline=options["deadline"] or float(settings.EVALSERVER_FETCH_DEADLINE))
         self._fetch(wanted, dest=dest, urls=urls, states=states, verbosity=verbosity,
-                    timeout=options["timeout"], progress=not options["no_progress"])
+                    limits=limits, progress=not options["no_progress"])
         self.stdout.write(self.style.SUCCESS(
             f"{len(files)} data files present in {dest} "
             f"({len(wanted)} fetched, {len(files) - len(wanted)} already there)"))
@@ -122,7 +148,7 @@ class Command(BaseCommand):
 
     def _fetch(self, wanted: list[DataFile], *, dest: Path,
                urls: Callable[[DataFile], tuple[str, ...]], states: dict[str, str],
-               verbosity: int, timeout: float, progress: bool) -> None:
+               verbosity: int, limits: FetchLimits, progress: bool) -> None:
         failures: list[str] = []
         with tqdm(total=sum(f.size for f in wanted), unit="B", unit_scale=True,
                   unit_divisor=1024, file=sys.stderr, disable=None if progress else True,
@@ -132,7 +158,7 @@ class Command(BaseCommand):
                     self._say(f"{data_file.path}: differs from the manifest; fetching it again")
                 try:
                     source = data_file_fetch(data_file, dest=dest, urls=urls(data_file),
-                                             progress=bar.update, timeout=timeout)
+                                             progress=bar.update, limits=limits)
                 except FetchError as exc:
                     self._say(f"error: {exc}", error=True)
                     failures.append(data_file.path)

@@ -12,14 +12,21 @@ from leaderboard.audits.models import Audit
 from leaderboard.audits.selectors import audit_summary
 from leaderboard.catalog.models import Benchmark
 from leaderboard.catalog.selectors import benchmark_get, benchmark_list
+from leaderboard.catalog.serializers import SLUG_SCHEMA
 
 REPORT_EVIDENCE = 50
 
 
+@extend_schema_field(SLUG_SCHEMA)
+class BenchmarkSlugField(serializers.CharField):
+    """A benchmark's slug; the schema gives its pattern (validate_benchmark looks it up, and
+    answers a wrong one, well-formed or not, with the benchmarks there are)."""
+
+
 class AuditCreateInput(serializers.Serializer):
     kind = serializers.ChoiceField(choices=Audit.Kind.choices)
-    benchmark = serializers.CharField(help_text="benchmark slug: the audit reads its original "
-                                                "labels, candidates go to its corrected set")
+    benchmark = BenchmarkSlugField(help_text="benchmark slug: the audit reads its original "
+                                             "labels, candidates go to its corrected set")
     submission_ids = serializers.ListField(
         child=serializers.IntegerField(), required=False, default=list,
         help_text="confident learning: scored submissions with probabilities (averaged)")

@@ -8,6 +8,15 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from leaderboard.catalog.models import LabelSet
+from leaderboard.common.slugs import SLUG_MAX_LENGTH, SLUG_PATTERN
+
+# A slug's form in the OpenAPI schema, for input fields naming a benchmark: the rule of slugs
+# in paths (leaderboard/common/slugs.py). Which benchmarks exist is data, not schema: a
+# well-formed slug that names none is schema-valid, and the operation answers it with 400
+# `unknown_benchmark`.
+SLUG_SCHEMA: dict[str, Any] = {
+    "type": "string", "minLength": 1, "maxLength": SLUG_MAX_LENGTH,
+    "pattern": f"^{SLUG_PATTERN}$"}
 
 
 class ImageSetOutput(serializers.Serializer):

@@ -18,6 +18,7 @@ from leaderboard.presentation.caching import cached_render
 from leaderboard.presentation.serializers import (
     LeaderboardOutput,
     LeaderboardQueryInput,
+    LeaderboardQuerySchema,
     leaderboard_json,
 )
 
@@ -32,7 +33,7 @@ class LeaderboardView(APIView):
     @extend_schema(
         operation_id="benchmarks_leaderboard",
         summary="Public scored submissions with scores, ranks and rank shifts",
-        parameters=[LeaderboardQueryInput],
+        parameters=[LeaderboardQuerySchema],
         responses={200: LeaderboardOutput, **error_responses(400, 404)},
     )
     def get(self, request: Request, slug: str) -> HttpResponse:

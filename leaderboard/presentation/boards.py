@@ -153,3 +153,10 @@ def leaderboard_get(*, benchmark: Benchmark, sort: str = "original",
     if cacheable:
         cache.set(key, board, timeout=3600)
     return board
+
+
+def leaderboard_sort_slugs() -> list[str]:
+    """Every value `sort` can take on some board, by slug: the label sets with a published
+    version (a board's columns) of the benchmarks not hidden."""
+    return list(LabelSet.objects.filter(benchmark__hidden=False, versions__published__isnull=False)
+                .values_list("slug", flat=True).distinct().order_by("slug"))

@@ -6,10 +6,12 @@ import datetime
 import json
 from typing import Any
 
+from django.db import connection
 from django.utils import timezone
 from rest_framework import serializers
 
-from leaderboard.presentation.boards import Leaderboard
+from leaderboard.catalog.models import LabelSet
+from leaderboard.presentation.boards import Leaderboard, leaderboard_sort_slugs
 
 
 class LeaderboardQueryInput(serializers.Serializer):
@@ -19,6 +21,27 @@ class LeaderboardQueryInput(serializers.Serializer):
         required=False, allow_blank=True, default="",
         help_text="content hash (at least 6 leading characters) of one label-set version "
                   "to show instead of that label set's current one")
+
+
+class LeaderboardQuerySchema(LeaderboardQueryInput):
+    """The query as the schema documents it: `sort` as the label sets the boards have, read
+    when the schema is generated (like the submission form's file fields), so that a value
+    no board can be ranked by is schema-invalid. The view validates with LeaderboardQueryInput,
+    whose error names the label sets of the benchmark asked for: one schema serves every
+    benchmark's board, so a label set of another benchmark is schema-valid and refused."""
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        fields = super().get_fields()
+        # none before the catalog tables exist (`manage.py check --deploy` generates the
+        # schema on a server that has not migrated yet), or before a benchmark is loaded
+        slugs = (leaderboard_sort_slugs()
+                 if LabelSet._meta.db_table in connection.introspection.table_names() else [])
+        if slugs:
+            fields["sort"] = serializers.ChoiceField(
+                choices=slugs, default="original",
+                help_text="the label set to rank by (default `original`): one of the "
+                          "benchmark's label sets (GET /api/benchmarks/{slug}/ lists them)")
+        return fields
 
 
 class LeaderboardColumnOutput(serializers.Serializer):

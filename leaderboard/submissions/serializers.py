@@ -12,6 +12,7 @@ from rest_framework.fields import empty
 
 from leaderboard.catalog.models import Benchmark, ImageSet
 from leaderboard.catalog.selectors import benchmark_get, benchmark_list, image_set_visible_list
+from leaderboard.catalog.serializers import SLUG_SCHEMA
 from leaderboard.common.api import CodedCharField
 from leaderboard.submissions.models import Score, Submission
 from leaderboard.submissions.selectors import submission_scores
@@ -19,13 +20,19 @@ from leaderboard.submissions.selectors import submission_scores
 URL_MAX_LENGTH = Submission._meta.get_field("paper_url").max_length
 
 
+@extend_schema_field(SLUG_SCHEMA)
+class BenchmarkSlugField(CodedCharField):
+    """A benchmark's slug; the schema gives its pattern (validate_benchmark looks it up, and
+    answers a wrong one, well-formed or not, with the benchmarks there are)."""
+
+
 class SubmissionCreateInput(serializers.Serializer):
     """The form fields of a submission; the files (one per image set, named by its slug) are
     taken from the request's files and checked by `services.submission_create`."""
 
-    benchmark = CodedCharField(missing_code="missing_benchmark",
-                               missing_message="name the benchmark (e.g. cifar10)",
-                               help_text="benchmark slug, e.g. `cifar10`")
+    benchmark = BenchmarkSlugField(missing_code="missing_benchmark",
+                                   missing_message="name the benchmark (e.g. cifar10)",
+                                   help_text="benchmark slug, e.g. `cifar10`")
     model_name = CodedCharField(missing_code="missing_model_name", missing_message="name the model",
                                 max_length=200)
     description = serializers.CharField(required=False, allow_blank=True, default="")

@@ -133,6 +133,28 @@ def test_it_refuses_aul_where_the_server_has_no_images(loaded: Settings,
                            f"{tmp_path}/mnist/t10k-images-idx3-ubyte.gz is missing", "benchmark")
 
 
+def test_it_documents_the_benchmark_as_a_slug_and_refuses_a_slug_naming_none(
+        loaded: Settings) -> None:
+    client = api_client(maintainer())
+    schema = client.get("/api/schema/", {"format": "json"}).json()
+    body = schema["components"]["schemas"]["AuditCreateInputRequest"]["properties"]
+
+    assert body["benchmark"] == {
+        "type": "string", "minLength": 1, "maxLength": 64,
+        "pattern": "^[a-z0-9](?:[a-z0-9._-]{0,62}[a-z0-9])?$",
+        "description": "benchmark slug: the audit reads its original labels, candidates go "
+                       "to its corrected set"}
+    # Benchmarks are data: a well-formed slug naming none is schema-valid, and refused
+    response = client.post("/api/audits/", {"kind": "aul", "benchmark": "0"}, format="json")
+    assert response.status_code == 400
+    assert response.json() == {"error": {
+        "code": "unknown_benchmark",
+        "message": "benchmark: no benchmark '0'; use one of: 20news, caltech256, cifar10, "
+                   "cifar100, imagenet, imdb, mnist",
+        "field": "benchmark"}}
+    assert Audit.objects.count() == 0
+
+
 def test_it_answers_api_errors_in_the_error_shape(loaded: Settings) -> None:
     client = api_client(maintainer())
     response = client.post("/api/audits/", {"kind": "aul", "benchmark": "nope"}, format="json")

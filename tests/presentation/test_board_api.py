@@ -114,6 +114,31 @@ def test_it_refuses_an_unknown_sort(loaded: Settings) -> None:
         "field": "sort"}}
 
 
+def test_it_documents_sort_as_the_label_sets_a_board_can_be_ranked_by(loaded: Settings) -> None:
+    def sort_schema() -> dict[str, object]:
+        schema = APIClient().get("/api/schema/", {"format": "json"}).json()
+        parameters = schema["paths"]["/api/benchmarks/{slug}/leaderboard/"]["get"]["parameters"]
+        return dict(next(p for p in parameters if p["name"] == "sort")["schema"])
+
+    # every label set with a published version, of every benchmark not hidden: `00` (a
+    # well-formed slug, but no label set) is no longer schema-valid
+    assert sort_schema() == {
+        "type": "string", "minLength": 1, "default": "original",
+        "enum": ["cifar10.1-v4", "cifar10.1-v6", "cifar10h", "corrected", "corrected-t4",
+                 "corrected-t5", "original", "real"]}
+    Benchmark.objects.filter(slug="imagenet").update(hidden=True)
+    assert "real" not in sort_schema()["enum"]  # ImageNet's only
+    # One schema for every benchmark's board: a label set of another benchmark is in the enum,
+    # and refused in the error shape.
+    response = APIClient().get(BOARD, {"sort": "corrected-t4"})
+    assert response.status_code == 400
+    assert response.json() == {"error": {
+        "code": "unknown_label_set",
+        "message": "cannot sort by 'corrected-t4'; cifar10 has original, corrected, cifar10h, "
+                   "cifar10.1-v4, cifar10.1-v6",
+        "field": "sort"}}
+
+
 def test_it_refuses_an_unknown_version(loaded: Settings) -> None:
     response = APIClient().get(BOARD, {"version": "abcdef0123"})
 

@@ -56,6 +56,27 @@ def test_it_refuses_an_unknown_benchmark(client: APIClient, predictions_file: Pa
     assert _nothing_stored()
 
 
+def test_it_documents_the_benchmark_as_a_slug_and_refuses_a_slug_naming_none(
+        client: APIClient, predictions_file: Path) -> None:
+    schema = client.get("/api/schema/", {"format": "json"}).json()
+    body = schema["components"]["schemas"]["SubmissionCreateRequest"]["properties"]
+
+    assert body["benchmark"] == {
+        "type": "string", "minLength": 1, "maxLength": 64,
+        "pattern": "^[a-z0-9](?:[a-z0-9._-]{0,62}[a-z0-9])?$",
+        "description": "benchmark slug, e.g. `cifar10`"}
+    # Benchmarks are data: a well-formed slug naming none is schema-valid, and refused
+    response = post_files(client, {"cifar10-test": predictions_file}, benchmark="0",
+                          model_name=MODEL)
+    assert response.status_code == 400
+    assert response.json() == {"error": {
+        "code": "unknown_benchmark",
+        "message": "benchmark: no benchmark '0'; use one of: 20news, caltech256, cifar10, "
+                   "cifar100, imagenet, imdb, mnist",
+        "field": "benchmark"}}
+    assert _nothing_stored()
+
+
 def test_it_takes_the_file_names_from_the_chosen_benchmarks_example_sets(
     client: APIClient, predictions_file: Path
 ) -> None:

@@ -8,6 +8,22 @@ import os
 
 os.environ.setdefault("SECRET_KEY", "tests-only-secret-key-not-for-any-real-server")
 
+# pytest-xdist runs the suite in several processes (scripts/test.sh: `-n 2`), named gw0, gw1,
+# ...: each takes a Redis database of its own (the URL's number plus its index), so that the
+# Celery workers one process starts never take another's tasks and one process's cache and
+# login-count clears do not reach the other's. Done once, in the pytest process: what it
+# starts (a Celery worker, a child pytest) inherits the rewritten REDIS_URL, and a test that
+# hands a child another database on purpose keeps it.
+_xdist_worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+if (_xdist_worker.startswith("gw") and os.environ.get("REDIS_URL")
+        and not os.environ.get("EVALSERVER_TEST_REDIS_PER_WORKER")):
+    from urllib.parse import urlsplit, urlunsplit
+
+    _redis = urlsplit(os.environ["REDIS_URL"])
+    _number = int(_redis.path.strip("/") or 0) + int(_xdist_worker[2:])
+    os.environ["REDIS_URL"] = urlunsplit(_redis._replace(path=f"/{_number}"))
+    os.environ["EVALSERVER_TEST_REDIS_PER_WORKER"] = "1"
+
 from evalserver.settings import *  # noqa: E402,F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

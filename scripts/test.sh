@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# Run every check: ruff, migrations up to date, pytest on SQLite, then pytest again on a
-# throwaway PostgreSQL cluster.
+# Run every check: ruff, mypy, the import contracts, migrations up to date, every test on a
+# throwaway PostgreSQL cluster (the production database), the SQLite-specific tests and the
+# path of scripts/serve.sh's defaults on SQLite (`-m sqlite`), then the quick benches. The
+# tests run in PYTEST_WORKERS processes (pytest-xdist; default: one per core), each with a
+# database and a Redis database of its own. Without PostgreSQL every test runs on SQLite.
 # First installs the missing system packages (Debian: python3-venv, redis-server, postgresql,
 # chromium for the browser tests, wrk for the benches; apt-get as root or through sudo, else it
 # stops with a message saying what to install). Under CI=true no test may skip for want of one.
 # Uses REDIS_URL when a Redis answers there, else starts a throwaway redis-server.
 # Extra arguments go to both pytest runs (e.g. `bash scripts/test.sh -k celery -x`).
+# PYTEST_WORKERS=1 runs the tests in one process (no xdist), as a debugger wants.
 # Exits non-zero if any step failed; stops everything it started on exit.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -35,14 +39,16 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 failed=()
+# step NAME COMMAND...: run one check, say how long it took, remember it if it failed.
 step() {
-    local name=$1
+    local name=$1 started=$SECONDS
     shift
     echo
     echo "== $name"
     if ! "$@"; then
         failed+=("$name")
     fi
+    echo "-- $name: $((SECONDS - started)) s"
 }
 
 # -- Redis ---------------------------------------------------------------------------------------
@@ -72,7 +78,8 @@ step "mypy" .venv/bin/mypy
 step "import contracts" .venv/bin/lint-imports
 step "migrations up to date" env -u DATABASE_URL \
     .venv/bin/python manage.py makemigrations --check --dry-run
-step "pytest (SQLite)" env -u DATABASE_URL .venv/bin/python -m pytest "$@"
+
+# Benches first, on a machine that runs nothing else, then the tests.
 step "benchmarks (quick)" .venv/bin/python bench/score.py --quick
 step "benchmarks: bundles, compiled and added to a fresh database (quick)" .venv/bin/python bench/bundle.py --quick
 step "benchmarks: leaderboard under load (quick)" .venv/bin/python bench/leaderboard.py --quick
@@ -82,6 +89,16 @@ step "benchmarks: checkpoint inference (quick)" .venv/bin/python bench/checkpoin
 step "benchmarks: label audits (quick)" .venv/bin/python bench/audit.py --quick
 step "benchmarks: multi-host cluster (quick)" .venv/bin/python bench/cluster.py --quick
 step "benchmarks: faults (quick)" .venv/bin/python bench/faults.py --quick
+
+# pytest-xdist: one process per core unless PYTEST_WORKERS says otherwise; each test module
+# runs whole in one process (--dist loadfile: a module's fixtures and its Redis database
+# numbers stay in one place).
+workers=${PYTEST_WORKERS:-$(nproc 2>/dev/null || echo 2)}
+if [ "$workers" -gt 1 ]; then
+    PYTEST=(.venv/bin/python -m pytest -n "$workers" --dist loadfile)
+else
+    PYTEST=(.venv/bin/python -m pytest -p no:xdist)
+fi
 
 # -- PostgreSQL ------------------------------------------------------------------------------------
 start_postgres() {
@@ -117,15 +134,24 @@ start_postgres() {
 initdb=$(ls -1 /usr/lib/postgresql/*/bin/initdb 2>/dev/null | sort -V | tail -n 1)
 if [ -n "$initdb" ]; then
     step "start a throwaway PostgreSQL" start_postgres "$initdb"
-    if [ -n "${PG_URL:-}" ]; then
-        step "pytest (PostgreSQL)" env DATABASE_URL="$PG_URL" .venv/bin/python -m pytest "$@"
-    fi
+fi
+if [ -n "${PG_URL:-}" ]; then
+    step "pytest (PostgreSQL: every test)" env DATABASE_URL="$PG_URL" "${PYTEST[@]}" "$@"
+    # pytest exits 5 when no test is selected (a -k that matches no SQLite-specific test)
+    sqlite_tests() {
+        env -u DATABASE_URL "${PYTEST[@]}" -m sqlite "$@"
+        local status=$?
+        [ "$status" -eq 5 ] && return 0
+        return "$status"
+    }
+    step "pytest (SQLite: the SQLite-specific tests and scripts/serve.sh's path)" sqlite_tests "$@"
 else
-    echo
-    echo "== PostgreSQL is not installed (/usr/lib/postgresql/*/bin/initdb): SQLite run only"
+    [ -z "$initdb" ] && echo && echo "== PostgreSQL is not installed (/usr/lib/postgresql/*/bin/initdb): every test on SQLite"
+    step "pytest (SQLite: every test)" env -u DATABASE_URL "${PYTEST[@]}" "$@"
 fi
 
 echo
+echo "== $SECONDS s in all"
 if [ ${#failed[@]} -gt 0 ]; then
     printf 'FAILED: %s\n' "${failed[@]}"
     exit 1

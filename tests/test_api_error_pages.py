@@ -85,6 +85,7 @@ def database_unreachable() -> Iterator[None]:
         connection.settings_dict.update(saved)
 
 
+@pytest.mark.sqlite  # the fixture takes each database away its own way
 @pytest.mark.django_db(transaction=True)
 def test_it_answers_503_with_retry_after_while_the_database_is_out_of_reach(
     database_unreachable: None,

@@ -124,6 +124,7 @@ def _records(version: LabelSetVersion) -> dict[int, dict[str, Any]]:
                 .values_list("submission_id", "record"))
 
 
+@pytest.mark.sqlite  # the incremental re-score copies scores in SQL of each database's own
 @pytest.mark.django_db
 @pytest.mark.parametrize("verdict", ["correct", "wrong"])
 def test_it_stores_class_means_alike_scored_fresh_and_rescored_incrementally_or_fully(

@@ -50,6 +50,7 @@ def _assert_consistent(version: LabelSetVersion) -> None:
         assert (len(bytes(hits)), hits_count(bytes(hits))) == (-(-total // 8), correct), sub
 
 
+@pytest.mark.sqlite  # the incremental re-score copies scores in SQL of each database's own
 def test_it_keeps_hits_consistent_with_correct_through_an_incremental_and_a_full_rescore(
     loaded: Settings, data_dir: Path, tmp_path: Path
 ) -> None:

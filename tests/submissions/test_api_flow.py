@@ -13,7 +13,8 @@ from leaderboard.submissions.models import Submission, SubmissionFile
 from tests import factories
 from tests.api_support import SUBMISSIONS, poll, post_files, top1_accuracy, write_json
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# Also on SQLite: the API and a real worker sharing one SQLite file, as under scripts/serve.sh.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.sqlite]
 
 MODEL = "resnet_basic_110"
 

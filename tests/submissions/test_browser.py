@@ -25,7 +25,9 @@ MODEL = "resnet_basic_110"
 # already on the leaderboard, from another user: vgg16_keras ranks above MODEL on original
 OTHERS = ("vgg16_keras", "resnet_preact_basic_110")
 
-pytestmark = [pytest.mark.slow, NEEDS_CHROMIUM]
+# Also on SQLite: scripts/serve.sh's one-machine path (a browser, the web, a real worker, one
+# SQLite file).
+pytestmark = [pytest.mark.slow, pytest.mark.sqlite, NEEDS_CHROMIUM]
 
 
 @pytest.fixture

@@ -60,6 +60,7 @@ def _scores_per_label_set(submission: Submission) -> dict[str, int]:
 
 
 @pytest.mark.slow
+@pytest.mark.sqlite  # a worker's pool process killed mid-task, on scripts/serve.sh's SQLite too
 @pytest.mark.django_db(transaction=True)
 def test_it_redelivers_a_killed_pool_process_and_scores_once(
     loaded: Settings, data_dir: Path, monkeypatch: pytest.MonkeyPatch,

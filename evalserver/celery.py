@@ -7,7 +7,14 @@ import os
 
 from celery import Celery
 
+# Connects the signal handlers that end each prefork pool process with the worker's main process.
+import evalserver.pool_processes  # noqa: F401
+from evalserver.broker import detached_transport_guard_install
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalserver.settings")
+
+# A worker whose Redis is killed under it reconnects instead of exiting (evalserver/broker.py).
+detached_transport_guard_install()
 
 app = Celery("evalserver")
 app.config_from_object("django.conf:settings", namespace="CELERY")

@@ -318,6 +318,9 @@ CACHES = {
 CELERY_BROKER_URL = REDIS_URL
 CELERY_RESULT_BACKEND = REDIS_URL
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A worker whose Redis goes away keeps trying to reconnect for as long as it takes (the default
+# gives up after 100 tries, about 45 minutes, and the worker exits).
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
 # A task is acknowledged when it finishes, not when a worker takes it: a worker that dies
 # mid-task leaves it on the queue and another worker runs it again (tasks are idempotent).
 CELERY_TASK_ACKS_LATE = True
@@ -326,7 +329,10 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
 # An unacknowledged task is handed to another worker after this many seconds: it must be
 # longer than the longest task (checkpoint inference included).
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 6 * 60 * 60}
+# TCP keepalive and a bounded connect let a worker notice a Redis host that vanished without
+# closing its sockets, and retry instead of hanging on it.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 6 * 60 * 60,
+                                   "socket_keepalive": True, "socket_connect_timeout": 5}
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]

@@ -7,8 +7,9 @@
 #   web         gunicorn on ${BIND:-0.0.0.0:${PORT:-8000}}, ${WEB_CONCURRENCY:-2} workers
 #   worker-cpu  celery worker -Q cpu, ${WORKER_CONCURRENCY:-2} processes, named cpu@<host>
 #   worker-gpu  celery worker -Q gpu, one process, named gpu@<host>
-#   beat        celery beat: exactly one in the whole deployment
-#   ping ROLE   succeed when this host's worker of that role (worker-cpu/worker-gpu) answers
+#   beat        celery beat: one sends the scheduled tasks, the one holding the lock in Redis
+#   ping ROLE   succeed when this host's worker of that role (worker-cpu/worker-gpu) answers;
+#               `ping beat`: when a beat holds the lock (evalserver/beat.py)
 #   anything else is run as given (e.g. `python manage.py createsuperuser`)
 #
 # EVALSERVER_BENCHMARKS (space-separated slugs) limits init to those benchmarks.
@@ -47,15 +48,15 @@ case $role in
             --loglevel "${LOG_LEVEL:-INFO}" "$@"
         ;;
     beat)
-        # the schedule (last run times) lives in var/, writable by the image's user
-        exec celery -A evalserver beat --schedule "${CELERY_BEAT_SCHEDULE:-var/celerybeat-schedule}" \
-            --loglevel "${LOG_LEVEL:-INFO}" "$@"
+        # the schedule's last run times and the lock live in Redis (settings.py, "Beat")
+        exec celery -A evalserver beat --loglevel "${LOG_LEVEL:-INFO}" "$@"
         ;;
     ping)
         case ${1:-} in
             worker-cpu) name=cpu ;;
             worker-gpu) name=gpu ;;
-            *) echo "usage: entrypoint.sh ping worker-cpu|worker-gpu" >&2; exit 2 ;;
+            beat) exec python -c 'from evalserver.beat import ping; raise SystemExit(ping())' ;;
+            *) echo "usage: entrypoint.sh ping worker-cpu|worker-gpu|beat" >&2; exit 2 ;;
         esac
         exec celery -A evalserver inspect ping --destination "$name@$HOSTNAME" --timeout 10
         ;;

@@ -340,6 +340,20 @@ CELERY_RESULT_EXPIRES = 24 * 60 * 60
 CELERY_TIMEZONE = TIME_ZONE
 CELERY_TASK_DEFAULT_QUEUE = "cpu"
 CELERY_TASK_QUEUES = (Queue("cpu"), Queue("gpu"))
+# Beat: one scheduler in the deployment, however many beat processes run (a `-B` beat left by
+# a killed worker, a second host): a beat sends only while it holds a lock in Redis
+# (celery-redbeat, through evalserver/beat.py; the last run times live in Redis too). The
+# holder renews it at every tick (at least every CELERY_BEAT_MAX_LOOP_INTERVAL s) and releases
+# it when it stops; a holder killed with SIGKILL keeps it until it expires,
+# CELERY_REDBEAT_LOCK_TIMEOUT s after its last tick. A waiting beat tries every 5 s, so it
+# takes over within 30 + 5 s of a SIGKILL: the sweeps pause no longer than that.
+CELERY_BEAT_SCHEDULER = "evalserver.beat.Scheduler"
+CELERY_BEAT_MAX_LOOP_INTERVAL = 5
+CELERY_REDBEAT_REDIS_URL = REDIS_URL
+CELERY_REDBEAT_LOCK_TIMEOUT = 30
+# Its own (redbeat would take CELERY_BROKER_TRANSPORT_OPTIONS): a Redis host gone mid-request
+# fails the tick after 5 s, tried again a tick later, instead of holding beat for ever.
+CELERY_REDBEAT_REDIS_OPTIONS = {"socket_connect_timeout": 5, "socket_timeout": 5}
 CELERY_BEAT_SCHEDULE = {
     "sweep-stuck-submissions": {
         "task": "workers.tasks.sweep_submissions",

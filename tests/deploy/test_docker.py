@@ -117,6 +117,8 @@ def test_the_services_start_in_order_and_have_healthchecks() -> None:
             "db": {"condition": "service_healthy"}, "redis": {"condition": "service_healthy"}}
     assert SERVICES["worker-cpu"]["healthcheck"]["test"] == [
         "CMD", "/app/docker/entrypoint.sh", "ping", "worker-cpu"]
+    assert SERVICES["beat"]["healthcheck"]["test"] == [
+        "CMD", "/app/docker/entrypoint.sh", "ping", "beat"]
 
 
 def test_the_env_example_covers_every_setting() -> None:
@@ -234,8 +236,7 @@ def test_it_runs_every_service_natively_through_the_entrypoint(
         return {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "LANG": "C.UTF-8",
                 **env_file, **composed, "EVALSERVER_DATA_BASE_URL": mirror.url,
                 "EVALSERVER_BENCHMARKS": "mnist", "BIND": f"127.0.0.1:{web_port}",
-                "EVALSERVER_SWEEP_INTERVAL": "1",
-                "CELERY_BEAT_SCHEDULE": str(tmp_path / "celerybeat-schedule")}
+                "EVALSERVER_SWEEP_INTERVAL": "1"}
 
     def command(service: str) -> list[str]:  # the image's ENTRYPOINT + the service's command
         return [str(DOCKER / "entrypoint.sh"), *SERVICES[service]["command"]]
@@ -287,7 +288,7 @@ def test_it_runs_every_service_natively_through_the_entrypoint(
                    "beat sending the sweep")
             _until(lambda: re.search(r"workers\.tasks\.sweep_submissions\[\S+\] succeeded",
                                      log("worker-cpu")) is not None, "the cpu worker sweeping")
-            assert list(tmp_path.glob("celerybeat-schedule*"))
+            _until(lambda: healthy("beat"), "beat answering its healthcheck")
         finally:
             for process in processes.values():
                 with contextlib.suppress(ProcessLookupError):

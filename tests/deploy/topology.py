@@ -266,9 +266,7 @@ class Cluster:
 
     def beat(self) -> None:
         self.spawn("web", [sys.executable, "-m", "celery", "-A", "evalserver", "beat",
-                           "--loglevel", "INFO",
-                           "--schedule", str(self.workdir / "celerybeat-schedule")],
-                   "beat.log")
+                           "--loglevel", "INFO"], "beat.log")
 
     def worker_start(self, role: str, *, timeout: float = 90) -> None:
         """A worker on the cpu queue, returned once its log says it is ready."""

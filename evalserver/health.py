@@ -1,19 +1,34 @@
-"""`GET /healthz`: whether this web process can serve (its database answers).
+"""`GET /healthz` and `GET /readyz`, answered before every other middleware, so that a container
+healthcheck or a load balancer probing `http://127.0.0.1:8000/healthz` gets an answer whatever
+ALLOWED_HOSTS and the https redirect (SECURE_SSL_REDIRECT) say about its Host header and scheme.
 
-Answered before every other middleware, so that a container healthcheck or a load balancer
-probing `http://127.0.0.1:8000/healthz` gets an answer whatever ALLOWED_HOSTS and the https
-redirect (SECURE_SSL_REDIRECT) say about its Host header and scheme. It tells nothing but
-"ok" or "unavailable".
+`/healthz` is the liveness check: whether this web process can serve (its database answers).
+It tells nothing but "ok" or "unavailable", and never waits on Redis or the workers, so a
+Redis outage does not make an orchestrator restart healthy web processes.
+
+`/readyz` is the readiness check of the whole server: the database, Redis, and for each queue
+(`cpu`, `gpu`) whether a worker consuming it answers Celery's remote control within a second.
+Each check is named in the answer, 200 when all pass, 503 when one fails. `?queue=cpu` (may be
+repeated) limits the worker checks to those queues, for a deployment without a gpu worker.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+import redis
+from django.conf import settings
 from django.db import DatabaseError, connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
+from leaderboard.queue import worker_queues_answering
+
 PATH = "/healthz"
+READY_PATH = "/readyz"
+OK = "ok"
+# How long each answer waits on Redis, and on the workers' replies.
+REDIS_TIMEOUT = 1.0
+WORKERS_TIMEOUT = 1.0
 
 
 class HealthCheckMiddleware:
@@ -21,13 +36,72 @@ class HealthCheckMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        if request.path_info != PATH or request.method not in ("GET", "HEAD"):
+        if request.method not in ("GET", "HEAD"):
             return self.get_response(request)
-        try:
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT 1")
-        except DatabaseError:
-            return JsonResponse({"error": {"code": "unavailable",
-                                           "message": "the database does not answer"}},
-                                status=503)
-        return JsonResponse({"status": "ok"})
+        if request.path_info == PATH:
+            return _healthz()
+        if request.path_info == READY_PATH:
+            return _readyz(request)
+        return self.get_response(request)
+
+
+def _healthz() -> HttpResponse:
+    if not _database_answers():
+        return JsonResponse({"error": {"code": "unavailable",
+                                       "message": "the database does not answer"}},
+                            status=503)
+    return JsonResponse({"status": OK})
+
+
+def _readyz(request: HttpRequest) -> HttpResponse:
+    queues = _queues()
+    asked = request.GET.getlist("queue") or queues
+    unknown = sorted(set(asked) - set(queues))
+    if unknown:
+        return JsonResponse({"error": {"code": "unknown_queue",
+                                       "message": f"no queue named {', '.join(unknown)}; "
+                                                  f"the queues are {', '.join(queues)}"}},
+                            status=400)
+    checks = {"database": OK if _database_answers() else "does not answer",
+              "redis": OK if _redis_answers() else "does not answer"}
+    if checks["redis"] == OK:
+        answering = worker_queues_answering(timeout=WORKERS_TIMEOUT)
+    else:
+        answering = None  # the workers are asked through Redis
+    for queue in sorted(set(asked), key=queues.index):
+        if answering is None:
+            checks[f"{queue} worker"] = "not asked: Redis does not answer"
+        elif queue in answering:
+            checks[f"{queue} worker"] = OK
+        else:
+            checks[f"{queue} worker"] = f"no worker of the {queue} queue answers"
+    failed = [f"{name}: {state}" for name, state in checks.items() if state != OK]
+    if failed:
+        return JsonResponse({"error": {"code": "unavailable",
+                                       "message": "not ready: " + "; ".join(failed)},
+                             "checks": checks}, status=503)
+    return JsonResponse({"status": OK, "checks": checks})
+
+
+def _queues() -> list[str]:
+    """The queues the settings declare, in their order."""
+    declared = getattr(settings, "CELERY_TASK_QUEUES", None) or ()
+    return [queue.name for queue in declared] or [settings.CELERY_TASK_DEFAULT_QUEUE]
+
+
+def _database_answers() -> bool:
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+    except DatabaseError:
+        return False
+    return True
+
+
+def _redis_answers() -> bool:
+    try:
+        with redis.Redis.from_url(settings.REDIS_URL, socket_timeout=REDIS_TIMEOUT,
+                                  socket_connect_timeout=REDIS_TIMEOUT) as client:
+            return bool(client.ping())
+    except (redis.RedisError, OSError):
+        return False

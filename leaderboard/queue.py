@@ -10,7 +10,8 @@ or a file that is not there yet, and a rolled-back request sends nothing. A brok
 down at that moment loses the message, not the request (the commit has happened; the error is
 logged): the job stays queued and the sweep (`leaderboard/common/jobs.py`) sends it again.
 `broker_tasks_read` tells the sweep which jobs' messages the broker still holds, and
-`worker_tasks_held` which tasks the live workers hold.
+`worker_tasks_held` which tasks the live workers hold; `worker_queues_answering` tells the
+readiness check (`/readyz`) which queues have a live worker.
 """
 
 from __future__ import annotations
@@ -163,6 +164,23 @@ def worker_tasks_held(task_ids: Iterable[str], *, timeout: float = 1.0) -> froze
         if isinstance(reply, dict):
             held.update(task_id for task_id in reply if isinstance(task_id, str))
     return frozenset(held) & frozenset(asked)
+
+
+def worker_queues_answering(*, timeout: float = 1.0) -> frozenset[str] | None:
+    """The queues consumed by the workers that answer within `timeout` s, asked like
+    `worker_tasks_held`: one broadcast of `active_queues`. Empty when no worker answers; None
+    when the question cannot be sent."""
+    try:
+        replies = current_app.control.inspect(timeout=timeout).active_queues()
+    except (KombuOperationalError, redis.RedisError, OSError) as exc:
+        log.warning("the workers cannot be asked which queues they consume (%s)", exc)
+        return None
+    queues: set[str] = set()
+    for reply in (replies or {}).values():  # {hostname: [{"name": queue, ...}, ...]}
+        if isinstance(reply, list):
+            queues.update(queue["name"] for queue in reply
+                          if isinstance(queue, dict) and isinstance(queue.get("name"), str))
+    return frozenset(queues)
 
 
 def _loads(raw: bytes | str, *, delivered: bool = False) -> object:

@@ -4,8 +4,9 @@
 # Redis (a throwaway redis-server unless one answers at REDIS_URL), the data files (fetched
 # with checksums when some are missing and their sources answer), migrations, static files, the
 # benchmarks, a Celery worker (-Q cpu), a gpu-queue worker, Celery beat (its own process), the
-# demo submissions, then gunicorn on 127.0.0.1:${PORT:-8000} in the foreground. Ctrl-C stops
-# everything it started.
+# demo submissions, then gunicorn on 127.0.0.1:${PORT:-8000} in the foreground. A worker, beat or
+# the throwaway Redis that stops is started again (a line here says so); Ctrl-C, or gunicorn
+# stopping, stops everything it started.
 # Settings come from the environment or .env (README.md, "Settings"); without SECRET_KEY a
 # random one is kept in var/secret_key. Plain http on 127.0.0.1: the https settings that
 # DEBUG=false turns on are turned off here unless set. Logs: var/log/ (gunicorn's go to this
@@ -115,9 +116,12 @@ print(u.hostname or "127.0.0.1", u.port or 6379, u.path or "/0")' "$REDIS_URL")
     fi
     # Throwaway: no snapshots, no append-only file. A message lost with it is queued again
     # by the sweep (the submission rows are in the database).
-    setsid redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly no \
-        --dir var/redis --logfile "$PWD/$LOG_DIR/redis.log" &
-    REDIS_PID=$!
+    start_redis() {
+        setsid redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly no \
+            --dir var/redis --logfile "$PWD/$LOG_DIR/redis.log" &
+        REDIS_PID=$!
+    }
+    start_redis
     REDIS_URL="redis://127.0.0.1:$redis_port$redis_path"
     for _ in $(seq 100); do
         redis_reachable "$REDIS_URL" && break
@@ -160,11 +164,16 @@ if ! .venv/bin/python manage.py load_benchmarks; then
 fi
 
 # -- Celery worker ------------------------------------------------------------------------------
+# Each start_* appends to its log, so that a restart keeps what the stopped process wrote.
+start_worker() {
+    setsid .venv/bin/celery -A evalserver worker -Q cpu \
+        --concurrency "${WORKER_CONCURRENCY:-2}" --loglevel INFO \
+        >>"$LOG_DIR/celery-worker.log" 2>&1 &
+    WORKER_PID=$!
+}
 echo "== Starting a Celery worker (-Q cpu; log: $LOG_DIR/celery-worker.log)"
-setsid .venv/bin/celery -A evalserver worker -Q cpu \
-    --concurrency "${WORKER_CONCURRENCY:-2}" --loglevel INFO \
-    >"$LOG_DIR/celery-worker.log" 2>&1 &
-WORKER_PID=$!
+: >"$LOG_DIR/celery-worker.log"
+start_worker
 for _ in $(seq 600); do
     grep -qs ' ready\.' "$LOG_DIR/celery-worker.log" && break
     if ! kill -0 "$WORKER_PID" 2>/dev/null; then
@@ -177,17 +186,25 @@ done
 
 # The gpu queue (checkpoint runs, loss-curve audits) gets its own worker, one task at a time,
 # so a long model run never holds up scoring; without a GPU it runs on the CPU.
+start_gpu_worker() {
+    setsid .venv/bin/celery -A evalserver worker -Q gpu --concurrency 1 --loglevel INFO \
+        --hostname "gpu@%h" >>"$LOG_DIR/celery-gpu-worker.log" 2>&1 &
+    GPU_WORKER_PID=$!
+}
 echo "== Starting a Celery worker for the gpu queue (log: $LOG_DIR/celery-gpu-worker.log)"
-setsid .venv/bin/celery -A evalserver worker -Q gpu --concurrency 1 --loglevel INFO \
-    --hostname "gpu@%h" >"$LOG_DIR/celery-gpu-worker.log" 2>&1 &
-GPU_WORKER_PID=$!
+: >"$LOG_DIR/celery-gpu-worker.log"
+start_gpu_worker
 
 # Beat is its own process, never -B inside a worker: a worker killed with SIGKILL would leave
 # its embedded beat child running, and the restarted worker would make a second scheduler.
+start_beat() {
+    # the schedule's last run times and the lock that keeps beat to one live in Redis
+    setsid .venv/bin/celery -A evalserver beat --loglevel INFO >>"$LOG_DIR/celery-beat.log" 2>&1 &
+    BEAT_PID=$!
+}
 echo "== Starting Celery beat (log: $LOG_DIR/celery-beat.log)"
-setsid .venv/bin/celery -A evalserver beat --loglevel INFO \
-    --schedule var/celerybeat-schedule >"$LOG_DIR/celery-beat.log" 2>&1 &
-BEAT_PID=$!
+: >"$LOG_DIR/celery-beat.log"
+start_beat
 
 # -- demo submissions ---------------------------------------------------------------------------
 echo "== Queueing the demo submissions (scored in the background by the worker)"
@@ -208,13 +225,40 @@ echo "create an account with: .venv/bin/python manage.py createsuperuser)."
 echo "Logs: gunicorn here; workers $LOG_DIR/celery-worker.log, $LOG_DIR/celery-gpu-worker.log;" \
     "beat $LOG_DIR/celery-beat.log${REDIS_PID:+; Redis $LOG_DIR/redis.log}."
 echo "Ctrl-C stops everything."
-# Returns when gunicorn or the worker exits (or on Ctrl-C): then everything is stopped.
+
+# -- supervision --------------------------------------------------------------------------------
+# Checked every second (`wait -n` alone can miss a process that stops while another is being
+# restarted). restart_if_stopped PID_VARIABLE NAME START_FUNCTION LOG: when the process in
+# $PID_VARIABLE has stopped, say so and start it again, after 5 s when it ran less than 10 s, so
+# that one that cannot start does not spin.
+declare -A started_at=([REDIS_PID]=$SECONDS [WORKER_PID]=$SECONDS [GPU_WORKER_PID]=$SECONDS
+    [BEAT_PID]=$SECONDS)
+restart_if_stopped() {
+    local variable=$1 name=$2 start=$3 log=$4 status
+    [ -n "${!variable}" ] || return 0
+    kill -0 "${!variable}" 2>/dev/null && return 0
+    wait "${!variable}"
+    status=$?
+    echo "warning: $name stopped (status $status); starting it again (log: $log)" >&2
+    if [ $((SECONDS - started_at[$variable])) -lt 10 ]; then
+        sleep 5
+    fi
+    started_at[$variable]=$SECONDS
+    "$start"
+    echo "== $name started again (pid ${!variable})" >&2
+}
+# Returns when gunicorn stops (or on Ctrl-C): then everything is stopped.
 set +e
-wait -n "$GUNICORN_PID" "$WORKER_PID" "$GPU_WORKER_PID" "$BEAT_PID"
-status=$?
-set -e
-kill -0 "$GUNICORN_PID" 2>/dev/null || echo "gunicorn stopped (status $status)" >&2
-kill -0 "$WORKER_PID" 2>/dev/null || echo "the Celery worker stopped; see $LOG_DIR/celery-worker.log" >&2
-kill -0 "$GPU_WORKER_PID" 2>/dev/null || echo "the gpu-queue worker stopped; see $LOG_DIR/celery-gpu-worker.log" >&2
-kill -0 "$BEAT_PID" 2>/dev/null || echo "Celery beat stopped; see $LOG_DIR/celery-beat.log" >&2
+while sleep 1; do
+    if ! kill -0 "$GUNICORN_PID" 2>/dev/null; then
+        wait "$GUNICORN_PID"
+        echo "gunicorn stopped (status $?)" >&2
+        exit 1
+    fi
+    restart_if_stopped REDIS_PID redis-server start_redis "$LOG_DIR/redis.log"
+    restart_if_stopped WORKER_PID "the Celery worker" start_worker "$LOG_DIR/celery-worker.log"
+    restart_if_stopped GPU_WORKER_PID "the gpu-queue worker" start_gpu_worker \
+        "$LOG_DIR/celery-gpu-worker.log"
+    restart_if_stopped BEAT_PID "Celery beat" start_beat "$LOG_DIR/celery-beat.log"
+done
 exit 1

@@ -89,6 +89,7 @@ step "benchmarks: checkpoint inference (quick)" .venv/bin/python bench/checkpoin
 step "benchmarks: label audits (quick)" .venv/bin/python bench/audit.py --quick
 step "benchmarks: multi-host cluster (quick)" .venv/bin/python bench/cluster.py --quick
 step "benchmarks: faults (quick)" .venv/bin/python bench/faults.py --quick
+step "benchmarks: chaos soak (quick)" .venv/bin/python bench/chaos.py --quick
 
 # pytest-xdist: one process per core unless PYTEST_WORKERS says otherwise; each test module
 # runs whole in one process (--dist loadfile: a module's fixtures and its Redis database
@@ -136,7 +137,9 @@ if [ -n "$initdb" ]; then
     step "start a throwaway PostgreSQL" start_postgres "$initdb"
 fi
 if [ -n "${PG_URL:-}" ]; then
-    step "pytest (PostgreSQL: every test)" env DATABASE_URL="$PG_URL" "${PYTEST[@]}" "$@"
+    # --durations: the slowest tests named in every CI log, to keep them cheap
+    step "pytest (PostgreSQL: every test)" env DATABASE_URL="$PG_URL" "${PYTEST[@]}" \
+        --durations=30 "$@"
     # pytest exits 5 when no test is selected (a -k that matches no SQLite-specific test)
     sqlite_tests() {
         env -u DATABASE_URL "${PYTEST[@]}" -m sqlite "$@"

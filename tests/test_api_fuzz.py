@@ -20,6 +20,7 @@ prediction files (tests/prediction_files.py) under real file names to the same l
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -42,6 +43,7 @@ from schemathesis.schemas import BaseSchema
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 from leaderboard.catalog.models import LabelSet, LabelSetVersion
+from leaderboard.common.slugs import SLUG_PATTERN
 from leaderboard.review.ground_truth_models import GroundTruthCandidate
 from leaderboard.review.models import ReviewItem
 from leaderboard.submissions.models import Submission
@@ -93,10 +95,10 @@ def api_schema(existing: list[dict[str, Any]], live_server: LiveServer) -> BaseS
                                 path_parameters: dict[str, Any] | None) -> st.SearchStrategy[Any]:
         if not path_parameters:
             return st.just(path_parameters)
-        # Only values of the type the schema declares are swapped: a negative case's
-        # deliberately wrong value (a string for an id) stays wrong.
+        # Only values of the form the schema declares are swapped: a negative case's
+        # deliberately wrong value (a string for an id, a slug off the pattern) stays wrong.
         real = [{key: value for key, value in names.items()
-                 if type(path_parameters.get(key)) is type(value)} for names in existing]
+                 if _same_form(path_parameters.get(key), value)} for names in existing]
         real = [names for names in real if names]
         if not real:
             return st.just(path_parameters)
@@ -104,6 +106,13 @@ def api_schema(existing: list[dict[str, Any]], live_server: LiveServer) -> BaseS
                          st.sampled_from(real).map(lambda names: {**path_parameters, **names}))
 
     return loaded
+
+
+def _same_form(generated: Any, real: Any) -> bool:
+    """Whether a generated path value is of the declared form of `real`'s parameter."""
+    if type(generated) is not type(real):
+        return False
+    return not isinstance(real, str) or re.fullmatch(SLUG_PATTERN, generated) is not None
 
 
 @pytest.fixture

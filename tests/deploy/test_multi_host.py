@@ -40,6 +40,7 @@ IMAGENET_LABEL_SETS = {"original", "corrected", "corrected-t4", "corrected-t5", 
 TASK = r"Task workers\.tasks\.score_submission\[([0-9a-f-]+)\]"
 RECEIVED = re.compile(TASK + r" received")
 SCORED = re.compile(TASK + r" succeeded in [0-9.e-]+s: 'scored'")
+ENDED = re.compile(TASK + r" (?:succeeded|failed|raised)")
 
 
 @pytest.fixture
@@ -78,14 +79,21 @@ def _statuses(cluster: Cluster) -> dict[int, tuple[str, str, int]]:
 
 
 def _wait_all_scored(cluster: Cluster, ids: set[int], *, timeout: float) -> None:
+    """Until every id is scored or failed in the database, and the task holding each one's
+    claim has logged its ending: a worker writes that line just after its commit, so on a
+    loaded machine the database can say scored before the log does, and the assertions on
+    where each task ran read the logs."""
     deadline = time.monotonic() + timeout
     while True:
         statuses = _statuses(cluster)
         if all(statuses[i][0] in ("scored", "failed") for i in ids):
-            return
+            logged = set().union(*(_tasks(cluster, role, ENDED)
+                                   for role in cluster.worker_roles))
+            if {statuses[i][1] for i in ids} <= logged:
+                return
         if time.monotonic() > deadline:
             logs = "\n".join(cluster.log(f"{role}.log")[-3000:] for role in cluster.worker_roles)
-            pytest.fail(f"not all scored after {timeout} s: {statuses}\n{logs}")
+            pytest.fail(f"not all scored and logged after {timeout} s: {statuses}\n{logs}")
         time.sleep(0.3)
 
 

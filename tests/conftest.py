@@ -223,6 +223,17 @@ def sent(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
 
 
 @pytest.fixture(autouse=True)
+def _project_celery_app_current() -> None:
+    """Each test sends its tasks through the project's Celery app: a `Celery(...)` made by an
+    earlier test in this process becomes the current app by default, and the web side sends by
+    name through the current one (leaderboard/queue.py), so its tasks went to that app's
+    broker, where no worker of the test listened."""
+    from evalserver.celery import app
+
+    app.set_current()
+
+
+@pytest.fixture(autouse=True)
 def _fresh_cache() -> Iterator[None]:
     """Each test starts with an empty cache: rolled-back tests can reuse a benchmark's id and
     leaderboard generation, which would otherwise hit another test's cached leaderboard."""

@@ -79,7 +79,8 @@ def test_it_ends_every_pool_process_when_the_worker_is_killed(
     try:
         _wait(lambda: " ready." in log.read_text(errors="replace"), "the worker ready",
               worker, log)
-        with Celery(broker=worker_redis) as client:
+        # not set as current: this process's tasks go on being sent by the project's app
+        with Celery(broker=worker_redis, set_as_current=False) as client:
             for _ in range(CONCURRENCY):
                 client.send_task("tests.pool_tasks.busy", args=[600, str(markers)],
                                  queue="cpu")

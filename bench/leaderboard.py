@@ -7,10 +7,11 @@ Everything is throwaway and local: a SQLite database and media folder in a tempo
 directory (migrated, cifar10 loaded from the data directory), N scored public submissions
 inserted with bulk_create (synthetic but valid Score rows on the latest version of every
 label set: accuracy, correct, total, the Clopper-Pearson interval and the packed per-example
-hits that the paired tests read), gunicorn (2 sync
-workers) on a free 127.0.0.1 port, warmed up, then load from a second process: `wrk`
-(--latency) when it is installed, else a multi-threaded keep-alive http.client loop bounded
-in requests and time. Each URL that answers 404 (not built yet) is reported as not available.
+hits that the paired tests read), gunicorn with the project's config
+(evalserver/gunicorn_conf.py: 2 gthread workers of 4 threads) on a free 127.0.0.1 port, warmed
+up, then load from a second process: `wrk` (--latency) when it is installed, else a
+multi-threaded keep-alive http.client loop bounded in requests and time. Each URL that answers
+404 (not built yet) is reported as not available.
 It also times `leaderboard_get` in this process, uncached and cached, the worker's refresh
 of the stored significance (rank_ub, McNemar p: docs/metrics.md §10.3) for those submissions
 (so the served board shows it), and the recompute of rank_ub for 1,000 ImageNet submissions
@@ -206,9 +207,8 @@ def start_gunicorn(
     env: dict[str, str], port: int, log: Path, workers: int
 ) -> subprocess.Popen[bytes]:
     process = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "evalserver.wsgi", "--bind", f"{HOST}:{port}",
-         "--workers", str(workers), "--worker-class", "sync", "--no-control-socket",
-         "--error-logfile", str(log)],
+        [sys.executable, "-m", "gunicorn", "-c", "evalserver/gunicorn_conf.py", "evalserver.wsgi",
+         "--bind", f"{HOST}:{port}", "--workers", str(workers), "--error-logfile", str(log)],
         cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         start_new_session=True)
     deadline = time.monotonic() + 60
@@ -300,7 +300,7 @@ def wrk_load(wrk: str, port: int, path: str, *, seconds: float, connections: int
             "seconds": seconds,
             "rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),  # type: ignore[union-attr]
             "p50_ms": _wrk_ms(latency["50"]), "p99_ms": _wrk_ms(latency["99"]),
-            # read errors are the server closing each connection (sync workers): not failures
+            # read errors are the server closing a connection (keep-alive's end): not failures
             "errors": int(socket_errors.group(1)) + int(socket_errors.group(4))
             if socket_errors else 0,
             "non_200": int(non_200.group(1)) if non_200 else 0}
@@ -373,8 +373,8 @@ def main() -> int:
 
         port = free_port()
         server = start_gunicorn(env, port, work / "gunicorn.log", args.web_workers)
-        print(f"gunicorn: {args.web_workers} sync workers on {HOST}:{port}; load {seconds:g} s "
-              f"per URL, {args.connections} connections")
+        print(f"gunicorn: {args.web_workers} gthread workers (evalserver/gunicorn_conf.py) on "
+              f"{HOST}:{port}; load {seconds:g} s per URL, {args.connections} connections")
         failed = False
         for name, path, min_rps, max_p99 in TARGETS:
             statuses = [get(port, path)[0] for _ in range(4 * args.web_workers)]  # warm up

@@ -4,7 +4,8 @@
 # "Settings"; docker/.env.example lists them).
 #
 #   init        migrate, fetch the missing data files (fetch_data), load the benchmarks; one-shot
-#   web         gunicorn on ${BIND:-0.0.0.0:${PORT:-8000}}, ${WEB_CONCURRENCY:-2} workers
+#   web         gunicorn on ${BIND:-0.0.0.0:${PORT:-8000}} with evalserver/gunicorn_conf.py
+#               (${WEB_CONCURRENCY:-2} workers of ${WEB_THREADS:-4} threads)
 #   worker-cpu  celery worker -Q cpu, ${WORKER_CONCURRENCY:-2} processes, named cpu@<host>
 #   worker-gpu  celery worker -Q gpu, one process, named gpu@<host>
 #   beat        celery beat: one sends the scheduled tasks, the one holding the lock in Redis
@@ -36,8 +37,8 @@ case $role in
         exec python manage.py load_benchmarks "${load_only[@]}"
         ;;
     web)
-        exec gunicorn evalserver.wsgi --bind "${BIND:-0.0.0.0:${PORT:-8000}}" \
-            --workers "${WEB_CONCURRENCY:-2}" --access-logfile - --no-control-socket "$@"
+        exec gunicorn -c evalserver/gunicorn_conf.py evalserver.wsgi \
+            --bind "${BIND:-0.0.0.0:${PORT:-8000}}" --access-logfile - "$@"
         ;;
     worker-cpu)
         exec celery -A evalserver worker -Q cpu --concurrency "${WORKER_CONCURRENCY:-2}" \

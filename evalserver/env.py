@@ -11,6 +11,7 @@ so the server reads the same files wherever it is started from.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import re
@@ -116,6 +117,19 @@ class EnvReader:
             self._bad(name, value, "a comma-separated list")
             return list(default)
         return items
+
+    def get_networks(self, name: str) -> list[str]:
+        """Comma-separated IP addresses or networks (CIDR); none when unset."""
+        value = self.raw(name)
+        if value is None:
+            return []
+        items = [item.strip() for item in value.split(",") if item.strip()]
+        try:
+            return [str(ipaddress.ip_network(item, strict=False)) for item in items]
+        except ValueError:
+            self._bad(name, value, "comma-separated IP addresses or networks such as "
+                      "172.16.0.0/12,10.0.0.5")
+            return []
 
     def get_dotted_path(self, name: str, default: str) -> str:
         """A class named by its import path (checked for form only: importing it is Django's

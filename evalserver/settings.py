@@ -49,6 +49,10 @@ SECURE_PROXY_SSL_HEADER: tuple[str, str] | None = (
     else None
 )
 
+# The reverse proxy's addresses or networks: on their requests the client's address (what the
+# login throttle counts) is the proxy's X-Real-IP header (evalserver/client_address.py).
+EVALSERVER_TRUSTED_PROXIES: list[str] = env.get_networks("EVALSERVER_TRUSTED_PROXIES")
+
 DATABASES = {
     "default": env.get_db("DATABASE_URL", f"sqlite:///{BASE_DIR / 'var' / 'db.sqlite3'}"),
 }
@@ -186,14 +190,23 @@ EVALSERVER_LOGIN_FAILURES_PER_ADDRESS: int = env.get_int(
 EVALSERVER_LOGIN_WINDOW_SECONDS: int = env.get_int("EVALSERVER_LOGIN_WINDOW_SECONDS", 900,
                                                    min_value=1)
 
-# Uploads: the size cap is enforced while the request streams in (leaderboard/uploads.py);
-# files over FILE_UPLOAD_MAX_MEMORY_SIZE go to a temporary file, never whole into memory.
+# Uploads: the size cap is enforced while the request streams in (leaderboard/common/
+# uploads.py); files over FILE_UPLOAD_MAX_MEMORY_SIZE go to a temporary file in a folder of
+# their own (created below), where those of uploads cut short can be found and removed.
 FILE_UPLOAD_HANDLERS = [
     "leaderboard.common.uploads.SizeLimitUploadHandler",
     "django.core.files.uploadhandler.MemoryFileUploadHandler",
-    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
+    "leaderboard.common.uploads.TrackedTemporaryFileUploadHandler",
 ]
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
+EVALSERVER_UPLOAD_TEMP_DIR: Path = env.get_path("EVALSERVER_UPLOAD_TEMP_DIR",
+                                                BASE_DIR / "var" / "uploads")
+FILE_UPLOAD_TEMP_DIR = str(EVALSERVER_UPLOAD_TEMP_DIR)
+# A body silent this many seconds, or not whole after the deadline, is refused with 408
+# (leaderboard/common/request_body.py): a trickling client would hold a web thread for ever.
+EVALSERVER_UPLOAD_STALL_TIMEOUT: int = env.get_int("EVALSERVER_UPLOAD_STALL_TIMEOUT", 30,
+                                                   min_value=1)
+EVALSERVER_UPLOAD_DEADLINE: int = env.get_int("EVALSERVER_UPLOAD_DEADLINE", 3600, min_value=1)
 
 # -- applications -----------------------------------------------------------------------------
 INSTALLED_APPS = [
@@ -214,6 +227,8 @@ MIDDLEWARE = [
     # /healthz first: a probe on 127.0.0.1 over http is answered before the host check and
     # the https redirect (evalserver/health.py).
     "evalserver.health.HealthCheckMiddleware",
+    # around all the others: removes an upload's temporary files however the request ended
+    "leaderboard.common.uploads.UploadTempFilesMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Serves /static/ from gunicorn itself (collectstatic output), no CDN and no nginx needed.
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -376,6 +391,11 @@ CELERY_BEAT_SCHEDULE = {
         "task": "workers.tasks.remove_failed_files",
         "schedule": 3600.0,
     },
+    # the temporary files of uploads a killed web process left (it needs the web's folder)
+    "remove-stray-upload-files": {
+        "task": "workers.tasks.remove_stray_upload_files",
+        "schedule": 3600.0,
+    },
 }
 CELERY_TASK_ROUTES = {
     "workers.tasks.*": {"queue": "cpu"},
@@ -383,6 +403,9 @@ CELERY_TASK_ROUTES = {
 }
 
 env.check()
+
+# Django checks that the folder of temporary upload files exists (files.E001): made at start.
+EVALSERVER_UPLOAD_TEMP_DIR.mkdir(parents=True, exist_ok=True)
 
 # SQLite needs the folder of its file to exist.
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":

@@ -9,6 +9,10 @@ system_package_missing() {
         chromium) [ ! -x /usr/bin/chromium ] ;;
         # bench/leaderboard.py sends its load with wrk (else a slower Python client)
         wrk) ! command -v wrk >/dev/null ;;
+        # tests/deploy/test_proxy.py runs compose's proxy site with Debian's nginx (in /usr/sbin,
+        # which a user's PATH may lack), and makes its test certificate with openssl
+        nginx-light) [ ! -x /usr/sbin/nginx ] && ! command -v nginx >/dev/null ;;
+        openssl) ! command -v openssl >/dev/null ;;
         # `python3 -m venv` needs ensurepip, which Debian ships apart
         python3-venv) ! "${PYTHON:-python3}" -c 'import ensurepip, venv' 2>/dev/null ;;
         *)
@@ -19,7 +23,7 @@ system_package_missing() {
 }
 
 # ensure_system_packages PACKAGE...: install those of the Debian packages (redis-server,
-# postgresql, chromium, wrk, python3-venv) that are missing: with apt-get as root, else with
+# postgresql, chromium, wrk, nginx-light, openssl, python3-venv) that are missing: with apt-get as root, else with
 # sudo when there is one that may ask; otherwise stop with one message naming the packages
 # and the command that installs them.
 ensure_system_packages() {

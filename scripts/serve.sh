@@ -213,11 +213,12 @@ if ! .venv/bin/python manage.py seed_demo; then
 fi
 
 # -- gunicorn -----------------------------------------------------------------------------------
-setsid .venv/bin/gunicorn evalserver.wsgi \
+# Its settings (threaded workers, WEB_CONCURRENCY x WEB_THREADS) are evalserver/gunicorn_conf.py,
+# shared with docker/entrypoint.sh. No proxy is in front here: the application's own upload
+# timeouts (EVALSERVER_UPLOAD_STALL_TIMEOUT, _DEADLINE) are what stop a slow client.
+setsid .venv/bin/gunicorn -c evalserver/gunicorn_conf.py evalserver.wsgi \
     --bind "127.0.0.1:${PORT}" \
-    --workers "${WEB_CONCURRENCY:-2}" \
-    --access-logfile - \
-    --no-control-socket &
+    --access-logfile - &
 GUNICORN_PID=$!
 echo
 echo "Serving on http://127.0.0.1:${PORT}/  (admin: http://127.0.0.1:${PORT}/admin/;"

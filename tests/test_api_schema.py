@@ -41,8 +41,8 @@ def test_it_documents_every_operation_with_its_shapes(loaded: Settings) -> None:
         "type": "string", "format": "binary",
         "description": "cifar10: predictions for cifar10-test (10000 rows; .npy, .npz, .json "
                        "or .csv) - required"}
-    assert set(create["responses"]) == {"201", "400", "401", "403", "404", "405", "406", "413",
-                                        "415", "429", "500", "503"}
+    assert set(create["responses"]) == {"201", "400", "401", "403", "404", "405", "406", "408",
+                                        "413", "415", "429", "500", "503"}
     assert create["responses"]["429"]["content"]["application/json"]["schema"] == {
         "$ref": "#/components/schemas/Error"}
     detail = paths["/api/submissions/{submission_id}/"]["get"]["responses"]["200"]
@@ -84,9 +84,9 @@ def test_it_serves_the_docs_without_external_scripts() -> None:
 
 # Every status each operation can answer: those of its own logic (its view's error_responses)
 # and those of the framework around every view (leaderboard/common/schema.py: 400, 401, 404,
-# 405, 406, 500 and 503 everywhere, 403 for CSRF on a write, 415 where a body is read).
+# 405, 406, 500 and 503 everywhere, 403 for CSRF on a write, 408 and 415 where a body is read).
 EVERYWHERE = {"400", "401", "404", "405", "406", "500", "503"}
-WRITE_WITH_BODY = EVERYWHERE | {"403", "415"}
+WRITE_WITH_BODY = EVERYWHERE | {"403", "408", "415"}
 STATUSES = {
     ("/api/audits/", "get"): {"200", "403"} | EVERYWHERE,
     ("/api/audits/", "post"): {"201"} | WRITE_WITH_BODY,

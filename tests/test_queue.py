@@ -39,16 +39,18 @@ def test_it_names_only_tasks_the_workers_register() -> None:
     assert [name for name in TASK_NAMES if name not in app.tasks] == []
     assert set(queue.AUDIT_TASKS) == set(Audit.Kind.values)
     # Celery beat sends the sweeps by name too: one per kind of job, each a cpu task, and the
-    # hourly removal of failed submissions' files
+    # hourly removals of failed submissions' files and of stray temporary upload files
     schedule = {entry["task"]: entry["schedule"]
                 for entry in settings.CELERY_BEAT_SCHEDULE.values()}
     assert sorted(schedule) == ["workers.tasks.remove_failed_files",
+                                "workers.tasks.remove_stray_upload_files",
                                 "workers.tasks.sweep_audits", "workers.tasks.sweep_bundle_uploads",
                                 "workers.tasks.sweep_submissions", "workers.tasks.sweep_versions"]
     assert [name for name in schedule if name not in app.tasks] == []
     # every EVALSERVER_SWEEP_INTERVAL seconds (15 by default: a lost message is sent again
     # about EVALSERVER_SWEEP_WINDOW + 15 s after it was sent)
-    assert {schedule.pop("workers.tasks.remove_failed_files")} == {3600.0}
+    assert {schedule.pop("workers.tasks.remove_failed_files"),
+            schedule.pop("workers.tasks.remove_stray_upload_files")} == {3600.0}
     assert set(schedule.values()) == {float(settings.EVALSERVER_SWEEP_INTERVAL)}
 
 

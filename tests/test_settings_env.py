@@ -132,3 +132,37 @@ def test_it_fails_loudly_on_a_bad_storage_setting() -> None:
             "such as django.core.files.storage.FileSystemStorage") in result.stderr
     assert ("""EVALSERVER_STORAGE_OPTIONS='["bucket"]' is not valid: expected a JSON object """
             """such as {"bucket_name": "media"}""") in result.stderr
+
+
+def test_it_fails_loudly_on_bad_upload_limits_and_proxies() -> None:
+    result = run_settings(SECRET_KEY="x" * 50, EVALSERVER_UPLOAD_STALL_TIMEOUT="0",
+                          EVALSERVER_UPLOAD_DEADLINE="soon",
+                          EVALSERVER_TRUSTED_PROXIES="10.0.0.0/8,the proxy")
+
+    assert result.returncode != 0
+    for line in ("EVALSERVER_UPLOAD_STALL_TIMEOUT='0' is not valid: expected an integer >= 1",
+                 "EVALSERVER_UPLOAD_DEADLINE='soon' is not valid: expected an integer",
+                 "EVALSERVER_TRUSTED_PROXIES='10.0.0.0/8,the proxy' is not valid: expected "
+                 "comma-separated IP addresses or networks such as 172.16.0.0/12,10.0.0.5"):
+        assert line in result.stderr
+
+
+def _gunicorn_config(**variables: str) -> subprocess.CompletedProcess[str]:
+    """evalserver/gunicorn_conf.py's settings, read as gunicorn reads the file."""
+    env = {k: v for k, v in os.environ.items() if k not in ("WEB_CONCURRENCY", "WEB_THREADS")}
+    program = ("import json, runpy; c = runpy.run_path('evalserver/gunicorn_conf.py'); "
+               "print(json.dumps({k: c[k] for k in ('worker_class', 'workers', 'threads', "
+               "'timeout', 'control_socket_disable')}))")
+    return subprocess.run([sys.executable, "-c", program], cwd=PROJECT_ROOT,
+                          env={**env, **variables}, capture_output=True, text=True, timeout=60)
+
+
+def test_it_runs_gunicorn_with_threaded_workers_from_the_environment() -> None:
+    default, chosen = _gunicorn_config(), _gunicorn_config(WEB_CONCURRENCY="3", WEB_THREADS="8")
+
+    assert json.loads(default.stdout) == {"worker_class": "gthread", "workers": 2, "threads": 4,
+                                          "timeout": 30, "control_socket_disable": True}
+    assert (json.loads(chosen.stdout)["workers"], json.loads(chosen.stdout)["threads"]) == (3, 8)
+    bad = _gunicorn_config(WEB_THREADS="many")
+    assert bad.returncode != 0
+    assert "WEB_THREADS='many' is not valid: expected an integer" in bad.stderr

@@ -23,6 +23,7 @@ from leaderboard.audits import jobs as audit_jobs
 from leaderboard.audits import services as audits
 from leaderboard.catalog import bundle_uploads
 from leaderboard.catalog import bundle_uploads_jobs as bundle_upload_jobs
+from leaderboard.common import uploads
 from leaderboard.review import jobs as review_jobs
 from leaderboard.review import services as review
 from leaderboard.submissions import jobs as submission_jobs
@@ -137,6 +138,13 @@ def remove_failed_files() -> dict[str, list[int]]:
     their ids."""
     return {"submissions": retention.failed_submission_files_remove(),
             "bundle_uploads": bundle_uploads.failed_bundle_upload_files_remove()}
+
+
+@shared_task
+def remove_stray_upload_files() -> list[str]:
+    """Remove the temporary files of uploads that a killed web process left in
+    EVALSERVER_UPLOAD_TEMP_DIR (hourly, from beat); returns their names."""
+    return uploads.upload_temp_files_remove()
 
 
 @shared_task(

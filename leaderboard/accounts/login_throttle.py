@@ -5,8 +5,9 @@ window that started with the first counted attempt has passed.
 
 The counts live in the `throttle` cache (Redis, settings.CACHES) so that every web process
 sees the same ones; a per-process cache would give an attacker one allowance per process.
-The address is REMOTE_ADDR: behind a reverse proxy, the proxy must set it (gunicorn's
-`--forwarded-allow-ips`), since a client can write any X-Forwarded-For it likes.
+The address is REMOTE_ADDR: behind a reverse proxy, the proxy's X-Real-IP, taken only from
+the addresses of EVALSERVER_TRUSTED_PROXIES (evalserver/client_address.py), since a client can
+write any header it likes.
 
 An attempt takes its place in the counts before the password is checked
 (`login_attempt_start`), with Redis's atomic INCR, and is refused from the number INCR

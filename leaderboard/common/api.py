@@ -21,8 +21,11 @@ ERROR_DESCRIPTIONS = {
           "of a list, or a `?format=` the endpoint does not render."),
     405: "Not a method of this path (`method_not_allowed`; OPTIONS included).",
     406: "The `Accept` header asks for a type the endpoint does not render (`not_acceptable`).",
+    408: ("The request body stopped arriving, or did not arrive whole in time "
+          "(`request_timeout`); nothing was stored: send it again."),
     409: "In conflict with the current state (`already_voted`, `already_decided`).",
-    413: "An uploaded file is over the size cap (`file_too_large`).",
+    413: ("An uploaded file, or a body announced by its Content-Length, is over the size cap "
+          "(`file_too_large`)."),
     415: "The body's media type is not one the operation reads (`unsupported_media_type`).",
     429: ("Too many requests: the daily submission quota (`quota_exceeded`) or too many failed "
           "logins (`throttled`, with `Retry-After`)."),

@@ -12,6 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from leaderboard.common.errors import ServiceError
+from leaderboard.common.request_body import RequestBodyRefused
 from leaderboard.common.uploads import upload_too_large
 
 
@@ -56,6 +57,8 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     if isinstance(exc, StopUpload):
         # The size cap stopped the upload in a way the parser did not absorb: same 413.
         exc = file_too_large_error(upload_too_large(context.get("request")) or "the request body")
+    if isinstance(exc, RequestBodyRefused):  # stalled, too slow, cut short, too large
+        return error_response(exc.code, exc.message, http_status=exc.status)
     if isinstance(exc, ServiceError):  # submissions, review, ground truth: their own status
         return error_response(exc.code, exc.message, field=exc.field,
                               http_status=exc.http_status, details=exc.details)

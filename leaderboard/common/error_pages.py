@@ -1,5 +1,7 @@
 """What Django itself answers when a request fails before or outside a view: no URL matches
-(404), a refused request such as too many form fields (400), a CSRF or permission refusal
+(404), a refused request such as too many form fields (400), a request body that stalled,
+came too slowly, ended early or is too large (408, 400, 413: leaderboard/common/request_body.py),
+a CSRF or permission refusal
 (403), the database out of reach (503, with Retry-After: a temporary outage, worth a retry),
 any other unhandled error (500). Under /api/ the answer is JSON in the API's one error shape
 (docs/api.md §3), like every other API answer; elsewhere it is Django's page."""
@@ -10,7 +12,10 @@ import sys
 
 from django.db import DatabaseError, InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.utils.html import escape
 from django.views import defaults
+
+from leaderboard.common.request_body import RequestBodyRefused
 
 API_PREFIX = "/api/"
 # Seconds a client is asked to wait when the database is out of reach: a restart or a
@@ -26,7 +31,23 @@ def _error(code: str, message: str, status: int) -> JsonResponse:
     return JsonResponse({"error": {"code": code, "message": message}}, status=status)
 
 
+def _body_refused(request: HttpRequest, exc: RequestBodyRefused) -> HttpResponse:
+    """Under /api/ the error shape; a page's script asking for JSON (the submit page's upload
+    with its progress bar) gets the page's own `{"errors": [...]}`; a browser, a short page."""
+    if _is_api(request):
+        return _error(exc.code, exc.message, exc.status)
+    if "application/json" in request.headers.get("Accept", ""):
+        return JsonResponse({"errors": [{"field": None, "message": exc.message}]},
+                            status=exc.status)
+    title = {408: "Upload timed out", 413: "Upload too large"}.get(exc.status,
+                                                                  "Upload incomplete")
+    return HttpResponse(f"<h1>{title}</h1><p>{escape(exc.message)}.</p>"
+                        "<p>Go back to the form and send it again.</p>", status=exc.status)
+
+
 def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
+    if isinstance(exception, RequestBodyRefused):
+        return _body_refused(request, exception)
     if _is_api(request):
         return _error("bad_request", "the request could not be read (too many fields, a bad "
                       "header, or a malformed body)", 400)

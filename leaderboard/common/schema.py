@@ -12,6 +12,8 @@ operation (docs/api.md §3), all in the one error shape:
 - 404: `?format=` naming no renderer of the endpoint (DRF's format override);
 - 405: a method the path does not answer (OPTIONS included: no metadata);
 - 406: an `Accept` header the endpoint cannot satisfy;
+- 408 where a body is read: it stopped arriving, or came too slowly (leaderboard/common/
+  request_body.py);
 - 415 where a body is read: a media type the operation has no parser for;
 - 500 `internal_error`: an unhandled failure (leaderboard/common/error_pages.py);
 - 503 `database_unavailable`, with `Retry-After`: the database out of reach (same module).
@@ -41,7 +43,7 @@ def common_error_statuses(method: str, operation: dict[str, Any]) -> tuple[int, 
     if method in WRITING_METHODS:
         statuses.append(403)
     if "requestBody" in operation:
-        statuses.append(415)
+        statuses += [408, 415]
     return tuple(sorted(statuses))
 
 

@@ -33,7 +33,8 @@ SERVICES = COMPOSE["services"]
 APP_SERVICES = ("init", "web", "worker-cpu", "worker-gpu", "beat")
 # variables of .env.example that are compose's or the entrypoint's, not Django settings
 COMPOSE_ONLY = {"POSTGRES_PASSWORD", "REDIS_PASSWORD", "TORCH_VARIANT", "EVALSERVER_IMAGE_TAG",
-                "WEB_PORT", "EVALSERVER_BENCHMARKS"}
+                "PROXY_HTTP_ADDRESS", "PROXY_HTTPS_ADDRESS", "TLS_CERT_DIR",
+                "EVALSERVER_BENCHMARKS"}
 ENV_LINE = re.compile(r"^#?([A-Z][A-Z0-9_]*)=(.*)$")
 
 
@@ -79,15 +80,18 @@ def _interpolate(value: str, variables: dict[str, str]) -> str:
 
 
 def test_the_compose_file_names_each_service_with_its_role() -> None:
-    assert set(SERVICES) == {"db", "redis", *APP_SERVICES}
-    assert set(COMPOSE["volumes"]) == {"pgdata", "redisdata", "media", "data"}
+    assert set(SERVICES) == {"db", "redis", "proxy", *APP_SERVICES}
+    assert set(COMPOSE["volumes"]) == {"pgdata", "redisdata", "media", "data", "uploads"}
     for name in APP_SERVICES:
         service = SERVICES[name]
         assert service["command"] == [name], name
         assert service["build"]["dockerfile"] == "docker/Dockerfile"
         environment = service["environment"]
+        # the web's temporary upload files are shared with the cpu workers, whose hourly task
+        # removes those a killed web process left
+        shared = {"uploads:/app/var/uploads"} if name in ("web", "worker-cpu") else set()
         assert {f"media:{environment['MEDIA_ROOT']}",
-                f"data:{environment['EVALSERVER_DATA_DIR']}"} == set(service["volumes"])
+                f"data:{environment['EVALSERVER_DATA_DIR']}", *shared} == set(service["volumes"])
     redis = " ".join(SERVICES["redis"]["command"])
     assert "--appendonly yes" in redis and '--requirepass "$$REDIS_PASSWORD"' in redis
     assert SERVICES["redis"]["volumes"] == ["redisdata:/data"]
@@ -106,8 +110,12 @@ def test_the_compose_file_names_each_service_with_its_role() -> None:
 
 
 def test_the_services_start_in_order_and_have_healthchecks() -> None:
-    for name in ("db", "redis", "web", "worker-cpu", "worker-gpu", "beat"):
+    for name in ("db", "redis", "web", "worker-cpu", "worker-gpu", "beat", "proxy"):
         assert SERVICES[name]["healthcheck"]["test"][0] in ("CMD", "CMD-SHELL"), name
+    assert SERVICES["proxy"]["depends_on"] == {"web": {"condition": "service_started"}}
+    # nginx answers and reaches the web: /healthz is proxied over http, with or without TLS
+    assert SERVICES["proxy"]["healthcheck"]["test"] == [
+        "CMD", "curl", "-fsS", "-o", "/dev/null", "http://127.0.0.1/healthz"]
     assert SERVICES["init"]["healthcheck"] == {"disable": True}
     assert SERVICES["init"]["depends_on"] == {"db": {"condition": "service_healthy"},
                                               "redis": {"condition": "service_healthy"}}
@@ -119,6 +127,42 @@ def test_the_services_start_in_order_and_have_healthchecks() -> None:
         "CMD", "/app/docker/entrypoint.sh", "ping", "worker-cpu"]
     assert SERVICES["beat"]["healthcheck"]["test"] == [
         "CMD", "/app/docker/entrypoint.sh", "ping", "beat"]
+
+
+def test_only_the_proxy_is_published_and_it_buffers_for_the_web() -> None:
+    proxy, web = SERVICES["proxy"], SERVICES["web"]
+    assert [name for name, service in SERVICES.items() if "ports" in service] == ["proxy"]
+    assert re.fullmatch(r"nginx:1\.\d+-bookworm", proxy["image"])
+    assert proxy["command"] == ["sh", "/etc/evalserver-proxy/start.sh"]
+    assert proxy["ports"] == ["${PROXY_HTTP_ADDRESS:-127.0.0.1:8000}:80",
+                              "${PROXY_HTTPS_ADDRESS:-127.0.0.1:8443}:443"]
+    assert proxy["volumes"] == ["./nginx:/etc/evalserver-proxy:ro",
+                                "${TLS_CERT_DIR:-./tls}:/etc/nginx/tls:ro"]
+    assert os.access(DOCKER / "nginx" / "start.sh", os.X_OK)
+    # the body limits are the web's settings, with the web's defaults
+    assert proxy["environment"] == {
+        "EVALSERVER_MAX_UPLOAD_BYTES": "${EVALSERVER_MAX_UPLOAD_BYTES:-536870912}",
+        "EVALSERVER_UPLOAD_STALL_TIMEOUT": "${EVALSERVER_UPLOAD_STALL_TIMEOUT:-30}"}
+    assert proxy["restart"] == "unless-stopped" and "env_file" not in proxy
+    # only the compose network reaches the web, so any peer may be its proxy
+    assert web["environment"]["EVALSERVER_TRUSTED_PROXIES"] == "0.0.0.0/0,::/0"
+    # a key never goes into git nor into the image
+    assert "docker/tls/" in (PROJECT_ROOT / ".gitignore").read_text().splitlines()
+    assert "docker/tls" in (DOCKER / "Dockerfile.dockerignore").read_text().splitlines()
+
+
+def test_every_launcher_runs_gunicorn_with_the_one_config() -> None:
+    """scripts/serve.sh, the image's entrypoint, the deploy topology and the benches."""
+    config = "-c evalserver/gunicorn_conf.py evalserver.wsgi"
+    assert config in (PROJECT_ROOT / "scripts/serve.sh").read_text()
+    assert config in (DOCKER / "entrypoint.sh").read_text()
+    for path in ("tests/deploy/topology.py", "bench/leaderboard.py"):
+        assert '"-c", "evalserver/gunicorn_conf.py",' in (PROJECT_ROOT / path).read_text(), path
+    launchers = ["scripts/serve.sh", "docker/entrypoint.sh", "tests/deploy/topology.py",
+                 "bench/leaderboard.py"]
+    for path in launchers:  # the worker class and counts come from the config alone
+        text = (PROJECT_ROOT / path).read_text()
+        assert "--worker-class" not in text and "--threads" not in text, path
 
 
 def test_the_env_example_covers_every_setting() -> None:
@@ -139,8 +183,8 @@ def test_the_env_example_shows_the_true_defaults(tmp_path: Path) -> None:
     """Each commented `NAME=value` set explicitly gives the settings the defaults give."""
     shown = {name: value for name, (value, commented) in _example().items()
              if commented and name not in COMPOSE_ONLY and "$" not in value}
-    names = sorted(set(shown) - {"LOG_LEVEL", "PORT", "WEB_CONCURRENCY", "WORKER_CONCURRENCY",
-                                 "DATABASE_URL", "REDIS_URL"})
+    names = sorted(set(shown) - {"LOG_LEVEL", "PORT", "WEB_CONCURRENCY", "WEB_THREADS",
+                                 "WORKER_CONCURRENCY", "DATABASE_URL", "REDIS_URL"})
     program = ("import json, django; django.setup(); from django.conf import settings as s; "
                f"print(json.dumps({{n: str(getattr(s, n)) for n in {names!r}}}))")
     base = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "SECRET_KEY": "x" * 50,

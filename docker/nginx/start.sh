@@ -1,0 +1,67 @@
+#!/bin/sh
+# The reverse proxy in front of the web (docker/compose.yaml, service `proxy`, on the official
+# nginx image): writes nginx's site for this deployment from the files beside this script, then
+# runs nginx in the foreground.
+#
+# With a certificate and its key mounted at $TLS_DIR/tls.crt and tls.key (compose mounts
+# docker/tls/ there), https ends TLS and http redirects to it; without them, plain http only.
+# The body limits follow the web's settings, read from the same environment:
+# EVALSERVER_MAX_UPLOAD_BYTES (client_max_body_size: it plus 1 MiB for the form) and
+# EVALSERVER_UPLOAD_STALL_TIMEOUT (client_body_timeout).
+#
+#   start.sh            write the site, then exec nginx (arguments go to nginx)
+#   start.sh --render   only write it (tests/deploy/test_proxy.py checks it with nginx -t)
+#
+# Where it writes and what it proxies to, for running outside the image:
+#   NGINX_CONF_DIR  (/etc/nginx/conf.d) the site goes to default.conf there, replacing the
+#                   image's; the files it includes to evalserver/ below it
+#   EVALSERVER_UPSTREAM (web:8000), NGINX_RESOLVER (127.0.0.11, Docker's DNS),
+#   NGINX_HTTP_PORT (80), NGINX_HTTPS_PORT (443), TLS_DIR (/etc/nginx/tls)
+set -eu
+here=$(CDPATH='' cd -- "$(dirname -- "$0")" && pwd)
+conf_dir=${NGINX_CONF_DIR:-/etc/nginx/conf.d}
+helpers=$conf_dir/evalserver
+tls_dir=${TLS_DIR:-/etc/nginx/tls}
+
+# whole numbers, as the settings read them (underscores allowed); a bad one stops the proxy
+number() {
+    value=$(printf '%s' "$2" | tr -d '_ ')
+    case $value in
+        '' | *[!0-9]*)
+            echo "start.sh: $1=$2 is not valid: expected an integer" >&2
+            exit 2
+            ;;
+    esac
+    printf '%s' "$value"
+}
+max_upload=$(number EVALSERVER_MAX_UPLOAD_BYTES "${EVALSERVER_MAX_UPLOAD_BYTES:-536870912}")
+stall=$(number EVALSERVER_UPLOAD_STALL_TIMEOUT "${EVALSERVER_UPLOAD_STALL_TIMEOUT:-30}")
+http_port=$(number NGINX_HTTP_PORT "${NGINX_HTTP_PORT:-80}")
+https_port=$(number NGINX_HTTPS_PORT "${NGINX_HTTPS_PORT:-443}")
+upstream=${EVALSERVER_UPSTREAM:-web:8000}
+resolver=${NGINX_RESOLVER:-127.0.0.11}  # Docker's embedded DNS
+
+if [ -s "$tls_dir/tls.crt" ] && [ -s "$tls_dir/tls.key" ]; then
+    site=https
+else
+    site=http
+fi
+
+render() {
+    sed -e "s|@DIR@|$helpers|g" -e "s|@UPSTREAM@|$upstream|g" \
+        -e "s|@BODY_LIMIT@|$((max_upload + 1048576))|g" -e "s|@MAX_UPLOAD@|$max_upload|g" \
+        -e "s|@BODY_TIMEOUT@|$stall|g" -e "s|@HTTP_PORT@|$http_port|g" \
+        -e "s|@HTTPS_PORT@|$https_port|g" -e "s|@TLS_DIR@|$tls_dir|g" \
+        -e "s|@RESOLVER@|$resolver|g" "$1" >"$2"
+}
+mkdir -p "$helpers"
+cp "$here/proxy.conf" "$helpers/proxy.conf"
+render "$here/common.conf.template" "$helpers/common.conf"
+render "$here/locations.conf.template" "$helpers/locations.conf"
+render "$here/$site.conf.template" "$conf_dir/default.conf"
+echo "start.sh: $site site written to $conf_dir/default.conf (proxying to $upstream)" >&2
+
+if [ "${1:-}" = --render ]; then
+    exit 0
+fi
+exec nginx -g 'daemon off;' "$@"

@@ -23,8 +23,8 @@ does) under the same model name; a third of the way in, the fault:
   (its message stays unacknowledged in Redis for the visibility timeout; the sweep finds that
   no live worker holds the task, past the 60 s window, and queues it again).
 
-Figures, counted from the database (what the claims, attempts and Score rows record), never
-from log lines:
+Figures, counted from the database (what the claims, attempts and Score rows record; counted
+by bench/submission_counts.py, as bench/chaos.py counts), never from log lines:
 - sent: uploads the server accepted (each model name stored once);
 - scored exactly once: status scored, its claim held by a task (the one that wrote its
   result: results are only written by the claim holder, leaderboard/common/jobs.py), one
@@ -62,12 +62,13 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "clients" / "python"))
 
 from bench.cluster import MODELS, data_dir, model_files  # noqa: E402
+from bench.submission_counts import submission_counts, wait_scored  # noqa: E402
 from evalserver_client.api import Api, ClientError  # noqa: E402
+from tests.deploy.processes import forked_children  # noqa: E402
 from tests.deploy.topology import Cluster, unavailable_reason  # noqa: E402
 
 USERNAME, PASSWORD = "faults", "a-long-faults-password-5"
 ENV = {"EVALSERVER_SCORING_DELAY_MS": "1500"}
-LABEL_SETS = {"original", "corrected", "cifar10h", "cifar10.1-v4", "cifar10.1-v6"}
 GOAL_RECOVERY_S = 90.0
 UPLOAD_EVERY_S = 1.5
 TASK = r"Task workers\.tasks\.score_submission\[([0-9a-f-]+)\]"
@@ -115,16 +116,7 @@ def upload_all(cluster: Cluster, api: Api, batch: Batch, count: int) -> None:
 
 def pool_processes(cluster: Cluster, role: str) -> list[int]:
     """The prefork pool processes of a worker host: celery processes whose parent is one."""
-    celery = {}
-    for pid in cluster.pids(role):
-        try:
-            stat = Path(f"/proc/{pid}/stat").read_text()
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-        except OSError:
-            continue
-        if b"celery" in cmdline:
-            celery[pid] = int(stat.rsplit(")", 1)[1].split()[1])  # its parent (proc(5))
-    return [pid for pid, parent in celery.items() if parent in celery]
+    return forked_children(cluster.pids(role), b"celery")
 
 
 def running_on(cluster: Cluster, role: str) -> bool:
@@ -182,20 +174,6 @@ FAULTS: dict[str, tuple[str, Callable[[Cluster], None], float]] = {
 }
 
 
-def wait_scored(cluster: Cluster, ids: set[int], deadline: float) -> None:
-    """Until every id is scored or failed, or the deadline (monotonic)."""
-    while time.monotonic() < deadline:
-        try:
-            [(pending,)] = cluster.sql(
-                "SELECT count(*) FROM leaderboard_submission WHERE id = ANY(%s)"
-                " AND status NOT IN ('scored', 'failed')", (sorted(ids),))
-        except Exception:  # the database is coming back: the next query connects again
-            pending = -1
-        if pending == 0:
-            return
-        time.sleep(0.5)
-
-
 def measure(cluster: Cluster, api: Api, fault: str, count: int) -> dict[str, float]:
     label, inject, wait = FAULTS[fault]
     logs_before = {name: len(cluster.log(name)) for name in LOGS}
@@ -213,32 +191,9 @@ def measure(cluster: Cluster, api: Api, fault: str, count: int) -> dict[str, flo
     ids = set(batch.sent.values())
     wait_scored(cluster, ids, fault_ended + wait)
 
-    rows = cluster.sql("SELECT id, model_name, status, attempts, claimed_by, created, scored"
-                       " FROM leaderboard_submission WHERE id = ANY(%s)", (sorted(ids),))
+    counts = submission_counts(cluster, ids, f"% {fault} %")
     # when each was made and scored, as the web and the worker recorded it (one clock here)
-    made = {row[0]: row[5].timestamp() for row in rows}
-    done = {row[0]: row[6].timestamp() for row in rows if row[2] == "scored"}
-    names = cluster.sql("SELECT model_name, count(*) FROM leaderboard_submission"
-                        " WHERE model_name LIKE %s GROUP BY 1", (f"% {fault} %",))
-    # Per submission and label set: its Score rows, and how many were written after the
-    # submission was scored. The one scoring that finishes writes its rows and then, in the
-    # same transaction, the submission's `scored` time; a row updated later was written by a
-    # second scoring.
-    scores: dict[int, dict[str, int]] = {}
-    written_again: set[int] = set()
-    for submission_id, slug, n, late in cluster.sql(
-            "SELECT s.submission_id, l.slug, count(*),"
-            " count(*) FILTER (WHERE s.updated > b.scored)"
-            " FROM leaderboard_score s JOIN leaderboard_labelset l ON l.id = s.label_set_id"
-            " JOIN leaderboard_submission b ON b.id = s.submission_id"
-            " WHERE s.submission_id = ANY(%s) GROUP BY 1, 2", (sorted(ids),)):
-        scores.setdefault(submission_id, {})[slug] = n
-        if late:
-            written_again.add(submission_id)
-    failed = sum(row[2] == "failed" for row in rows)
-    once = {row[0] for row in rows
-            if row[2] == "scored" and row[4] and row[0] not in written_again
-            and scores.get(row[0]) == dict.fromkeys(LABEL_SETS, 1)}
+    made, done = counts.made, counts.done
     recovery = (max(done[i] for i in sent_by_end) - fault_ended_at
                 if sent_by_end <= done.keys() else float("inf"))
     # The cross-check: the workers' log lines of scorings that finished ("'scored'"); a task
@@ -251,11 +206,10 @@ def measure(cluster: Cluster, api: Api, fault: str, count: int) -> dict[str, flo
             break
         time.sleep(0.2)
     return {
-        "label": label, "sent": len(ids), "once": len(once),
-        "lost": len(ids) - len(done) - failed, "failed": failed,
-        "twice": len(written_again),
-        "stored_twice": sum(n > 1 for _, n in names),
-        "restarted": sum(row[3] > 1 for row in rows),
+        "label": label, "sent": len(ids), "once": len(counts.once),
+        "lost": len(counts.lost), "failed": len(counts.failed),
+        "twice": len(counts.twice), "stored_twice": len(counts.stored_twice),
+        "restarted": counts.restarted,
         "skipped": len(SKIPPED.findall(new_logs)), "refused": batch.refused,
         "logged_scored": logged, "scored": len(done),
         "fault_s": fault_ended - fault_started, "recovery": max(0.0, recovery),

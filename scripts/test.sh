@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Run every check: ruff, mypy, the import contracts, migrations up to date, every test on a
-# throwaway PostgreSQL cluster (the production database), the SQLite-specific tests and the
-# path of scripts/serve.sh's defaults on SQLite (`-m sqlite`), then the quick benches. The
-# tests run in PYTEST_WORKERS processes (pytest-xdist; default: one per core), each with a
+# Run every check: ruff, mypy, the import contracts, migrations up to date, the quick benches
+# of one process, then every test on a throwaway PostgreSQL cluster (the production database)
+# with the quick benches of the namespace topology beside them, then the SQLite-specific tests
+# and the path of scripts/serve.sh's defaults on SQLite (`-m sqlite`). The tests run in PYTEST_WORKERS processes (pytest-xdist; default: one per core), each with a
 # database and a Redis database of its own. Without PostgreSQL every test runs on SQLite.
 # First installs the missing system packages (Debian: python3-venv, redis-server, postgresql,
-# chromium for the browser tests, wrk for the benches; apt-get as root or through sudo, else it
-# stops with a message saying what to install). Under CI=true no test may skip for want of one.
+# chromium for the browser tests, wrk for the benches, nginx-light and openssl for the proxy's
+# tests; apt-get as root or through sudo, else it stops with a message saying what to install).
+# Under CI=true no test may skip for want of one.
 # Uses REDIS_URL when a Redis answers there, else starts a throwaway redis-server.
 # Extra arguments go to both pytest runs (e.g. `bash scripts/test.sh -k celery -x`).
 # PYTEST_WORKERS=1 runs the tests in one process (no xdist), as a debugger wants.
@@ -15,7 +16,7 @@ set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/lib.sh
 
-system_packages=(postgresql chromium wrk)
+system_packages=(postgresql chromium wrk nginx-light openssl)
 [ -x .venv/bin/python ] || system_packages+=(python3-venv)
 [ -n "${REDIS_URL:-}" ] || system_packages+=(redis-server)
 ensure_system_packages "${system_packages[@]}" || exit 1
@@ -25,7 +26,13 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/evalserver-test.XXXXXX")
 REDIS_PID=""
 PG_CTL=()
 
+BACKGROUND_PID=""
 cleanup() {
+    if [ -n "$BACKGROUND_PID" ] && kill -0 "$BACKGROUND_PID" 2>/dev/null; then
+        # SIGINT: a bench's finally blocks take its topology down
+        kill -INT -- "-$BACKGROUND_PID" 2>/dev/null
+        wait "$BACKGROUND_PID" 2>/dev/null
+    fi
     if [ -n "$REDIS_PID" ]; then
         kill "$REDIS_PID" 2>/dev/null
         wait "$REDIS_PID" 2>/dev/null
@@ -48,7 +55,43 @@ step() {
     if ! "$@"; then
         failed+=("$name")
     fi
-    echo "-- $name: $((SECONDS - started)) s"
+    echo "-- $name: took $((SECONDS - started)) s"
+}
+
+# The benches that build the namespace topology (tests/deploy/topology.py) spend most of their
+# time waiting (for the sweep's window, a restart, a drain), so they run one after the other in
+# the background, beside the tests, each into its own log; their quick runs judge counts only,
+# never timing (bench/README.md), so the load of the tests beside them changes no verdict.
+# background_steps NAME COMMAND [NAME COMMAND ...]: start them (each COMMAND one string).
+# background_steps_wait: wait, then print each one's log like a step and record failures.
+BACKGROUND=()
+background_steps() {
+    local script="" i=0
+    while [ $# -gt 0 ]; do
+        BACKGROUND+=("$1")
+        script+="started=\$SECONDS; ($2) >'$WORK/background-$i.log' 2>&1;"
+        script+=" echo \$? >'$WORK/background-$i.status';"
+        script+=" echo \$((SECONDS - started)) >'$WORK/background-$i.seconds';"
+        i=$((i + 1))
+        shift 2
+    done
+    # its own process group, so that cleanup can interrupt every bench in it
+    setsid bash -c "$script" &
+    BACKGROUND_PID=$!
+}
+background_steps_wait() {
+    local i name status
+    [ ${#BACKGROUND[@]} -gt 0 ] || return 0
+    wait "$BACKGROUND_PID"
+    for i in "${!BACKGROUND[@]}"; do
+        name=${BACKGROUND[$i]}
+        echo
+        echo "== $name (beside the tests)"
+        cat "$WORK/background-$i.log" 2>/dev/null
+        status=$(cat "$WORK/background-$i.status" 2>/dev/null || echo 1)
+        [ "$status" = 0 ] || failed+=("$name")
+        echo "-- $name: took $(cat "$WORK/background-$i.seconds" 2>/dev/null || echo '?') s"
+    done
 }
 
 # -- Redis ---------------------------------------------------------------------------------------
@@ -79,17 +122,15 @@ step "import contracts" .venv/bin/lint-imports
 step "migrations up to date" env -u DATABASE_URL \
     .venv/bin/python manage.py makemigrations --check --dry-run
 
-# Benches first, on a machine that runs nothing else, then the tests.
+# The benches that measure one process first, on a machine that runs nothing else.
 step "benchmarks (quick)" .venv/bin/python bench/score.py --quick
 step "benchmarks: bundles, compiled and added to a fresh database (quick)" .venv/bin/python bench/bundle.py --quick
 step "benchmarks: leaderboard under load (quick)" .venv/bin/python bench/leaderboard.py --quick
+step "benchmarks: leaderboard while two uploads trickle (quick)" .venv/bin/python bench/slow_uploads.py --quick
 step "benchmarks: re-scoring after a review decision (quick)" .venv/bin/python bench/rescore.py --quick
 step "benchmarks: most confused classes of the about page (quick)" .venv/bin/python bench/confusions.py --quick
 step "benchmarks: checkpoint inference (quick)" .venv/bin/python bench/checkpoint.py --quick
 step "benchmarks: label audits (quick)" .venv/bin/python bench/audit.py --quick
-step "benchmarks: multi-host cluster (quick)" .venv/bin/python bench/cluster.py --quick
-step "benchmarks: faults (quick)" .venv/bin/python bench/faults.py --quick
-step "benchmarks: chaos soak (quick)" .venv/bin/python bench/chaos.py --quick
 
 # pytest-xdist: one process per core unless PYTEST_WORKERS says otherwise; each test module
 # runs whole in one process (--dist loadfile: a module's fixtures and its Redis database
@@ -136,6 +177,10 @@ initdb=$(ls -1 /usr/lib/postgresql/*/bin/initdb 2>/dev/null | sort -V | tail -n 
 if [ -n "$initdb" ]; then
     step "start a throwaway PostgreSQL" start_postgres "$initdb"
 fi
+background_steps \
+    "benchmarks: multi-host cluster (quick)" ".venv/bin/python bench/cluster.py --quick" \
+    "benchmarks: faults (quick)" ".venv/bin/python bench/faults.py --quick" \
+    "benchmarks: chaos soak (quick)" ".venv/bin/python bench/chaos.py --quick"
 if [ -n "${PG_URL:-}" ]; then
     # --durations: the slowest tests named in every CI log, to keep them cheap
     step "pytest (PostgreSQL: every test)" env DATABASE_URL="$PG_URL" "${PYTEST[@]}" \
@@ -147,10 +192,12 @@ if [ -n "${PG_URL:-}" ]; then
         [ "$status" -eq 5 ] && return 0
         return "$status"
     }
+    background_steps_wait
     step "pytest (SQLite: the SQLite-specific tests and scripts/serve.sh's path)" sqlite_tests "$@"
 else
     [ -z "$initdb" ] && echo && echo "== PostgreSQL is not installed (/usr/lib/postgresql/*/bin/initdb): every test on SQLite"
     step "pytest (SQLite: every test)" env -u DATABASE_URL "${PYTEST[@]}" "$@"
+    background_steps_wait
 fi
 
 echo

@@ -1,5 +1,6 @@
 """The production topology on one machine, each host a Linux network namespace (shared by
-tests/deploy/test_multi_host.py and bench/cluster.py).
+tests/deploy/test_multi_host.py and bench/cluster.py, faults.py and chaos.py; the hosts'
+processes are read in tests/deploy/processes.py).
 
     switch namespace: bridge br0, one veth pair per host (the host's end is its eth0)
       db        10.231.0.10  PostgreSQL (a throwaway cluster, password over TCP)
@@ -20,7 +21,6 @@ moves only the calling thread): `Cluster.in_client(fn)`, `Cluster.sql(...)`.
 
 from __future__ import annotations
 
-import ctypes
 import os
 import pwd
 import secrets
@@ -37,10 +37,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from tests.deploy.processes import cpu_ticks, enter_namespace, namespace_pids
+
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 SUBNET = "10.231.0"
 DB_PORT, REDIS_PORT, WEB_PORT = 5432, 6379, 8000
-CLONE_NEWNET = 0x40000000  # <sched.h>
 T = TypeVar("T")
 
 
@@ -83,20 +84,10 @@ class ClusterError(Exception):
     """A step of building or running the topology failed (with its output)."""
 
 
-def _enter_namespace(namespace: str) -> None:
-    libc = ctypes.CDLL(None, use_errno=True)
-    fd = os.open(f"/run/netns/{namespace}", os.O_RDONLY)
-    try:
-        if libc.setns(fd, CLONE_NEWNET) != 0:
-            errno = ctypes.get_errno()
-            raise OSError(errno, f"setns into {namespace}: {os.strerror(errno)}")
-    finally:
-        os.close(fd)
-
-
 class Cluster:
     def __init__(self, *, data_dir: Path, workers: Iterable[str] = ("worker-a", "worker-b"),
-                 env: dict[str, str] | None = None, worker_concurrency: int = 1) -> None:
+                 env: dict[str, str] | None = None, worker_concurrency: int = 1,
+                 durable: bool = False) -> None:
         tag = secrets.token_hex(3)
         self.workdir = Path(tempfile.mkdtemp(prefix="evalserver-cluster-"))
         self.workdir.chmod(0o755)  # PostgreSQL runs as its own user below it
@@ -104,6 +95,11 @@ class Cluster:
         self.media_root.mkdir()
         self.worker_roles = tuple(workers)
         self.worker_concurrency = worker_concurrency
+        # `durable`: nothing acknowledged is lost when Redis or PostgreSQL is killed (as in
+        # production): Redis keeps its append-only file, PostgreSQL commits synchronously
+        # (fsync stays off: a killed process leaves its writes in the page cache). Off by
+        # default, for speed and because bench/faults.py restarts Redis empty on purpose.
+        self.durable = durable
         roles = ("db", "queue", "web", "client", *self.worker_roles)
         self.hosts = {role: Host(role, f"evs{tag}-{role}", f"{SUBNET}.{10 + i}")
                       for i, role in enumerate(roles)}
@@ -177,7 +173,7 @@ class Cluster:
             self._ip("-n", host.namespace, "link", "set", "eth0", "up")
             self._ip("-n", host.namespace, "link", "set", "lo", "up")
         self._client = ThreadPoolExecutor(max_workers=1, thread_name_prefix="client-host",
-                                          initializer=_enter_namespace,
+                                          initializer=enter_namespace,
                                           initargs=(self.hosts["client"].namespace,))
 
     def _argv(self, role: str, argv: list[str]) -> list[str]:
@@ -221,7 +217,8 @@ class Cluster:
             hba.write(f"host all all {SUBNET}.0/24 scram-sha-256\n")
         self._pg_ctl = [*as_postgres, str(bin_dir / "pg_ctl"), "-D", str(pg / "data")]
         options = (f"-p {DB_PORT} -k {pg} -c listen_addresses={self.hosts['db'].address} "
-                   "-c fsync=off -c full_page_writes=off -c synchronous_commit=off "
+                   "-c fsync=off -c full_page_writes=off "
+                   f"-c synchronous_commit={'on' if self.durable else 'off'} "
                    "-c max_connections=200")
         self._pg_start = [*self._pg_ctl, "-l", str(pg / "postgres.log"), "-w", "-t", "60",
                           "-o", options, "start"]
@@ -231,20 +228,23 @@ class Cluster:
         self.run("db", [*psql, f"CREATE ROLE evalserver LOGIN PASSWORD '{self._db_password}'"])
         self.run("db", [*psql, "CREATE DATABASE evalserver OWNER evalserver"])
 
-    def database_stop(self) -> None:
-        """Stop PostgreSQL (fast shutdown: open connections are cut), as in an outage."""
-        self.run("db", [*self._pg_ctl, "stop", "-m", "fast", "-w"], timeout=60)
+    def database_stop(self, mode: str = "fast") -> None:
+        """Stop PostgreSQL, as in an outage: "fast" cuts the open connections; "immediate"
+        kills every server process, as a crash (recovery replays the WAL at the start)."""
+        self.run("db", [*self._pg_ctl, "stop", "-m", mode, "-w"], timeout=60)
 
     def database_start(self) -> None:
         """Start the stopped PostgreSQL again, with its data."""
         self.run("db", self._pg_start)
 
     def queue(self) -> None:
-        """Start Redis (again, after `host_stop("queue")`: empty, as it keeps nothing)."""
+        """Start Redis (again, after `host_stop("queue")` or `host_kill("queue")`: empty, or
+        `durable`, from its append-only file, as docker/compose.yaml's)."""
         (self.workdir / "redis").mkdir(exist_ok=True)
         self.spawn("queue", ["redis-server", "--bind", self.hosts["queue"].address,
                              "--port", str(REDIS_PORT), "--requirepass", self._redis_password,
-                             "--save", "", "--appendonly", "no",
+                             "--save", "", "--appendonly",
+                             "yes" if self.durable else "no",
                              "--dir", str(self.workdir / "redis")], "redis.log")
         self.wait_for_port("queue", REDIS_PORT)
 
@@ -258,9 +258,9 @@ class Cluster:
                     f"get_user_model().objects.create_user({username!r}, password={password!r})")
 
     def web(self) -> None:
-        self.spawn("web", [sys.executable, "-m", "gunicorn", "evalserver.wsgi",
-                           "--bind", f"{self.hosts['web'].address}:{WEB_PORT}",
-                           "--workers", "2", "--access-logfile", "-", "--no-control-socket"],
+        self.spawn("web", [sys.executable, "-m", "gunicorn", "-c", "evalserver/gunicorn_conf.py",
+                           "evalserver.wsgi", "--bind", f"{self.hosts['web'].address}:{WEB_PORT}",
+                           "--access-logfile", "-"],
                    "gunicorn.log")
         self.wait_for_port("web", WEB_PORT, log_name="gunicorn.log")
 
@@ -269,14 +269,16 @@ class Cluster:
                            "--loglevel", "INFO"], "beat.log")
 
     def worker_start(self, role: str, *, timeout: float = 90) -> None:
-        """A worker on the cpu queue, returned once its log says it is ready."""
+        """A worker on the cpu queue (again, after `host_kill`), returned once its log says
+        it is ready."""
         log_name = f"{role}.log"
+        ready = self.log(log_name).count(f"cpu@{role} ready.")
         process = self.spawn(role, [sys.executable, "-m", "celery", "-A", "evalserver",
                                     "worker", "-Q", "cpu", "--hostname", "cpu@%h",
                                     "--concurrency", str(self.worker_concurrency),
                                     "--loglevel", "INFO"], log_name)
         deadline = time.monotonic() + timeout
-        while f"cpu@{role} ready." not in self.log(log_name):
+        while self.log(log_name).count(f"cpu@{role} ready.") == ready:
             if process.poll() is not None or time.monotonic() > deadline:
                 raise ClusterError(f"{role}: the worker did not start\n{self.log(log_name)}")
             time.sleep(0.1)
@@ -324,22 +326,11 @@ class Cluster:
 
     def pids(self, role: str) -> list[int]:
         """Every process on a host (in its namespace)."""
-        listed = subprocess.run(["ip", "netns", "pids", self.hosts[role].namespace],
-                                capture_output=True, text=True)
-        return [int(pid) for pid in listed.stdout.split()]
+        return namespace_pids(self.hosts[role].namespace)
 
     def cpu_seconds(self, role: str) -> float:
-        """CPU time of a host's processes so far: utime + stime, and cutime + cstime for
-        the children they reaped (prefork pool processes, PostgreSQL backends): proc(5)."""
-        ticks = 0
-        for pid in self.pids(role):
-            try:
-                stat = Path(f"/proc/{pid}/stat").read_text()
-            except OSError:
-                continue  # ended meanwhile
-            fields = stat.rsplit(")", 1)[1].split()  # after "(comm)", which may hold spaces
-            ticks += sum(int(value) for value in fields[11:15])  # fields 14-17 of proc(5)
-        return ticks / os.sysconf("SC_CLK_TCK")
+        """CPU time of a host's processes so far, the children they reaped included."""
+        return sum(cpu_ticks(pid) for pid in self.pids(role)) / os.sysconf("SC_CLK_TCK")
 
     def host_kill(self, role: str) -> None:
         """SIGKILL every process on a host at once, as when its machine dies."""

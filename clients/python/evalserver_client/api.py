@@ -20,7 +20,13 @@ USER_AGENT = "evalserver-client/1"
 
 
 class ClientError(Exception):
-    """A failure to report in one line and exit 1."""
+    """A failure to report in one line and exit 1. `status` is the HTTP status of the server's
+    answer, None when none came (unreachable, the connection dropped); `body` its parsed JSON
+    (None when it was not JSON), so that a caller can tell a refusal from a lost request."""
+
+    def __init__(self, message: str, *, status: int | None = None, body: Any = None) -> None:
+        super().__init__(message)
+        self.status, self.body = status, body
 
 
 class Api:
@@ -126,11 +132,13 @@ def _answer(response: http.client.HTTPResponse) -> Any:
     if 200 <= response.status < 300:
         if data is None and response.status != 204:
             raise ClientError(f"the server's answer (HTTP {response.status}) is not JSON: "
-                              "is EVALSERVER_URL the evalserver?")
+                              "is EVALSERVER_URL the evalserver?", status=response.status)
         return data
     error = data.get("error") if isinstance(data, dict) else None
     if isinstance(error, dict):
         field, message = error.get("field"), str(error.get("message", ""))
         where = f" (field {field})" if field and not message.startswith(f"{field}:") else ""
-        raise ClientError(f"{error.get('code', 'error')}: {message}{where}")
-    raise ClientError(f"HTTP {response.status} {response.reason}")
+        raise ClientError(f"{error.get('code', 'error')}: {message}{where}",
+                          status=response.status, body=data)
+    raise ClientError(f"HTTP {response.status} {response.reason}", status=response.status,
+                      body=data)

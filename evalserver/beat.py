@@ -8,7 +8,7 @@ tests/deploy/topology.py), and puts the schedule back when Redis restarted empty
 
 `ping()` is the health check of a beat (`docker/entrypoint.sh ping beat`): it succeeds while a
 beat holds the lock, which its holder renews at every tick, so a beat that stopped ticking
-fails it CELERY_REDBEAT_LOCK_TIMEOUT s later.
+fails it EVALSERVER_BEAT_LOCK_TIMEOUT s later.
 """
 
 from __future__ import annotations

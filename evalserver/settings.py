@@ -360,12 +360,14 @@ CELERY_TASK_QUEUES = (Queue("cpu"), Queue("gpu"))
 # (celery-redbeat, through evalserver/beat.py; the last run times live in Redis too). The
 # holder renews it at every tick (at least every CELERY_BEAT_MAX_LOOP_INTERVAL s) and releases
 # it when it stops; a holder killed with SIGKILL keeps it until it expires,
-# CELERY_REDBEAT_LOCK_TIMEOUT s after its last tick. A waiting beat tries every 5 s, so it
-# takes over within 30 + 5 s of a SIGKILL: the sweeps pause no longer than that.
+# EVALSERVER_BEAT_LOCK_TIMEOUT s after its last tick. A waiting beat tries every 5 s, so it
+# takes over within that + 5 s of a SIGKILL: the sweeps pause no longer. Shorter lets a holder
+# that stalls that long (a slow Redis) lose the lock for a tick; at least two ticks.
 CELERY_BEAT_SCHEDULER = "evalserver.beat.Scheduler"
 CELERY_BEAT_MAX_LOOP_INTERVAL = 5
 CELERY_REDBEAT_REDIS_URL = REDIS_URL
-CELERY_REDBEAT_LOCK_TIMEOUT = 30
+EVALSERVER_BEAT_LOCK_TIMEOUT: int = env.get_int("EVALSERVER_BEAT_LOCK_TIMEOUT", 30, min_value=10)
+CELERY_REDBEAT_LOCK_TIMEOUT = EVALSERVER_BEAT_LOCK_TIMEOUT
 # Its own (redbeat would take CELERY_BROKER_TRANSPORT_OPTIONS): a Redis host gone mid-request
 # fails the tick after 5 s, tried again a tick later, instead of holding beat for ever.
 CELERY_REDBEAT_REDIS_OPTIONS = {"socket_connect_timeout": 5, "socket_timeout": 5}

@@ -26,6 +26,9 @@ from tests.helpers import PROJECT_ROOT, free_port
 pytestmark = pytest.mark.slow
 
 SWEEP_INTERVAL = 1  # seconds: several rounds of sweeps in a few seconds
+# The shortest lock timeout the settings accept: a killed holder's lock expires this long
+# after its last tick (the default, 30 s, only makes the test wait longer)
+LOCK_TIMEOUT = 10
 
 
 @pytest.fixture
@@ -38,7 +41,8 @@ def _beat_start(redis_url: str, workdir: Path, name: str) -> subprocess.Popen[by
     # The child uses exactly this database: without the pytest-xdist worker's name it does not
     # move to a database of its own (evalserver/settings_testing.py).
     env = {key: value for key, value in os.environ.items() if key != "PYTEST_XDIST_WORKER"}
-    env.update(REDIS_URL=redis_url, EVALSERVER_SWEEP_INTERVAL=str(SWEEP_INTERVAL))
+    env.update(REDIS_URL=redis_url, EVALSERVER_SWEEP_INTERVAL=str(SWEEP_INTERVAL),
+               EVALSERVER_BEAT_LOCK_TIMEOUT=str(LOCK_TIMEOUT))
     with (workdir / f"{name}.log").open("wb") as log:
         # --schedule: a file scheduler (the default) would otherwise write one into the checkout
         return subprocess.Popen(
@@ -100,12 +104,13 @@ def test_it_runs_one_scheduler_and_a_second_takes_over_when_the_first_is_killed(
         # SIGKILL: the holder never releases its lock, which must expire first
         os.kill(holder.pid, signal.SIGKILL)
         holder.wait(timeout=30)
-        lock_timeout = settings.CELERY_REDBEAT_LOCK_TIMEOUT
-        bound = lock_timeout + settings.CELERY_BEAT_MAX_LOOP_INTERVAL + 30
+        bound = LOCK_TIMEOUT + settings.CELERY_BEAT_MAX_LOOP_INTERVAL + 30
         took = _until(lambda: waiting.pid in _senders(client), "the second beat taking over",
                       bound, tmp_path)
         print(f"the second beat took over {took:.1f} s after the first was killed "
-              f"(lock timeout {lock_timeout} s)")
+              f"(lock timeout {LOCK_TIMEOUT} s)")
+        # not before the lock could expire: until then only the killed holder could send
+        assert took >= LOCK_TIMEOUT - 1 - settings.CELERY_BEAT_MAX_LOOP_INTERVAL, took
         assert waiting.poll() is None
     finally:
         for beat in beats:
@@ -140,8 +145,7 @@ def test_it_keeps_scheduling_after_redis_restarts_empty(tmp_path: Path) -> None:
                "the beat finding Redis gone", 60, tmp_path)
         assert beat.poll() is None, f"the beat ended with Redis gone\n{log.read_text()[-3000:]}"
         server = _redis_start(port, tmp_path)
-        bound = (settings.CELERY_REDBEAT_LOCK_TIMEOUT + settings.CELERY_BEAT_MAX_LOOP_INTERVAL
-                 + 30)
+        bound = LOCK_TIMEOUT + settings.CELERY_BEAT_MAX_LOOP_INTERVAL + 30
         _until(lambda: beat.pid in _senders(client), "the beat sending again", bound, tmp_path)
         assert beat.poll() is None
     finally:

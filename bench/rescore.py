@@ -55,7 +55,8 @@ def setup(count: int, seed: int = 0) -> tuple[int, list[int]]:
     from leaderboard.submissions.models import Score, Submission, SubmissionFile
     from leaderboard.submissions.services import hit_vectors_store
     from workers.scoring import datasets
-    from workers.scoring.metrics import headline_hits, in_keys, score_label_set
+    from workers.scoring.hits import in_keys
+    from workers.scoring.metrics import headline_hits, score_label_set
     from workers.scoring.predictions import Predictions
 
     def store_hits(labels, preds):  # type: ignore[no-untyped-def]

@@ -13,7 +13,7 @@ from leaderboard.review.jobs import version_rescore_request
 from leaderboard.review.services import review_items_record
 from leaderboard.submissions.models import Submission
 from leaderboard.submissions.signals import submission_scored
-from workers.scoring.metrics import NovelPairs
+from workers.scoring.hits import NovelPairs
 
 
 @receiver(submission_scored, dispatch_uid="review.submission_scored")

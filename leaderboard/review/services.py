@@ -43,7 +43,8 @@ from leaderboard.submissions.services import scores_copy, scores_upsert
 from leaderboard.submissions.significance import board_significance_schedule
 from workers.scoring import label_set_builders, revisions
 from workers.scoring.compact import npz_member_rows
-from workers.scoring.metrics import NovelPairs, headline_hits, score_label_set
+from workers.scoring.hits import NovelPairs
+from workers.scoring.metrics import headline_hits, score_label_set
 from workers.scoring.predictions import Predictions
 
 # Submissions whose new scores are written in one statement while re-scoring.

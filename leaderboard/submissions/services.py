@@ -39,7 +39,9 @@ from leaderboard.submissions.jobs import SUBMISSION_JOBS, submission_queue
 from leaderboard.submissions.models import HitVector, Score, Submission, SubmissionFile
 from leaderboard.submissions.signals import submission_scored
 from leaderboard.submissions.significance import board_significance_schedule
-from workers.scoring.metrics import ExampleNamer, NovelPairs, score_predictions
+from workers.scoring.families.base import ExampleNamer
+from workers.scoring.hits import NovelPairs
+from workers.scoring.metrics import score_predictions
 from workers.scoring.predictions import Predictions, parse_predictions
 from workers.scoring.significance import pack_hits
 

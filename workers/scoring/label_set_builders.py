@@ -22,9 +22,7 @@ from typing import Any
 import numpy as np
 
 from . import datasets
-from .catalog import MULTILABEL_SOURCE, LabelSetSpec
 from .compact import SeekableReader
-from .multilabel import build_multilabel_arrays
 
 # Bump when a builder's output changes, so stale caches are not reused.
 # 2: multi-label sets keep correct_keys and unclear_keys (and multilabel `annotated`).
@@ -32,26 +30,12 @@ from .multilabel import build_multilabel_arrays
 # 4: multilabel keeps each image's original label (`original_labels`, for the class mean).
 BUILDER_VERSION = 4
 
-# Arrays each family must have (the metrics and revisions.py rely on these names).
-FAMILY_ARRAYS: dict[str, tuple[str, ...]] = {
-    "original": ("labels",),
-    "new_test_set": ("labels",),
-    "corrected": ("labels", "corrected_labels", "pruned", "correctable"),
-    "real": ("mask", "accepted_keys", "wrong_keys"),
-    "multilabel": (
-        "mask",
-        "accepted_keys",
-        "correct_keys",
-        "unclear_keys",
-        "wrong_keys",
-        "collapsed_keys",
-        "organism",
-        "annotated",
-        "original_labels",
-    ),
-    "imagenet_m": ("mask", "accepted_keys", "correct_keys", "unclear_keys", "wrong_keys"),
-    "cifar10h": ("probs",),
-}
+# Two families were renamed from the datasets that first had them to what they are (2026-11):
+# a compiled set stores its family's current name, but its content hash keeps the name it
+# was first hashed under, so versions stored before (and their scores) keep their hashes,
+# and a compiled file written before reads back under the new name.
+FAMILY_RENAMES = {"cifar10h": "soft", "imagenet_m": "subset"}
+_HASHED_AS = {new: old for old, new in FAMILY_RENAMES.items()}
 
 # Meta keys that say how a version came about rather than what it holds (revisions.py puts
 # the settled verdicts of a revision there). They are left out of the content hash, so a
@@ -94,7 +78,7 @@ def content_hash(
 ) -> str:
     digest = hashlib.sha256()
     header = {
-        "family": family,
+        "family": _HASHED_AS.get(family, family),
         "kind": kind,
         "num_classes": num_classes,
         "size": size,
@@ -109,27 +93,14 @@ def content_hash(
 
 
 def make_compiled(
-    spec_or_fields: LabelSetSpec | Mapping[str, Any],
+    fields: Mapping[str, Any],
     arrays: Mapping[str, np.ndarray],
     meta: Mapping[str, Any],
 ) -> CompiledLabelSet:
-    """Freeze arrays (read-only) and compute the content hash."""
-    if isinstance(spec_or_fields, LabelSetSpec):
-        spec = spec_or_fields
-        fields: dict[str, Any] = {
-            "slug": spec.slug,
-            "benchmark": spec.benchmark,
-            "image_set": spec.image_set,
-            "kind": spec.kind,
-            "family": spec.family,
-            "num_classes": spec.num_classes,
-            "size": spec.size,
-        }
-    else:
-        fields = dict(spec_or_fields)
-    missing = set(FAMILY_ARRAYS[fields["family"]]) - set(arrays)
-    if missing:
-        raise ValueError(f"label set {fields['slug']!r} lacks arrays {sorted(missing)}")
+    """Freeze arrays (read-only) and compute the content hash. `fields`: slug, benchmark,
+    image_set, kind, family, num_classes, size."""
+    fields = dict(fields)
+    fields["family"] = FAMILY_RENAMES.get(fields["family"], fields["family"])
     frozen = {}
     for name, array in arrays.items():
         array = np.ascontiguousarray(array)
@@ -208,25 +179,6 @@ def pair_keys(examples: np.ndarray, classes: np.ndarray, num_classes: int) -> np
     return np.unique(keys)
 
 
-def build_real(
-    data_dir: Path, original: np.ndarray
-) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-    real = datasets.read_json(data_dir / "imagenet/real.json")
-    n, c = datasets.IMAGENET_SIZE, datasets.IMAGENET_NUM_CLASSES
-    if len(real) != n:
-        raise datasets.DataError(f"real.json has {len(real)} entries, expected {n}")
-    lengths = np.fromiter((len(labels) for labels in real), dtype=np.int64, count=n)
-    examples = np.repeat(np.arange(n), lengths)
-    classes = np.fromiter((k for labels in real for k in labels), dtype=np.int64)
-    accepted = pair_keys(examples, classes, c)
-    with np.load(datasets._require(data_dir / "imagenet/real_scores.npz"), allow_pickle=False) as z:
-        info = z["info"]
-    rated_examples = np.array([datasets.imagenet_index(name) for name in info[:, 0]])
-    rated = pair_keys(rated_examples, info[:, 1].astype(np.int64), c)
-    return real_arrays(accepted=accepted, rated=rated, rated_examples=rated_examples,
-                       original=original, num_classes=c)
-
-
 def real_arrays(*, accepted: np.ndarray, rated: np.ndarray, rated_examples: np.ndarray,
                 original: np.ndarray, num_classes: int
                 ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
@@ -252,63 +204,7 @@ def real_arrays(*, accepted: np.ndarray, rated: np.ndarray, rated_examples: np.n
     return arrays, meta
 
 
-def build(
-    spec: LabelSetSpec, *, data_dir: Path, multilabel_file: Path | None = None
-) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-    """Arrays and metadata for one label set of the three benchmarks the catalog declared
-    before bundles (ImageNet, CIFAR-10, MNIST), straight from the source files: the
-    reference the bundle builders are checked against (same content hashes)."""
-    size, num_classes = spec.size, spec.num_classes
-    if spec.benchmark == "imagenet":
-        original = datasets.imagenet_original_labels(data_dir)
-    elif spec.family in ("original", "corrected"):
-        original = datasets.read_labels_npy(
-            data_dir / spec.files[0], size=size, num_classes=num_classes
-        )
-    if spec.family in ("original", "new_test_set"):
-        if spec.family == "new_test_set":
-            original = datasets.read_labels_npy(
-                data_dir / spec.files[0], size=size, num_classes=num_classes
-            )
-        return {"labels": original}, {}
-    if spec.family == "corrected":
-        records = datasets.read_mturk(
-            data_dir / spec.files[-1], one_based=spec.benchmark == "imagenet"
-        )
-        return build_corrected(original, records, int(spec.param_dict["threshold"]))
-    if spec.family == "real":
-        return build_real(data_dir, original)
-    if spec.family in ("multilabel", "imagenet_m"):
-        if multilabel_file is None:
-            raise datasets.DataError(f"label set {spec.slug!r} needs a multi-label file")
-        return build_multilabel_arrays(
-            datasets.read_json(multilabel_file),
-            original=original,
-            wnids=datasets.imagenet_wnids(data_dir),
-            imagenet_m=spec.family == "imagenet_m",
-        )
-    if spec.family == "cifar10h":
-        probs = np.load(datasets._require(data_dir / spec.files[0]), allow_pickle=False)
-        if probs.shape != (size, num_classes) or not np.isfinite(probs).all():
-            raise datasets.DataError(f"{spec.files[0]}: expected finite float[{size}, 10]")
-        return {"probs": probs.astype(np.float64)}, {"annotated": size}
-    raise ValueError(f"no builder for family {spec.family!r}")
-
-
-# ---------------------------------------------------------------- files and cache
-
-
-def missing_files(
-    spec: LabelSetSpec, *, data_dir: Path, multilabel_file: Path | None = None
-) -> list[str]:
-    missing = [name for name in spec.files if not (data_dir / name).is_file()]
-    if (
-        spec.optional_source == MULTILABEL_SOURCE
-        and multilabel_file is not None
-        and not Path(multilabel_file).is_file()
-    ):
-        missing.append(str(multilabel_file))
-    return missing
+# ---------------------------------------------------------------- files
 
 
 def compiled_bytes(compiled: CompiledLabelSet) -> bytes:
@@ -351,6 +247,7 @@ def load_compiled(source: Path | SeekableReader, *, verify: bool = False) -> Com
         header = json.loads(z["__header__"].tobytes())
     stored_hash = header.pop("content_hash")
     meta = header.pop("meta")
+    header["family"] = FAMILY_RENAMES.get(header["family"], header["family"])
     if verify:
         compiled = make_compiled(header, arrays, meta)
         if compiled.content_hash != stored_hash:
@@ -360,47 +257,6 @@ def load_compiled(source: Path | SeekableReader, *, verify: bool = False) -> Com
     for array in arrays.values():
         array.setflags(write=False)
     return CompiledLabelSet(arrays=arrays, meta=meta, content_hash=stored_hash, **header)
-
-
-def source_fingerprint(
-    spec: LabelSetSpec, *, data_dir: Path, multilabel_file: Path | None = None
-) -> str:
-    """Changes whenever a source file, the builder, or the label set's parameters change."""
-    parts: list[Any] = [BUILDER_VERSION, spec.benchmark, spec.slug, spec.family, list(spec.params)]
-    sources = [data_dir / name for name in spec.files]
-    if spec.optional_source == MULTILABEL_SOURCE and multilabel_file is not None:
-        sources.append(Path(multilabel_file))
-    for source in sources:
-        stat = source.stat()
-        parts.append([str(source.resolve()), stat.st_size, stat.st_mtime_ns])
-    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:32]
-
-
-def compile_label_set(
-    spec: LabelSetSpec,
-    *,
-    data_dir: Path,
-    cache_dir: Path | None = None,
-    multilabel_file: Path | None = None,
-) -> CompiledLabelSet:
-    """The compiled label set, from the on-disk cache when its sources are unchanged."""
-    data_dir = Path(data_dir)
-    missing = missing_files(spec, data_dir=data_dir, multilabel_file=multilabel_file)
-    if missing:
-        raise datasets.DataError(
-            f"label set {spec.benchmark}/{spec.slug} is missing files: " + ", ".join(missing)
-        )
-    cached: Path | None = None
-    if cache_dir is not None:
-        fingerprint = source_fingerprint(spec, data_dir=data_dir, multilabel_file=multilabel_file)
-        cached = Path(cache_dir) / f"{spec.benchmark}-{spec.slug}-{fingerprint}.npz"
-        if cached.is_file():
-            return load_compiled(cached)
-    arrays, meta = build(spec, data_dir=data_dir, multilabel_file=multilabel_file)
-    compiled = make_compiled(spec, arrays, meta)
-    if cached is not None:
-        save_compiled(compiled, cached)
-    return compiled
 
 
 def evaluated_mask(compiled: CompiledLabelSet) -> np.ndarray:

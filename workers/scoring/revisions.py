@@ -3,11 +3,11 @@
 Every function is pure: it reads a compiled label set (read-only arrays) and returns a new
 one made with `label_set_builders.make_compiled`; the parent is never modified.
 
-- `apply_verdicts`: novel-prediction review (docs/metrics.md §11) on the multilabel, imagenet_m
-  and real families. Pair keys are `example * num_classes + class` (sorted, unique int64).
-- `apply_ground_truth`: ground-truth review (Northcutt et al.) on the corrected family.
-- `export_multilabel`, `export_real`: a version written back in the human_accuracy_v3.0.0.json
-  and real.json layouts (MANIFEST.md).
+- `apply_verdicts`: novel-prediction review (docs/metrics.md §11), with the `revise` step of
+  the family (`revise_real`, `revise_multilabel`, `revise_subset`): each reviewable family
+  (workers/scoring/families) names its own. Pair keys are `example * num_classes + class`
+  (sorted, unique int64).
+- `apply_ground_truth`: ground-truth review (Northcutt et al.) on a corrected set.
 
 Meta: a revision copies its parent's meta, recomputes the counts the builder writes, and
 adds `"revision"` (what this step settled). `label_set_builders.UNHASHED_META_KEYS` keeps `revision`
@@ -25,13 +25,12 @@ verdicts, or verdicts that flag nothing, leaves the array set, and the hash, as 
 from __future__ import annotations
 
 import operator
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
 
-from .datasets import imagenet_file_name
 from .label_set_builders import (
     VOTE_CATEGORIES,
     CompiledLabelSet,
@@ -42,7 +41,6 @@ from .multilabel import collapse_keys
 
 VerdictKind = Literal["correct", "wrong", "unclear"]
 VERDICTS: tuple[VerdictKind, ...] = ("correct", "wrong", "unclear")
-VERDICT_FAMILIES = ("multilabel", "imagenet_m", "real")
 VOTE_KEYS = frozenset({"given", "guessed", "both", "neither"})
 
 
@@ -102,7 +100,7 @@ def _replace(keys: np.ndarray, touched: np.ndarray, added: np.ndarray) -> np.nda
     return np.union1d(kept, added).astype(np.int64)
 
 
-def _require(ls: CompiledLabelSet, names: Iterable[str]) -> None:
+def require_arrays(ls: CompiledLabelSet, names: Iterable[str]) -> None:
     missing = sorted(set(names) - set(ls.arrays))
     if missing:
         raise ValueError(
@@ -110,26 +108,26 @@ def _require(ls: CompiledLabelSet, names: Iterable[str]) -> None:
         )
 
 
-def _family(ls: CompiledLabelSet, families: Sequence[str], action: str) -> None:
-    if ls.family not in families:
-        raise ValueError(
-            f"label set {ls.slug!r} is of family {ls.family!r}; {action} applies to "
-            + ", ".join(families)
-        )
+Revised = tuple[dict[str, np.ndarray], dict[str, Any]]
+# (parent, touched pair keys, verdict -> its pair keys, examples touched, flagged examples)
+# -> the revised arrays and meta: one family's way of taking verdicts in.
+Revise = Callable[[CompiledLabelSet, np.ndarray, Mapping[str, np.ndarray], np.ndarray,
+                   np.ndarray], Revised]
 
 
 # ---------------------------------------------------------------- novel-prediction verdicts
 
 
-def apply_verdicts(parent: CompiledLabelSet, verdicts: Sequence[Verdict]) -> CompiledLabelSet:
-    """The next version of a multilabel, imagenet_m or real set after settled verdicts.
+def apply_verdicts(parent: CompiledLabelSet, verdicts: Sequence[Verdict], *,
+                   revise: Revise) -> CompiledLabelSet:
+    """The next version of a reviewable set after settled verdicts, `revise` being its
+    family's step (the family's `apply_verdicts` passes it).
 
     A pair moves out of every list it was in and into the list of its verdict; of several
     verdicts on one pair the later wins. Multi-label sets: correct -> correct_keys, unclear ->
     unclear_keys, both accepted (docs/metrics.md §5.1: correct + unclear counts as correct);
     wrong -> wrong_keys. ReaL: correct -> accepted_keys; wrong and unclear -> wrong_keys.
     """
-    _family(parent, VERDICT_FAMILIES, "apply_verdicts")
     n, c = parent.size, parent.num_classes
     latest: dict[int, VerdictKind] = {}
     flagged: set[int] = set()
@@ -148,10 +146,7 @@ def apply_verdicts(parent: CompiledLabelSet, verdicts: Sequence[Verdict]) -> Com
     }
     examples = np.union1d(touched // c, _keys(flagged))  # every example a verdict touched
     flagged_examples = _keys(flagged)
-    if parent.family == "real":
-        arrays, meta = _revise_real(parent, touched, by_kind, examples, flagged_examples)
-    else:
-        arrays, meta = _revise_multilabel(parent, touched, by_kind, examples, flagged_examples)
+    arrays, meta = revise(parent, touched, by_kind, examples, flagged_examples)
     meta["revision"] = {
         "settled": len(verdicts),
         **{kind: sum(1 for v in verdicts if v.verdict == kind) for kind in VERDICTS},
@@ -160,18 +155,10 @@ def apply_verdicts(parent: CompiledLabelSet, verdicts: Sequence[Verdict]) -> Com
     return make_compiled(_fields(parent), arrays, meta)
 
 
-def _revise_multilabel(
-    parent: CompiledLabelSet,
-    touched: np.ndarray,
-    by_kind: Mapping[str, np.ndarray],
-    examples: np.ndarray,
-    flagged: np.ndarray,
-) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+def _revise_lists(parent: CompiledLabelSet, touched: np.ndarray,
+                  by_kind: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """A multi-label set's arrays with each touched pair moved to its verdict's list."""
     a = parent.arrays
-    required = ["mask", "correct_keys", "unclear_keys", "wrong_keys"]
-    if parent.family == "multilabel":
-        required += ["annotated", "organism", "original_labels"]
-    _require(parent, required)
     correct = _replace(a["correct_keys"], touched, by_kind["correct"])
     unclear = _replace(a["unclear_keys"], touched, by_kind["unclear"])
     wrong = _replace(a["wrong_keys"], touched, by_kind["wrong"])
@@ -179,17 +166,42 @@ def _revise_multilabel(
     arrays = dict(a)
     arrays.update(correct_keys=correct, unclear_keys=unclear, wrong_keys=wrong,
                   accepted_keys=accepted)
+    return arrays
+
+
+def revise_subset(
+    parent: CompiledLabelSet,
+    touched: np.ndarray,
+    by_kind: Mapping[str, np.ndarray],
+    examples: np.ndarray,
+    flagged: np.ndarray,
+) -> Revised:
+    """A listed subset (ImageNet-M): the list is fixed, so its mask ignores `problematic`,
+    and, as the builder, it keeps only its listed examples' judgements."""
+    require_arrays(parent, ["mask", "correct_keys", "unclear_keys", "wrong_keys"])
+    arrays = _revise_lists(parent, touched, by_kind)
+    mask = parent.arrays["mask"]
+    for name in ("correct_keys", "unclear_keys", "wrong_keys", "accepted_keys"):
+        keys = arrays[name]
+        arrays[name] = keys[mask[keys // parent.num_classes]]
     meta = dict(parent.meta)
-    if parent.family == "imagenet_m":
-        # The 68 ImageNet-M images are a fixed list: its mask ignores `problematic`, and, as
-        # the builder, it keeps only those images' judgements.
-        mask = a["mask"]
-        for name in ("correct_keys", "unclear_keys", "wrong_keys", "accepted_keys"):
-            keys = arrays[name]
-            arrays[name] = keys[mask[keys // parent.num_classes]]
-        meta["included"] = int(mask.sum())
-        return arrays, meta
-    arrays["collapsed_keys"] = collapse_keys(accepted)
+    meta["included"] = int(mask.sum())
+    return arrays, meta
+
+
+def revise_multilabel(
+    parent: CompiledLabelSet,
+    touched: np.ndarray,
+    by_kind: Mapping[str, np.ndarray],
+    examples: np.ndarray,
+    flagged: np.ndarray,
+) -> Revised:
+    a = parent.arrays
+    require_arrays(parent, ["mask", "correct_keys", "unclear_keys", "wrong_keys", "annotated",
+                      "organism", "original_labels"])
+    arrays = _revise_lists(parent, touched, by_kind)
+    meta = dict(parent.meta)
+    arrays["collapsed_keys"] = collapse_keys(arrays["accepted_keys"])
     # As the builder: included = annotated minus problematic. A judged example is annotated
     # (a file with the verdict in it gives it an initial_annots entry); an example excluded
     # as problematic stays excluded.
@@ -209,7 +221,7 @@ def _revise_multilabel(
     return arrays, meta
 
 
-def _revise_real(
+def revise_real(
     parent: CompiledLabelSet,
     touched: np.ndarray,
     by_kind: Mapping[str, np.ndarray],
@@ -217,7 +229,7 @@ def _revise_real(
     flagged: np.ndarray,
 ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     a = parent.arrays
-    _require(parent, ["mask", "accepted_keys", "wrong_keys"])
+    require_arrays(parent, ["mask", "accepted_keys", "wrong_keys"])
     n, c = parent.size, parent.num_classes
     accepted = _replace(a["accepted_keys"], touched, by_kind["correct"])
     # ReaL counts only accepted labels as correct. An unclear pair has been judged and not
@@ -270,8 +282,7 @@ def apply_ground_truth(
       category tally}, derived from the `review_category` array;
     - `revision` (not hashed): {"settled": reviews in this step, "counts": their tally}.
     """
-    _family(parent, ("corrected",), "apply_ground_truth")
-    _require(parent, ["labels", "corrected_labels", "pruned", "correctable"])
+    require_arrays(parent, ["labels", "corrected_labels", "pruned", "correctable"])
     try:
         threshold = int(parent.meta["threshold"])
     except (KeyError, TypeError, ValueError):
@@ -325,78 +336,3 @@ def apply_ground_truth(
         }
     meta["revision"] = {"settled": len(votes), "counts": step_counts}
     return make_compiled(_fields(parent), arrays, meta)
-
-
-# ---------------------------------------------------------------- export
-
-
-def export_multilabel(
-    multilabel: CompiledLabelSet,
-    imagenet_m: CompiledLabelSet | None = None,
-    *,
-    wnids: Sequence[str],
-) -> dict[str, Any]:
-    """A multilabel version (and ImageNet-M) in the human_accuracy_v3.0.0.json layout.
-
-    initial_annots: every annotated example (and any with a judged pair), its wnid lists
-    sorted, a key absent where its list is empty; problematic_images: {name: {}} for the
-    annotated examples outside the mask (the reasons are not kept); imagenet_m: the sorted
-    file names of the ImageNet-M mask (left out without an ImageNet-M set). The labels come
-    from `multilabel`, which may be ahead of the ImageNet-M set (review revises multilabel);
-    a judgement the ImageNet-M set has on its own images and `multilabel` lacks would be
-    lost, so it is a ValueError. A problematic image that was never annotated is not kept
-    by the builder, so it cannot be exported.
-    """
-    _family(multilabel, ("multilabel",), "export_multilabel")
-    _require(multilabel, ["mask", "annotated", "correct_keys", "unclear_keys", "wrong_keys"])
-    c = multilabel.num_classes
-    if len(wnids) != c:
-        raise ValueError(f"export_multilabel needs {c} wnids, got {len(wnids)}")
-    a = multilabel.arrays
-    lists = {"correct": "correct_keys", "wrong": "wrong_keys", "unclear": "unclear_keys"}
-    entries: dict[int, dict[str, list[str]]] = {
-        int(e): {} for e in np.flatnonzero(a["annotated"])
-    }
-    for judgement, name in lists.items():
-        examples, classes = np.divmod(a[name], c)
-        for e, k in zip(examples.tolist(), classes.tolist(), strict=True):
-            entries.setdefault(e, {}).setdefault(judgement, []).append(wnids[k])
-    out: dict[str, Any] = {
-        "initial_annots": {
-            imagenet_file_name(e): {j: sorted(entries[e][j]) for j in lists if j in entries[e]}
-            for e in sorted(entries)
-        },
-        "problematic_images": {
-            imagenet_file_name(int(e)): {} for e in np.flatnonzero(a["annotated"] & ~a["mask"])
-        },
-    }
-    if imagenet_m is not None:
-        _family(imagenet_m, ("imagenet_m",), "export_multilabel")
-        _require(imagenet_m, ["mask", *lists.values()])
-        if (imagenet_m.size, imagenet_m.num_classes) != (multilabel.size, c):
-            raise ValueError(f"label sets {multilabel.slug!r} and {imagenet_m.slug!r} differ in "
-                             "size or classes")
-        m_mask = imagenet_m.arrays["mask"]
-        for name in lists.values():
-            theirs = imagenet_m.arrays[name]
-            lost = np.setdiff1d(theirs[m_mask[theirs // c]], a[name])
-            if lost.size:
-                raise ValueError(
-                    f"label set {imagenet_m.slug!r} has a judgement that {multilabel.slug!r} "
-                    f"lacks on {imagenet_file_name(int(lost[0] // c))} ({name})"
-                )
-        out["imagenet_m"] = sorted(imagenet_file_name(int(e)) for e in np.flatnonzero(m_mask))
-    return out
-
-
-def export_real(real: CompiledLabelSet) -> list[list[int]]:
-    """A real version in the real.json layout: per example its sorted accepted class ids,
-    an empty list where the mask excludes the example."""
-    _family(real, ("real",), "export_real")
-    _require(real, ["mask", "accepted_keys"])
-    examples, classes = np.divmod(real.arrays["accepted_keys"], real.num_classes)
-    keep = real.arrays["mask"][examples]
-    out: list[list[int]] = [[] for _ in range(real.size)]
-    for e, k in zip(examples[keep].tolist(), classes[keep].tolist(), strict=True):
-        out[e].append(k)
-    return out

@@ -15,23 +15,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from .label_set_builders import FAMILY_ARRAYS, CompiledLabelSet, make_compiled
+from .label_set_builders import CompiledLabelSet, make_compiled
 from .multilabel import organism_mask, original_labels_array
 
 
-def missing_arrays(ls: CompiledLabelSet) -> list[str]:
-    """The arrays the current builder gives a set of this family that this one lacks."""
-    return sorted(set(FAMILY_ARRAYS[ls.family]) - set(ls.arrays))
-
-
-def compiled_upgrade(ls: CompiledLabelSet, *, original_labels: np.ndarray) -> CompiledLabelSet:
-    """`ls` with the arrays it lacks added; a ValueError when there is no upgrade for it."""
-    missing = missing_arrays(ls)
-    if not missing:
+def compiled_upgrade(ls: CompiledLabelSet, original_labels: np.ndarray) -> CompiledLabelSet:
+    """A multi-label set with its `original_labels` added (the multilabel family's upgrade);
+    a ValueError when it has them, or when the labels given do not fit it."""
+    missing = ["original_labels"]
+    if "original_labels" in ls.arrays:
         raise ValueError(f"label set {ls.slug!r} needs no upgrade")
-    if ls.family != "multilabel" or missing != ["original_labels"]:
-        raise ValueError(f"label set {ls.slug!r} ({ls.family}) lacks {missing}: no upgrade adds "
-                         "them")
     labels = original_labels_array(original_labels)
     if not np.array_equal(organism_mask()[labels], ls.arrays["organism"]):
         raise ValueError(f"label set {ls.slug!r}: the original labels given do not match its "

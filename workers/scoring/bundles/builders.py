@@ -1,8 +1,8 @@
 """Arrays and metadata of each label set of a bundle, from its files (docs/bundles.md §5).
 
-The families and arrays are those of `label_set_builders` (FAMILY_ARRAYS), built the same
-way, so a built-in benchmark's label set built from its bundle has the content hash it had
-when catalog.py declared it. `BundleData` reads each file once per bundle load.
+`BundleData` reads each file once per bundle load; each family's `build`
+(workers/scoring/families) takes what it needs from it: a label file's labels, a vote file's
+records, or the arrays of the soft, ReaL and human_accuracy layouts read here.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from .. import label_set_builders as builders
+from ..families.registry import manifest_shape
 from ..datasets import DataError, MturkRecord
 from ..multilabel import build_multilabel_arrays
 from .classes import Classes, load_classes
@@ -30,18 +31,19 @@ Built = tuple[dict[str, np.ndarray], dict[str, Any]]
 def label_set_files(bundle: Bundle, ls: LabelSetDef) -> tuple[str, ...]:
     """The files (under the bundle's root) a label set is built from, read from the manifest
     alone; the order is catalog.py's (a label set's base files first)."""
-    if ls.kind in ("single", "new_test_set"):
+    shape = manifest_shape(ls.kind)
+    if shape == "labels":
         assert ls.labels is not None
         return (ls.labels,) + ((ls.order,) if ls.order else ())
-    if ls.kind == "soft":
+    if shape == "soft":
         return (ls.probabilities or ls.counts or "",)
-    if ls.kind == "subset":
+    if shape == "subset":
         assert ls.of is not None
         base = label_set_files(bundle, bundle.label_set(ls.of))
         return base + ((ls.list_file,) if ls.list_file else ())
     assert ls.original is not None
     files = label_set_files(bundle, bundle.label_set(ls.original))
-    if ls.kind == "validated":
+    if shape == "validated":
         assert ls.votes is not None
         names_file = bundle.example_set(ls.example_set).names_file
         if ls.votes.ids == "name" and names_file and names_file not in files:
@@ -59,7 +61,7 @@ def label_set_files(bundle: Bundle, ls: LabelSetDef) -> tuple[str, ...]:
 
 def optional_source(bundle: Bundle, ls: LabelSetDef) -> str | None:
     """The server setting a label set's source comes from, if it is not a bundle file."""
-    if ls.kind == "subset":
+    if manifest_shape(ls.kind) == "subset":
         assert ls.of is not None
         return optional_source(bundle, bundle.label_set(ls.of))
     return ls.annotations_setting
@@ -121,21 +123,9 @@ class BundleData:
             original=self.single_labels(ls.original),
         )
 
-    def build(self, ls: LabelSetDef) -> Built:
+    def soft_arrays(self, ls: LabelSetDef) -> Built:
+        """Probabilities (or vote counts, normalised) per example and class."""
         field = f"label_sets.{ls.slug}"
-        if ls.kind in ("single", "new_test_set"):
-            return {"labels": self.single_labels(ls.slug)}, {}
-        if ls.kind == "validated":
-            assert ls.original is not None and ls.threshold is not None
-            return builders.build_corrected(self.single_labels(ls.original),
-                                            self.vote_records(ls.slug), ls.threshold)
-        if ls.kind == "soft":
-            return self._soft(ls, field)
-        if ls.layout == "real":
-            return self._real(ls, field)
-        return self._human_accuracy(ls, field)
-
-    def _soft(self, ls: LabelSetDef, field: str) -> Built:
         key = "probabilities" if ls.probabilities else "counts"
         file = ls.probabilities or ls.counts
         assert file is not None
@@ -160,8 +150,9 @@ class BundleData:
                               file=file, field=f"{field}.probabilities")
         return {"probs": values}, {"annotated": self.size(ls)}
 
-    def _real(self, ls: LabelSetDef, field: str) -> Built:
-        """ReaL (docs/metrics.md §4), as label_set_builders.build_real on any example set."""
+    def real_arrays(self, ls: LabelSetDef) -> Built:
+        """ReaL (docs/metrics.md §4) on any example set: accepted lists and judged pairs."""
+        field = f"label_sets.{ls.slug}"
         assert ls.accepted is not None and ls.judged is not None and ls.original is not None
         original = self.single_labels(ls.original)
         n, c = self.size(ls), self.bundle.classes.count
@@ -210,9 +201,10 @@ class BundleData:
         resolve(path.parent, path.name, field=f"{field}.annotations_setting")
         return read_json(path.parent, path.name, field=f"{field}.annotations_setting")
 
-    def _human_accuracy(self, ls: LabelSetDef, field: str) -> Built:
+    def human_accuracy_arrays(self, ls: LabelSetDef) -> Built:
         """Multi-label ImageNet (docs/metrics.md §5) or a subset of it such as ImageNet-M (§6)."""
-        subset = ls if ls.kind == "subset" else None
+        field = f"label_sets.{ls.slug}"
+        subset = ls if manifest_shape(ls.kind) == "subset" else None
         if subset is not None:
             assert subset.of is not None
             ls = self.bundle.label_set(subset.of)

@@ -1,9 +1,8 @@
 """Compiled label sets and catalog specs from a bundle (docs/bundles.md §6).
 
-`benchmark_spec_from_bundle` gives the `BenchmarkSpec` catalog.py would declare for it, and
-`compile_bundle` the compiled label sets, each with the content hash `label_set_builders`
-gives (the same hash as before for a built-in benchmark's unchanged label set). Compiled sets
-are cached like `label_set_builders.compile_label_set` does: as .npz (never pickled) under a
+`benchmark_spec_from_bundle` gives the `BenchmarkSpec` of a bundle, and `compile_bundle` the
+compiled label sets, each built by its family (workers/scoring/families) and hashed by
+`label_set_builders.make_compiled`. Compiled sets are cached as .npz (never pickled) under a
 fingerprint of the label set's definition and its source files' sizes and times.
 """
 
@@ -18,6 +17,8 @@ from typing import Any
 
 from .. import label_set_builders as builders
 from ..catalog import BenchmarkSpec, ImageSetSpec, LabelSetSpec
+from ..families.base import Family
+from ..families.registry import family_for_bundle_kind
 from .builders import BundleData, label_set_files, optional_source
 from .data_files import resolve
 from .errors import BundleError
@@ -26,24 +27,13 @@ from .model import Bundle, LabelSetDef
 # Bump when a bundle builder's output changes, so stale caches are not reused.
 BUNDLE_BUILDER_VERSION = 1
 
-# kind (and multi layout) -> (LabelSetSpec.kind, family of docs/metrics.md §1)
-FAMILIES: dict[str, tuple[str, str]] = {
-    "single": ("single", "original"),
-    "validated": ("single", "corrected"),
-    "real": ("multi", "real"),
-    "human_accuracy": ("multi", "multilabel"),
-    "subset": ("multi", "imagenet_m"),
-    "soft": ("soft", "cifar10h"),
-    "new_test_set": ("single", "new_test_set"),
-}
-
-
-def family_of(ls: LabelSetDef) -> tuple[str, str]:
-    return FAMILIES[ls.layout if ls.kind == "multi" and ls.layout else ls.kind]
+def family_of(ls: LabelSetDef) -> Family:
+    """The family a bundle's label set compiles to (by its kind, or its `multi` layout)."""
+    return family_for_bundle_kind(ls.kind, ls.layout)
 
 
 def label_set_spec_from_bundle(bundle: Bundle, ls: LabelSetDef) -> LabelSetSpec:
-    kind, family = family_of(ls)
+    family = family_of(ls)
     params: tuple[tuple[str, object], ...] = ()
     if ls.threshold is not None:
         params = (("threshold", ls.threshold),)
@@ -51,8 +41,8 @@ def label_set_spec_from_bundle(bundle: Bundle, ls: LabelSetDef) -> LabelSetSpec:
         slug=ls.slug,
         benchmark=bundle.slug,
         image_set=ls.example_set,
-        kind=kind,
-        family=family,
+        kind=family.label_kind,
+        family=family.name,
         name=ls.name,
         description=ls.description,
         citation=bundle.citation(ls.citation),
@@ -136,14 +126,17 @@ def compile_bundle_label_set(
         cached = Path(cache_dir) / name
         if cached.is_file():
             return builders.load_compiled(cached)
-    arrays, meta = data.build(ls)
-    kind, family = family_of(ls)
+    family = family_of(ls)
+    arrays, meta = family.build(data, ls)
+    missing = sorted(set(family.arrays) - set(arrays))
+    if missing:
+        raise ValueError(f"label set {ls.slug!r}: the {family.name} builder gave no {missing}")
     fields = {
         "slug": ls.slug,
         "benchmark": data.bundle.slug,
         "image_set": ls.example_set,
-        "kind": kind,
-        "family": family,
+        "kind": family.label_kind,
+        "family": family.name,
         "num_classes": data.bundle.classes.count,
         "size": data.bundle.example_set(ls.example_set).size,
     }

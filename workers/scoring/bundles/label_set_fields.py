@@ -9,11 +9,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..families.registry import (
+    BUNDLE_KINDS,
+    MULTI_LAYOUTS,
+    family_for_bundle_kind,
+    manifest_shape,
+)
 from .fields import Table
 from .model import (
     BUILTIN_COLLAPSE,
-    KINDS,
-    MULTI_LAYOUTS,
     VOTE_IDS,
     VOTE_LABELS,
     VOTE_MEANINGS,
@@ -28,7 +32,8 @@ THRESHOLDS = (3, 4, 5)
 def parse_label_set(table: Table, *, main_example_set: str) -> list[LabelSetDef]:
     slug = table.slug("slug")
     table.prefix = f"label_sets.{slug}"
-    kind = table.choice("kind", KINDS)
+    kind = table.choice("kind", BUNDLE_KINDS)
+    shape = manifest_shape(kind)
     common: dict[str, Any] = {
         "slug": slug,
         "kind": kind,
@@ -37,14 +42,14 @@ def parse_label_set(table: Table, *, main_example_set: str) -> list[LabelSetDef]
         "description": table.string("description", ""),
         "citation": table.string("citation", ""),
     }
-    if kind in ("single", "new_test_set"):
+    if shape == "labels":
         common["labels"] = table.path("labels")
         common["order"] = table.path("order", None)
-        if kind == "new_test_set":
+        if family_for_bundle_kind(kind).gap_to_reference:
             common["pairs_with"] = table.slug("pairs_with", "original")
-    elif kind == "validated":
+    elif shape == "validated":
         return _validated(table, common)
-    elif kind == "multi":
+    elif shape == "multi":
         common["original"] = table.slug("original", "original")
         common["layout"] = layout = table.choice("layout", MULTI_LAYOUTS)
         if layout == "real":
@@ -58,7 +63,7 @@ def parse_label_set(table: Table, *, main_example_set: str) -> list[LabelSetDef]
             if collapse not in (BUILTIN_COLLAPSE, "none"):
                 collapse = table.path("collapse")
             common["collapse"] = collapse
-    elif kind == "subset":
+    elif shape == "subset":
         common["of"] = table.slug("of")
         common["list_field"] = table.string("list_field", None)
         common["list_file"] = table.path("list_file", None)

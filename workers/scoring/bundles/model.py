@@ -15,8 +15,6 @@ MODALITIES = ("image", "text", "audio")
 FILE_ROOTS = ("data", "bundle")
 NAMINGS = ("index", "pattern", "file")
 CLASS_SOURCES = ("inline", "json_list", "folder_names", "vote_file", "records")
-KINDS = ("single", "validated", "multi", "soft", "subset", "new_test_set")
-MULTI_LAYOUTS = ("real", "human_accuracy")
 VOTE_IDS = ("index", "number", "name")
 VOTE_LABELS = ("id", "name")
 # What one vote means (docs/bundles.md §5.2); "none" is an answer that names no label.
@@ -81,7 +79,7 @@ class VoteFileDef:
 @dataclass(frozen=True)
 class LabelSetDef:
     slug: str
-    kind: str  # one of KINDS
+    kind: str  # a bundle kind of the families' registry (families/registry.py)
     example_set: str
     name: str
     description: str

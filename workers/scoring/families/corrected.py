@@ -1,0 +1,156 @@
+"""Original labels corrected where human reviewers agreed they were wrong, examples whose right
+label is unclear pruned out (Northcutt et al. 2021; docs/metrics.md §3). Bundle kind
+`validated`: the original labels plus a vote file."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from .. import revisions
+from ..hits import NovelPairs, Record, hits_record, topk_record
+from ..label_set_builders import CompiledLabelSet, build_corrected
+from ..predictions import Predictions
+from .base import (
+    AboutText,
+    Built,
+    Citation,
+    Fact,
+    Family,
+    Figure,
+    ScoreInputs,
+    facts_from,
+    summary_int,
+)
+
+NORTHCUTT2021 = Citation(
+    "northcutt2021", ("Northcutt, Curtis G.", "Athalye, Anish", "Mueller, Jonas"),
+    "Pervasive Label Errors in Test Sets Destabilize Machine Learning Benchmarks",
+    "NeurIPS Datasets and Benchmarks Track", 2021, "https://arxiv.org/abs/2103.14749")
+
+
+def _build(data: Any, ls: Any) -> Built:
+    return build_corrected(data.single_labels(ls.original), data.vote_records(ls.slug),
+                           ls.threshold)
+
+
+def _score(ls: CompiledLabelSet, preds: Predictions,
+           inputs: ScoreInputs) -> tuple[Record, NovelPairs | None]:
+    """Corrected accuracy over the pruned set P; Acc@1 and cAcc@1 on the correctable C."""
+    a = ls.arrays
+    pruned, correctable = a["pruned"], a["correctable"]
+    top1 = preds.topk[:, 0]
+    hit_corrected = top1 == a["corrected_labels"]
+    hit_original = top1 == a["labels"]
+    record = hits_record(hit_corrected, pruned)
+    record["top5"] = topk_record(preds.topk, a["corrected_labels"], pruned)
+    rest = pruned & ~correctable  # B = P minus C, where corrected == original
+    acc1 = hits_record(hit_original, correctable)
+    cacc1 = hits_record(hit_corrected, correctable)
+    acc_b = hits_record(hit_original, rest)
+    record["correctable"] = {"acc1": acc1, "cacc1": cacc1}
+    record["noise_prevalence"] = {
+        "n_c": acc1["total"],
+        "n_b": acc_b["total"],
+        "acc_c_original": acc1["accuracy"],
+        "acc_c_corrected": cacc1["accuracy"],
+        "acc_b": acc_b["accuracy"],
+    }
+    record["original_on_pruned"] = hits_record(hit_original, pruned)
+    return record, None
+
+
+def _hits(ls: CompiledLabelSet, preds: Predictions) -> np.ndarray:
+    """The pruned set P, as the record counts it."""
+    a = ls.arrays
+    return np.asarray((preds.topk[:, 0] == a["corrected_labels"])[a["pruned"]])
+
+
+def _facts(summary: Mapping[str, Any]) -> list[Fact]:
+    counts = summary.get("counts") if isinstance(summary.get("counts"), dict) else {}
+    assert isinstance(counts, dict)
+    unknown = sum(int(counts.get(k, 0)) for k in ("multi_label", "neither", "non_agreement"))
+    return facts_from([
+        ("flagged", "Flagged and checked by 5 workers", summary_int(summary, "flagged")),
+        ("non_error", "Non-errors (at least 3 kept the given label)",
+         summary_int(counts, "non_error")),
+        ("correctable", "Correctable set C (guessed label takes over)",
+         summary_int(summary, "correctable_size")),
+        ("multi_label", "Multi-label (removed)", summary_int(counts, "multi_label")),
+        ("neither", "Neither (removed)", summary_int(counts, "neither")),
+        ("non_agreement", "Non-agreement (removed)", summary_int(counts, "non_agreement")),
+        ("unknown", "Unknown set U = multi-label + neither + non-agreement",
+         unknown if counts else None),
+        ("pruned", "Pruned set P = all examples minus U", summary_int(summary, "pruned_size")),
+    ])
+
+
+# What a vote for each meaning of a vote vocabulary says (docs/bundles.md §5.2).
+_ANSWERS = {"original": "the given label", "guessed": "the label the algorithm guessed",
+            "both": "both", "neither": "neither"}
+
+
+def vote_answers_text(answers: Any) -> str:
+    """The answers the workers had, from a validated label set's vocabulary ([[key, meaning],
+    ...]: IMDB's neutral and off-topic name no label); the study's four without one."""
+    if not isinstance(answers, list) or not answers:
+        answers = [["given", "original"], ["guessed", "guessed"], ["both", "both"],
+                   ["neither", "neither"]]
+    said = [_ANSWERS[meaning] for _, meaning in answers if meaning in _ANSWERS]
+    unlabelled = [str(key) for key, meaning in answers if meaning == "none"]
+    if unlabelled:
+        said.append(f"an answer that names no label ({', '.join(unlabelled)})")
+    return said[0] if len(said) == 1 else f"{', '.join(said[:-1])}, or {said[-1]}"
+
+
+def _about_values(summary: Mapping[str, Any], params: Mapping[str, Any]) -> dict[str, str]:
+    threshold = summary.get("threshold", params.get("threshold"))
+    return {"threshold": str(int(threshold)) if isinstance(threshold, int | float) else "t",
+            "answers": vote_answers_text(params.get("answers"))}
+
+
+FAMILY = Family(
+    name="corrected",
+    title="Corrected labels",
+    bundle_kind="validated",
+    manifest_shape="validated",
+    label_kind="single",
+    arrays=("labels", "corrected_labels", "pruned", "correctable"),
+    build=_build,
+    score=_score,
+    headline_hits=_hits,
+    headline="top-1",
+    headline_label="Top-1 accuracy on corrected labels (pruned set)",
+    figures=(
+        Figure("Top-5 accuracy", ("top5",)),
+        Figure("Correctable set: Acc@1 (original labels)", ("correctable", "acc1")),
+        Figure("Correctable set: cAcc@1 (corrected labels)", ("correctable", "cacc1")),
+        Figure("Original labels on the same pruned set", ("original_on_pruned",)),
+    ),
+    facts=_facts,
+    about_values=_about_values,
+    plot_order=0,
+    gallery="correctable",
+    apply_ground_truth=revisions.apply_ground_truth,
+    about=AboutText(
+        "The original labels, corrected where human reviewers agreed the label was wrong; "
+        "examples whose right label is unclear are left out.",
+        ("Confident learning flagged the test examples whose original label was most likely "
+         "wrong. Five Mechanical Turk workers checked each flagged example and answered whether "
+         "it shows {answers}.",
+         "With an agreement threshold of {threshold} of 5 votes, each flagged example is a "
+         "non-error if at least 3 workers kept the given label; otherwise correctable if at "
+         "least {threshold} chose the guessed label; else multi-label if at least {threshold} "
+         "answered both; else neither if at least {threshold} answered neither; else "
+         "non-agreement. A missing answer counts as 0.",
+         "Correctable examples (the set C) take the guessed label; every other example keeps its "
+         "original label. The multi-label, neither and non-agreement examples form the unknown "
+         "set U and are removed: accuracy is computed over the pruned set P, all examples minus U.",
+         "On C alone each submission page also shows accuracy against the original labels "
+         "(Acc@1) and against the corrected ones (cAcc@1); the mistake gallery shows every "
+         "example of C. Later versions add the answers of this server's ground-truth review "
+         "panel, by the same rules."),
+        (NORTHCUTT2021,)),
+)

@@ -1,0 +1,197 @@
+"""Expert multi-label annotations (Shankar et al. 2020, as updated by Vasudevan et al. 2022):
+each candidate class of an image judged correct, wrong or unclear; the accuracy is the mean
+over classes (docs/metrics.md §5). Bundle kind `multi`, layout `human_accuracy`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+from .. import revisions, upgrades
+from ..datasets import imagenet_file_name
+from ..hits import NovelPairs, Record, in_keys, judged_pairs, novel_pairs
+from ..label_set_builders import CompiledLabelSet
+from ..multilabel import organism_mask
+from ..predictions import Predictions
+from ..stats import class_mean_record
+from .base import (
+    CLASS_MEAN_NORMAL,
+    AboutText,
+    Built,
+    Citation,
+    Fact,
+    Family,
+    Figure,
+    ScoreInputs,
+    facts_from,
+    summary_int,
+)
+from .real import accepted_hits
+
+SHANKAR2020 = Citation("shankar2020", ("Shankar, Vaishaal", "Roelofs, Rebecca", "Mania, Horia",
+                    "Fang, Alex", "Recht, Benjamin", "Schmidt, Ludwig"),
+    "Evaluating Machine Accuracy on ImageNet", "ICML", 2020,
+    "https://arxiv.org/abs/2007.00347")
+
+VASUDEVAN2022 = Citation(
+    "vasudevan2022", ("Vasudevan, Vijay", "Caine, Benjamin", "Gontijo-Lopes, Raphael",
+                      "Fridovich-Keil, Sara", "Roelofs, Rebecca"),
+    "When does dough become a bagel? Analyzing the remaining mistakes on ImageNet",
+    "NeurIPS", 2022, "https://arxiv.org/abs/2205.04596")
+
+
+def _build(data: Any, ls: Any) -> Built:
+    return data.human_accuracy_arrays(ls)
+
+
+def _score(ls: CompiledLabelSet, preds: Predictions,
+           inputs: ScoreInputs) -> tuple[Record, NovelPairs | None]:
+    """Correct if in correct + unclear; the accuracy is the mean of the per-class accuracies,
+    classes keyed by the original label (the pooled share of images too); class-collapse
+    variant; organism/object split (means over those classes)."""
+    a = ls.arrays
+    if "original_labels" not in a:
+        raise ValueError(
+            f"label set {ls.slug!r} lacks 'original_labels' (compiled by an older builder): "
+            "the class-mean accuracy needs them; `manage.py scores_recompute` upgrades it")
+    mask = a["mask"]
+    examples = np.arange(ls.size)
+    top1 = preds.topk[:, 0]
+    accepted, judged = judged_pairs(ls, examples, top1)
+    collapsed = in_keys(a["collapsed_keys"], examples, top1, ls.num_classes)
+    classes = a["original_labels"][mask]
+    organism = organism_mask()
+    hits = accepted[mask]
+
+    def mean(hit: np.ndarray, among: np.ndarray | None = None) -> Record:
+        return class_mean_record(hit, classes, num_classes=ls.num_classes, among=among)
+
+    record = mean(hits)
+    record["collapsed"] = mean(collapsed[mask])
+    record["organism"] = mean(hits, organism)
+    record["object"] = mean(hits, ~organism)
+    novel = novel_pairs(ls, preds, judged)
+    record["novel_count"] = len(novel)
+    return record, novel
+
+
+def _facts(summary: Mapping[str, Any]) -> list[Fact]:
+    included, organism = summary_int(summary, "included"), summary_int(summary,
+                                                                      "organism_included")
+    return facts_from([
+        ("annotated", "Annotated images", summary_int(summary, "annotated")),
+        ("problematic", "Problematic images (removed)", summary_int(summary, "problematic")),
+        ("included", "Images evaluated", included),
+        ("organism", "of which organism classes", organism),
+        ("object", "of which object classes",
+         None if included is None or organism is None else included - organism),
+    ])
+
+
+def export_multilabel(
+    multilabel: CompiledLabelSet,
+    subset: CompiledLabelSet | None,
+    wnids: Sequence[str],
+) -> dict[str, Any]:
+    """A multilabel version (and the subset) in the human_accuracy_v3.0.0.json layout.
+
+    initial_annots: every annotated example (and any with a judged pair), its wnid lists
+    sorted, a key absent where its list is empty; problematic_images: {name: {}} for the
+    annotated examples outside the mask (the reasons are not kept); imagenet_m: the sorted
+    file names of the listed subset's mask (left out without a subset set). The labels come
+    from `multilabel`, which may be ahead of the subset (review revises multilabel); a
+    judgement the subset has on its own images and `multilabel` lacks would be lost, so it
+    is a ValueError. A problematic image that was never annotated is not kept
+    by the builder, so it cannot be exported.
+    """
+    revisions.require_arrays(multilabel, ["mask", "annotated", "correct_keys", "unclear_keys",
+                                          "wrong_keys"])
+    c = multilabel.num_classes
+    if len(wnids) != c:
+        raise ValueError(f"export_multilabel needs {c} wnids, got {len(wnids)}")
+    a = multilabel.arrays
+    lists = {"correct": "correct_keys", "wrong": "wrong_keys", "unclear": "unclear_keys"}
+    entries: dict[int, dict[str, list[str]]] = {
+        int(e): {} for e in np.flatnonzero(a["annotated"])
+    }
+    for judgement, name in lists.items():
+        examples, classes = np.divmod(a[name], c)
+        for e, k in zip(examples.tolist(), classes.tolist(), strict=True):
+            entries.setdefault(e, {}).setdefault(judgement, []).append(wnids[k])
+    out: dict[str, Any] = {
+        "initial_annots": {
+            imagenet_file_name(e): {j: sorted(entries[e][j]) for j in lists if j in entries[e]}
+            for e in sorted(entries)
+        },
+        "problematic_images": {
+            imagenet_file_name(int(e)): {} for e in np.flatnonzero(a["annotated"] & ~a["mask"])
+        },
+    }
+    if subset is not None:
+        revisions.require_arrays(subset, ["mask", *lists.values()])
+        if (subset.size, subset.num_classes) != (multilabel.size, c):
+            raise ValueError(f"label sets {multilabel.slug!r} and {subset.slug!r} differ in "
+                             "size or classes")
+        m_mask = subset.arrays["mask"]
+        for name in lists.values():
+            theirs = subset.arrays[name]
+            lost = np.setdiff1d(theirs[m_mask[theirs // c]], a[name])
+            if lost.size:
+                raise ValueError(
+                    f"label set {subset.slug!r} has a judgement that {multilabel.slug!r} "
+                    f"lacks on {imagenet_file_name(int(lost[0] // c))} ({name})"
+                )
+        out["imagenet_m"] = sorted(imagenet_file_name(int(e)) for e in np.flatnonzero(m_mask))
+    return out
+
+
+FAMILY = Family(
+    name="multilabel",
+    title="Multi-label annotations",
+    bundle_kind="human_accuracy",
+    manifest_shape="multi",
+    label_kind="multi",
+    arrays=("mask", "accepted_keys", "correct_keys", "unclear_keys", "wrong_keys",
+            "collapsed_keys", "organism", "annotated", "original_labels"),
+    build=_build,
+    score=_score,
+    headline_hits=accepted_hits,
+    headline="top-1, mean over classes",
+    headline_label="Multi-label accuracy (top-1)",
+    interval=CLASS_MEAN_NORMAL,
+    figures=(Figure("Pooled over images", ("pooled_accuracy",),
+                    note="share of the evaluated images"),
+             Figure("With class collapse", ("collapsed",)),
+             Figure("Organism classes", ("organism",)),
+             Figure("Object classes", ("object",))),
+    facts=_facts,
+    plot_order=2,
+    apply_verdicts=partial(revisions.apply_verdicts, revise=revisions.revise_multilabel),
+    verdicts_need_annotation=True,
+    export=export_multilabel,
+    export_with="subset",
+    upgrade=upgrades.compiled_upgrade,
+    about=AboutText(
+        "Expert multi-label annotations of ImageNet validation images (Shankar et al. 2020, "
+        "as updated by Vasudevan et al. 2022).",
+        ("Expert labellers marked each candidate class of an image correct, wrong or unclear. "
+         "The images they found problematic are removed. A top-1 prediction is correct if it "
+         "was judged correct or unclear.",
+         "The accuracy shown, and ranked by, is the mean over classes, as the authors compute "
+         "it: each image counts for the class of its original label, each class's accuracy is "
+         "the share of its evaluated images predicted correctly, and the accuracy is the mean "
+         "of those class accuracies (a class with no evaluated image is left out). Its 95% "
+         "interval is the normal approximation with per-class binomial variances, not "
+         "Clopper-Pearson, which is for a single proportion. The pooled accuracy, the share of "
+         "all evaluated images predicted correctly, is reported beside it with its "
+         "Clopper-Pearson interval; the count next to an accuracy is of images.",
+         "Accuracy is also reported for organism and object classes apart (by the original "
+         "label's WordNet ancestry; each the mean over its own classes), and with the "
+         "class-collapse mapping of Vasudevan et al. (appendix G), which also accepts "
+         "near-synonyms such as sunglass and sunglasses. "
+         "Top-1 predictions that were never judged go to this server's review queue."),
+        (SHANKAR2020, VASUDEVAN2022)),
+)

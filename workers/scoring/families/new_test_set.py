@@ -1,0 +1,32 @@
+"""A new test set collected by the original dataset's procedure (Recht et al. 2019): scored as
+original labels, with the gap to the same model's original accuracy (docs/metrics.md §8).
+Bundle kind `new_test_set`."""
+
+from __future__ import annotations
+
+from .base import AboutText, Family, Figure
+from .original import TOP5, single_labels_build, single_labels_hits, single_labels_score
+
+FAMILY = Family(
+    name="new_test_set",
+    title="New test set",
+    bundle_kind="new_test_set",
+    manifest_shape="labels",
+    label_kind="single",
+    arrays=("labels",),
+    build=single_labels_build,
+    score=single_labels_score,
+    headline_hits=single_labels_hits,
+    headline="top-1",
+    headline_label="Top-1 accuracy",
+    figures=(TOP5, Figure("Gap to original accuracy", ("gap",), kind="points",
+                          note="original test set accuracy minus this one")),
+    gap_to_reference=True,
+    about=AboutText(
+        "A new test set, collected from the same source by following the original dataset's "
+        "procedure, to test whether models generalize beyond the test set they were tuned on.",
+        ("Accuracy on the new images, and its gap to the same model's original test accuracy. "
+         "Across the leaderboard, a linear fit new = a × original + b (with a bootstrap 95% "
+         "band) and each model's residual from it.",),
+        ("recht2019",)),
+)

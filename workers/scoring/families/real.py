@@ -1,0 +1,116 @@
+"""Reassessed labels (ReaL, Beyer et al. 2020): each image's list of labels raters accepted
+(docs/metrics.md §4). Bundle kind `multi`, layout `real`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+from .. import revisions
+from ..hits import NovelPairs, Record, hits_record, in_keys, judged_pairs, novel_pairs
+from ..label_set_builders import CompiledLabelSet
+from ..predictions import Predictions
+from .base import (
+    AboutText,
+    Built,
+    Citation,
+    Fact,
+    Family,
+    Figure,
+    ScoreInputs,
+    facts_from,
+    summary_int,
+)
+
+BEYER2020 = Citation("beyer2020", ("Beyer, Lucas", "Hénaff, Olivier J.", "Kolesnikov, Alexander",
+                  "Zhai, Xiaohua", "van den Oord, Aäron"),
+    "Are we done with ImageNet?", "arXiv:2006.07159", 2020,
+    "https://arxiv.org/abs/2006.07159")
+
+
+def _build(data: Any, ls: Any) -> Built:
+    return data.real_arrays(ls)
+
+
+def _score(ls: CompiledLabelSet, preds: Predictions,
+           inputs: ScoreInputs) -> tuple[Record, NovelPairs | None]:
+    """Top-1 in the ReaL list, over images with a non-empty list; 2nd and 3rd too."""
+    mask = ls.arrays["mask"]
+    examples = np.arange(ls.size)
+    accepted, judged = judged_pairs(ls, examples, preds.topk[:, 0])
+    record = hits_record(accepted, mask)
+    for position, name in ((1, "second"), (2, "third")):
+        if preds.k > position:
+            hit = in_keys(
+                ls.arrays["accepted_keys"], examples, preds.topk[:, position], ls.num_classes
+            )
+            record[name] = hits_record(hit, mask)
+        else:
+            record[name] = None
+    novel = novel_pairs(ls, preds, judged)
+    record["novel_count"] = len(novel)
+    return record, novel
+
+
+def accepted_hits(ls: CompiledLabelSet, preds: Predictions) -> np.ndarray:
+    """Top-1 in the accepted pairs, over the examples of the inclusion mask."""
+    examples = np.flatnonzero(ls.arrays["mask"])
+    return in_keys(ls.arrays["accepted_keys"], examples, preds.topk[examples, 0],
+                   ls.num_classes)
+
+
+def _facts(summary: Mapping[str, Any]) -> list[Fact]:
+    return facts_from([
+        ("included", "Images with a non-empty label list", summary_int(summary, "included")),
+        ("excluded", "Images excluded (empty list)", summary_int(summary, "excluded")),
+        ("rated_images", "Images the raters judged", summary_int(summary, "rated_images")),
+        ("accepted_pairs", "Accepted (image, label) pairs", summary_int(summary, "accepted_pairs")),
+        ("wrong_pairs", "Pairs judged wrong", summary_int(summary, "wrong_pairs")),
+    ])
+
+
+def export_real(real: CompiledLabelSet, _with: CompiledLabelSet | None = None,
+                _class_keys: Sequence[str] = ()) -> list[list[int]]:
+    """A real version in the real.json layout: per example its sorted accepted class ids,
+    an empty list where the mask excludes the example."""
+    revisions.require_arrays(real, ["mask", "accepted_keys"])
+    examples, classes = np.divmod(real.arrays["accepted_keys"], real.num_classes)
+    keep = real.arrays["mask"][examples]
+    out: list[list[int]] = [[] for _ in range(real.size)]
+    for e, k in zip(examples[keep].tolist(), classes[keep].tolist(), strict=True):
+        out[e].append(k)
+    return out
+
+
+FAMILY = Family(
+    name="real",
+    title="Reassessed labels (ReaL)",
+    bundle_kind="real",
+    manifest_shape="multi",
+    label_kind="multi",
+    arrays=("mask", "accepted_keys", "wrong_keys"),
+    build=_build,
+    score=_score,
+    headline_hits=accepted_hits,
+    headline="top-1",
+    headline_label="ReaL accuracy (top-1)",
+    figures=(Figure("2nd prediction in the ReaL list", ("second",)),
+             Figure("3rd prediction in the ReaL list", ("third",))),
+    facts=_facts,
+    plot_order=1,
+    apply_verdicts=partial(revisions.apply_verdicts, revise=revisions.revise_real),
+    export=export_real,
+    about=AboutText(
+        "Reassessed labels (ReaL): every label the raters judged to fit the image, so an image "
+        "may have several right answers, or none.",
+        ("Raters judged (image, label) pairs proposed by a panel of models together with the "
+         "original label; the pairs they accepted form each image's list of labels. A top-1 "
+         "prediction is correct if it is in the list; images whose list is empty are "
+         "excluded. With top-k predictions, the 2nd and 3rd predictions are scored the same way.",
+         "A top-1 prediction the raters never judged (neither accepted nor rated) is novel: it "
+         "goes to this server's review queue, and each panel decision makes a new version."),
+        (BEYER2020,)),
+)

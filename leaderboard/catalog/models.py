@@ -117,19 +117,12 @@ class LabelSet(models.Model):
         MULTI = "multi", "Multiple labels"
         SOFT = "soft", "Soft labels (distribution)"
 
-    class BundleKind(models.TextChoices):
-        SINGLE = "single", "Original labels"
-        VALIDATED = "validated", "Corrected from a vote file"
-        MULTI = "multi", "Accepted lists"
-        SOFT = "soft", "Human label distributions"
-        SUBSET = "subset", "Subset of another label set"
-        NEW_TEST_SET = "new_test_set", "New test set"
-
     benchmark = models.ForeignKey(Benchmark, on_delete=models.PROTECT, related_name="label_sets")
     image_set = models.ForeignKey(ImageSet, on_delete=models.PROTECT, related_name="label_sets")
     slug = models.CharField(max_length=SLUG_MAX_LENGTH, validators=[slug_validator])
     kind = models.CharField(max_length=16, choices=Kind.choices)
-    # Which metric family scores it (workers.scoring.metrics), e.g. "corrected", "real".
+    # Its family (workers/scoring/families: how it is built, scored, reviewed and described),
+    # e.g. "corrected", "real", "soft".
     family = models.CharField(max_length=32)
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True)
@@ -138,9 +131,10 @@ class LabelSet(models.Model):
     # Whether its missed predictions feed the review queue (docs/metrics.md §11): the bundle's
     # `reviewable` list.
     reviewable = models.BooleanField(default=False)
-    # The bundle's kind (docs/bundles.md §5): single, validated, multi, soft, subset or
-    # new_test_set; `kind` and `family` are what it compiles to (§6).
-    bundle_kind = models.CharField(max_length=16, choices=BundleKind.choices, blank=True)
+    # The bundle's kind (docs/bundles.md §5), one of the families' registry; `kind` and
+    # `family` are what it compiles to (§6). No choices here: a new family adds a kind
+    # without a migration.
+    bundle_kind = models.CharField(max_length=16, blank=True)
 
     class Meta:
         ordering = ("benchmark__slug", "slug")

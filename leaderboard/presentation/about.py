@@ -52,25 +52,18 @@ class BenchmarkAbout:
         return [*self.label_sets, *self.unavailable]
 
 
-def _what(family: str, fallback: str) -> str:
-    doc = benchmark_docs.LABEL_SET_DOCS.get(family)
-    return doc.what if doc else fallback
-
-
 def _loaded(label_set: LabelSet, latest: LabelSetVersion | None, count: int,
             own: list[Citation]) -> LabelSetAbout:
     summary: dict[str, Any] = latest.summary if latest and isinstance(latest.summary, dict) else {}
     params = label_set.params if isinstance(label_set.params, dict) else {}
     evaluated = summary.get("evaluated")
-    benchmark = label_set.benchmark.slug
     citations = benchmark_docs.label_set_citations(label_set.family, own)
     return LabelSetAbout(
         slug=label_set.slug, name=label_set.name, kind=label_set.kind, family=label_set.family,
         image_set=label_set.image_set.slug, image_set_name=label_set.image_set.name,
         image_set_size=int(label_set.image_set.size), available=latest is not None,
-        what=_what(label_set.family, label_set.description),
-        how=benchmark_docs.label_set_how(label_set.family, label_set.slug, summary, params,
-                                         benchmark),
+        what=benchmark_docs.label_set_what(label_set.family, label_set.description),
+        how=benchmark_docs.label_set_how(label_set.family, label_set.slug, summary, params),
         facts=benchmark_docs.label_set_facts(label_set.family, summary),
         evaluated=int(evaluated) if isinstance(evaluated, int) else (
             int(label_set.image_set.size) if latest is not None else None),
@@ -88,9 +81,8 @@ def _unloaded(bench: BenchmarkSpec, spec: LabelSetSpec, own: list[Citation]) -> 
         slug=spec.slug, name=spec.name, kind=spec.kind, family=spec.family,
         image_set=spec.image_set, image_set_name=image_set.name,
         image_set_size=image_set.size, available=False,
-        what=_what(spec.family, spec.description),
-        how=benchmark_docs.label_set_how(spec.family, spec.slug, {}, spec.param_dict,
-                                         spec.benchmark),
+        what=benchmark_docs.label_set_what(spec.family, spec.description),
+        how=benchmark_docs.label_set_how(spec.family, spec.slug, {}, spec.param_dict),
         facts=[], evaluated=None, version=None, version_hash=None, version_count=0,
         citations=benchmark_docs.label_set_citations(spec.family, own),
         needs=needs)

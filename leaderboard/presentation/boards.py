@@ -12,6 +12,8 @@ from leaderboard.catalog.models import Benchmark, LabelSet, LabelSetVersion
 from leaderboard.presentation.significance import leaderboard_significance_add
 from leaderboard.submissions.models import Score, Submission
 from workers.scoring import leaderboard as core_leaderboard
+from workers.scoring.families.base import CLOPPER_PEARSON
+from workers.scoring.families.registry import family_named
 
 _CACHEABLE_QUERY = re.compile(r"[-\w.]{1,64}:[0-9a-fA-F]{0,64}|[-\w.]{1,64}:None", re.ASCII)
 
@@ -81,13 +83,14 @@ def _columns(benchmark: Benchmark, version: str | None
 
 
 def _ci_method(label_set: LabelSet, version: LabelSetVersion) -> str:
-    """The interval of a column's scores, as their records name it: only multi-label scores
-    are means over classes, and those stored before the class mean are not (one row read)."""
-    if label_set.family != "multilabel":
-        return "clopper_pearson"
+    """The interval of a column's scores, as their records name it: a family's that is a mean
+    over classes names it in each record, and scores stored before the class mean do not
+    (one row read)."""
+    if family_named(label_set.family).interval == CLOPPER_PEARSON:
+        return CLOPPER_PEARSON
     method = (Score.objects.filter(label_set_version=version)
               .values_list("record__ci_method", flat=True).first())
-    return method if isinstance(method, str) else "clopper_pearson"
+    return method if isinstance(method, str) else CLOPPER_PEARSON
 
 
 def leaderboard_get(*, benchmark: Benchmark, sort: str = "original",

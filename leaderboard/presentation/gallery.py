@@ -33,6 +33,7 @@ from leaderboard.common.storage import stored_npz
 from leaderboard.review.selectors import ClassLabel, example_classes
 from leaderboard.submissions.models import Score, Submission, SubmissionFile
 from leaderboard.submissions.selectors import submission_scores
+from workers.scoring.families.registry import family_named
 
 PAGE_SIZE = 60
 SECTIONS = ("imagenet-m", "corrected")
@@ -143,12 +144,14 @@ def submission_gallery(*, submission: Submission) -> dict[str, GallerySection]:
         return {}
     scores = submission_scores(submission=submission)
     sections: dict[str, GallerySection] = {}
-    imagenet_m = next((s for s in scores.values() if s.label_set.family == "imagenet_m"), None)
-    if imagenet_m is not None:
-        sections["imagenet-m"] = _or_error("imagenet-m", imagenet_m,
-                                           lambda: _imagenet_m(imagenet_m))
+    # Each section comes with the family that declares it (workers/scoring/families: `gallery`)
+    listed = next((s for s in scores.values()
+                   if family_named(s.label_set.family).gallery == "misses"), None)
+    if listed is not None:
+        sections["imagenet-m"] = _or_error("imagenet-m", listed, lambda: _imagenet_m(listed))
     corrected = scores.get("corrected")
-    if corrected is not None and corrected.label_set.family == "corrected":
+    if (corrected is not None
+            and family_named(corrected.label_set.family).gallery == "correctable"):
         sections["corrected"] = _or_error("corrected", corrected,
                                           lambda: _corrected(submission, corrected))
     return sections

@@ -32,11 +32,10 @@ from leaderboard.presentation.boards import Leaderboard, LeaderboardColumn, lead
 from leaderboard.submissions.models import Score, Submission
 from leaderboard.submissions.selectors import submission_scores
 from workers.scoring import leaderboard as core
+from workers.scoring.families.registry import FAMILIES, family_named
 from workers.scoring.stats import FIT_SCALES, noise_prevalence_curve, scale_forward, scale_inverse
 
 ORIGINAL = "original"
-NEW_TEST_SET_FAMILY = "new_test_set"
-LABEL_FAMILIES = ("corrected", "real", "multilabel", "cifar10h")  # the label-set scatter's y
 NOISE_LABEL_SET = "corrected"
 DEFAULT_CURVES = 5  # the top submissions on `corrected` when no ids are given
 MAX_CURVES = 8
@@ -66,8 +65,10 @@ class PlotChoices:
 def plot_choices(*, benchmark: Benchmark) -> PlotChoices:
     """The label sets each chart can show on this benchmark."""
     rows = list(LabelSet.objects.filter(benchmark=benchmark).values_list("slug", "name", "family"))
-    new = sorted(((s, n) for s, n, f in rows if f == NEW_TEST_SET_FAMILY), reverse=True)
-    order = {family: i for i, family in enumerate(LABEL_FAMILIES)}
+    new = sorted(((s, n) for s, n, f in rows if family_named(f).gap_to_reference), reverse=True)
+    # The label-set scatter's y: the families drawn against the original labels, in their
+    # order, a label set named as its family first.
+    order = {name: f.plot_order for name, f in FAMILIES.items() if f.plot_order is not None}
     labels = sorted(((s, n, f) for s, n, f in rows if f in order),
                     key=lambda r: (order[r[2]], r[0] != r[2], r[0]))
     return PlotChoices(new, [(s, n) for s, n, _ in labels],

@@ -1,7 +1,7 @@
 """Ground-truth review (Northcutt et al., docs/metrics.md §12): candidates on a `corrected` label
 set, reviewers answer given / guessed / both / neither, and the vote that fills the panel
-settles the example into a new label-set version (`revisions.apply_ground_truth`) that every
-submission is re-scored on.
+settles the example into a new label-set version (the corrected family's
+`apply_ground_truth`) that every submission is re-scored on.
 
 A settled candidate always makes a new version, a non-error included: the version records the
 verdict (its `review_category` array and the summary's `settled` entry) even where the labels,
@@ -33,8 +33,7 @@ from leaderboard.review.panel import (
     panel_vote_cast,
 )
 from workers.scoring import label_set_builders, revisions
-
-GROUND_TRUTH_FAMILIES = ("corrected",)
+from workers.scoring.families.registry import family_named, ground_truth_apply
 
 
 def ground_truth_candidate_create(*, label_set: LabelSet, example_index: int, guessed: int,
@@ -45,7 +44,7 @@ def ground_truth_candidate_create(*, label_set: LabelSet, example_index: int, gu
 
     `given` is the example's original label in the latest version; passed explicitly (as an
     audit does, from what it saw) it must equal that label."""
-    if label_set.family not in GROUND_TRUTH_FAMILIES:
+    if family_named(label_set.family).apply_ground_truth is None:
         raise ReviewError("invalid_label_set",
                           f"label set {label_set.slug!r} is of family {label_set.family!r}; "
                           "ground-truth review applies to corrected label sets", field="label_set")
@@ -121,7 +120,7 @@ def ground_truth_version_revise(*, label_set: LabelSet,
         reviews = [revisions.GroundTruthVotes(c.example_index, c.given, c.guessed, v)
                    for c, v in zip(candidates, votes, strict=True)]
         try:
-            compiled = revisions.apply_ground_truth(current, reviews)
+            compiled = ground_truth_apply(current, reviews)
         except ValueError as exc:
             raise ReviewError("invalid_candidate", str(exc)) from None
         threshold = int(current.meta["threshold"])

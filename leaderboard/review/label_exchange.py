@@ -24,7 +24,7 @@ from leaderboard.catalog.services import (
     label_set_version_create,
 )
 from leaderboard.review.jobs import version_rescore_request
-from workers.scoring import datasets, label_set_builders, revisions
+from workers.scoring import datasets, label_set_builders
 from workers.scoring.bundles import (
     BundleData,
     BundleError,
@@ -33,6 +33,7 @@ from workers.scoring.bundles import (
     compile_bundle_label_set,
 )
 from workers.scoring.catalog import MULTILABEL_SOURCE
+from workers.scoring.families.registry import FAMILIES, family_named
 
 MULTILABEL_SLUGS = ("multilabel", "imagenet-m")
 
@@ -106,26 +107,35 @@ def _version(label_set: LabelSet, number: int | None) -> LabelSetVersion:
 
 def labels_export(*, benchmark: str, label_set: str, number: int | None = None) -> Any:
     """A version (default: the latest) as JSON-able data in its source file's layout:
-    `multilabel` as human_accuracy_v3.0.0.json (with `imagenet_m` from the latest ImageNet-M
-    version when there is one), `real` as real.json."""
+    as its family writes it (workers/scoring/families: `export`): `multilabel` as
+    human_accuracy_v3.0.0.json (with `imagenet_m` from the latest version of the benchmark's
+    listed subset when there is one), `real` as real.json."""
     row = LabelSet.objects.select_related("benchmark").filter(
         benchmark__slug=benchmark, slug=label_set).first()
     if row is None:
         raise LabelIOError(f"no label set {benchmark}/{label_set}")
     version = _version(row, number)
     labels = compiled_for_version(version)
-    if row.family == "multilabel":
-        partner = LabelSet.objects.filter(benchmark=row.benchmark, family="imagenet_m").first()
-        partner_version = (label_set_version_latest(label_set=partner)
-                           if partner is not None else None)
-        imagenet_m = (compiled_for_version(partner_version)
-                      if partner_version is not None else None)
-        wnids = datasets.imagenet_wnids(Path(settings.EVALSERVER_DATA_DIR))
-        try:
-            return revisions.export_multilabel(labels, imagenet_m, wnids=wnids)
-        except ValueError as exc:
-            raise LabelIOError(str(exc)) from exc
-    if row.family == "real":
-        return revisions.export_real(labels)
-    raise LabelIOError(f"{benchmark}/{label_set} is a {row.family!r} label set: only multilabel "
-                       "and real sets can be exported")
+    family = family_named(row.family)
+    if family.export is None:
+        names = sorted(n for n, f in FAMILIES.items() if f.export is not None)
+        exportable = " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
+        raise LabelIOError(f"{benchmark}/{label_set} is a {row.family!r} label set: only "
+                           f"{exportable} sets can be exported")
+    partner = None
+    if family.export_with is not None:  # a related set written into the same file
+        partner_row = LabelSet.objects.filter(benchmark=row.benchmark,
+                                              family=family.export_with).first()
+        partner_version = (label_set_version_latest(label_set=partner_row)
+                           if partner_row is not None else None)
+        partner = (compiled_for_version(partner_version)
+                   if partner_version is not None else None)
+    # Class keys name classes in the file (ImageNet's WordNet ids); a benchmark loaded by the
+    # import above, not from its bundle, has none stored: the data directory has ImageNet's.
+    keys = row.benchmark.class_keys or (
+        datasets.imagenet_wnids(Path(settings.EVALSERVER_DATA_DIR))
+        if family.export_with is not None else [])
+    try:
+        return family.export(labels, partner, keys)
+    except ValueError as exc:
+        raise LabelIOError(str(exc)) from exc

@@ -48,6 +48,7 @@ from leaderboard.review.models import (
 from leaderboard.review.panel import label_set_revision_publish
 from workers.scoring import revisions
 from workers.scoring.datasets import IMAGENET_NUM_CLASSES, IMAGENET_SIZE
+from workers.scoring.families.registry import family_named, verdicts_apply
 from workers.scoring.label_set_builders import CompiledLabelSet
 
 BENCHMARK = "imagenet"
@@ -198,7 +199,7 @@ def _revise(label_set: LabelSet, entries: list[PanelEntry], outcome: LabelSetOut
         accepted = np.isin(keys, arrays["accepted_keys"])
         wrong = np.isin(keys, arrays["wrong_keys"])
         eligible = ~accepted
-        if label_set.family == "multilabel":
+        if family_named(label_set.family).verdicts_need_annotation:
             annotated = np.asarray(arrays["annotated"], dtype=bool)[examples]
             outcome.not_annotated = int((eligible & ~annotated).sum())
             eligible &= annotated
@@ -213,7 +214,7 @@ def _revise(label_set: LabelSet, entries: list[PanelEntry], outcome: LabelSetOut
                     "problematic": False, "severity": e.severity, "category": e.category,
                     "source": provenance} for e in judged]
         parent_hash[:] = [current.content_hash]
-        return revisions.apply_verdicts(current, verdicts), settled
+        return verdicts_apply(current, verdicts), settled
 
     return revise
 

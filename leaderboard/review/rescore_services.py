@@ -25,7 +25,7 @@ from leaderboard.common.jobs import job_claim
 from leaderboard.review.jobs import VERSION_RESCORE_JOBS, version_rescore_request
 from leaderboard.review.panel import ReviewError, label_set_revision_publish
 from leaderboard.review.services import Progress, version_rescore_run
-from workers.scoring import upgrades
+from workers.scoring.families.registry import family_named, missing_arrays
 from workers.scoring.label_set_builders import CompiledLabelSet
 
 UPGRADE_NOTE = ("Upgraded to the current label-set builder: the same labels, plus {arrays} "
@@ -41,7 +41,7 @@ class Upgrade:
 def _original_labels(label_set: LabelSet) -> CompiledLabelSet:
     """The current `original` labels of the label set's image set (what its classes mean)."""
     for version in label_set_versions_current(benchmark=label_set.benchmark):
-        if (version.label_set.family == "original"
+        if (family_named(version.label_set.family).reference
                 and version.label_set.image_set_id == label_set.image_set_id):
             return compiled_for_version(version)
     raise ReviewError("no_original_labels",
@@ -54,15 +54,19 @@ def label_set_version_upgrade(*, label_set: LabelSet, author: User | None = None
     """A new version of the label set adding the arrays its current version lacks (re-scored
     after commit, as every new version); None when the current version lacks nothing."""
     current = label_set_version_latest(label_set=label_set)
-    missing = [] if current is None else upgrades.missing_arrays(compiled_for_version(current))
+    missing = [] if current is None else missing_arrays(compiled_for_version(current))
     if not missing:
         return None
+    upgrade = family_named(label_set.family).upgrade
+    if upgrade is None:
+        raise ReviewError("no_upgrade", f"{label_set} lacks {missing}: no upgrade adds them")
     original = _original_labels(label_set).arrays["labels"]
 
     def revise(parent: CompiledLabelSet) -> tuple[CompiledLabelSet, list[dict[str, Any]]]:
+        assert upgrade is not None
         try:
-            return upgrades.compiled_upgrade(parent, original_labels=original), []
-        except ValueError as exc:  # no upgrade for it, or labels that do not fit it
+            return upgrade(parent, original), []
+        except ValueError as exc:  # labels that do not fit it
             raise ReviewError("no_upgrade", str(exc)) from None
 
     version = label_set_revision_publish(label_set=label_set, author=author, revise=revise,

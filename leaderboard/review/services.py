@@ -43,6 +43,7 @@ from leaderboard.submissions.services import scores_copy, scores_upsert
 from leaderboard.submissions.significance import board_significance_schedule
 from workers.scoring import label_set_builders, revisions
 from workers.scoring.compact import npz_member_rows
+from workers.scoring.families.registry import verdicts_apply
 from workers.scoring.hits import NovelPairs
 from workers.scoring.metrics import headline_hits, score_label_set
 from workers.scoring.predictions import Predictions
@@ -149,7 +150,7 @@ def label_set_version_revise(*, label_set: LabelSet, verdicts: Sequence[revision
         settled = [{"item": i.pk, "example": i.example_index, "class": i.class_id,
                     "verdict": v.verdict, "problematic": v.problematic}
                    for i, v in zip(items, verdicts, strict=True)]
-        return revisions.apply_verdicts(current, verdicts), settled
+        return verdicts_apply(current, verdicts), settled
 
     return label_set_revision_publish(label_set=label_set, author=author, revise=revise,
                                       note=note or f"{len(verdicts)} review decision(s)")

@@ -80,7 +80,7 @@ def assert_toy_loaded() -> None:
         "slug", "image_set__slug", "kind", "family", "bundle_kind", "reviewable")) == [
         ("corrected", "toy-test", "single", "corrected", "validated", False),
         ("corrected-t4", "toy-test", "single", "corrected", "validated", False),
-        ("humans", "toy-test", "soft", "cifar10h", "soft", False),
+        ("humans", "toy-test", "soft", "soft", "soft", False),
         ("new", "toy-new", "single", "new_test_set", "new_test_set", False),
         ("original", "toy-test", "single", "original", "single", False),
         ("real", "toy-test", "multi", "real", "multi", True),

@@ -116,7 +116,7 @@ def test_it_shows_top5_and_the_imagenet_families_extras(
     miss = {"index": 41, "file": "ILSVRC2012_val_00000042.JPEG", "predicted": 5,
             "predicted_name": "electric ray"}
     Score.objects.filter(submission=submission, label_set__slug="corrected").update(
-        **accuracy_record(67, 68), record={"family": "imagenet_m", "misses": [miss]})
+        **accuracy_record(67, 68), record={"family": "subset", "misses": [miss]})
 
     client.force_login(owner)
     page = client.get(f"/submissions/{submission.pk}/").content.decode()

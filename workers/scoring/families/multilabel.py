@@ -31,7 +31,8 @@ from .base import (
 )
 from .real import accepted_hits
 
-SHANKAR2020 = Citation("shankar2020", ("Shankar, Vaishaal", "Roelofs, Rebecca", "Mania, Horia",
+SHANKAR2020 = Citation(
+    "shankar2020", ("Shankar, Vaishaal", "Roelofs, Rebecca", "Mania, Horia",
                     "Fang, Alex", "Recht, Benjamin", "Schmidt, Ludwig"),
     "Evaluating Machine Accuracy on ImageNet", "ICML", 2020,
     "https://arxiv.org/abs/2007.00347")

@@ -25,7 +25,8 @@ from .base import (
     summary_int,
 )
 
-BEYER2020 = Citation("beyer2020", ("Beyer, Lucas", "Hénaff, Olivier J.", "Kolesnikov, Alexander",
+BEYER2020 = Citation(
+    "beyer2020", ("Beyer, Lucas", "Hénaff, Olivier J.", "Kolesnikov, Alexander",
                   "Zhai, Xiaohua", "van den Oord, Aäron"),
     "Are we done with ImageNet?", "arXiv:2006.07159", 2020,
     "https://arxiv.org/abs/2006.07159")

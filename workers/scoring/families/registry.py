@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from collections.abc import Sequence
 from types import MappingProxyType
+from typing import Any
 
 from ..label_set_builders import CompiledLabelSet
 from .base import Family
@@ -77,3 +79,23 @@ def missing_arrays(ls: CompiledLabelSet) -> list[str]:
     """The arrays its family's builder gives now that this compiled set (an older build)
     lacks: the family's `upgrade` adds them."""
     return sorted(set(family_named(ls.family).arrays) - set(ls.arrays))
+
+
+def verdicts_apply(ls: CompiledLabelSet, verdicts: Sequence[Any]) -> CompiledLabelSet:
+    """The next version of `ls` after settled novel-prediction verdicts, as its family takes
+    them in; a ValueError for a family that review does not revise."""
+    family = family_named(ls.family)
+    if family.apply_verdicts is None:
+        raise ValueError(f"label set {ls.slug!r} is of family {family.name!r}, which "
+                         "novel-prediction review does not revise")
+    return family.apply_verdicts(ls, verdicts)
+
+
+def ground_truth_apply(ls: CompiledLabelSet, votes: Sequence[Any]) -> CompiledLabelSet:
+    """The next version of `ls` after settled ground-truth reviews; a ValueError for a family
+    without ground-truth review."""
+    family = family_named(ls.family)
+    if family.apply_ground_truth is None:
+        raise ValueError(f"label set {ls.slug!r} is of family {family.name!r}, which has no "
+                         "ground-truth review")
+    return family.apply_ground_truth(ls, votes)

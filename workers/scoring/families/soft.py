@@ -24,7 +24,8 @@ from .base import (
     summary_int,
 )
 
-PETERSON2019 = Citation("peterson2019", ("Peterson, Joshua C.", "Battleday, Ruairidh M.",
+PETERSON2019 = Citation(
+    "peterson2019", ("Peterson, Joshua C.", "Battleday, Ruairidh M.",
                      "Griffiths, Thomas L.", "Russakovsky, Olga"),
     "Human uncertainty makes classification more robust", "ICCV", 2019,
     "https://arxiv.org/abs/1908.07086")

@@ -34,6 +34,7 @@ from workers.scoring.bundles import (
 )
 from workers.scoring.bundles.builders import optional_source
 from workers.scoring.catalog import MULTILABEL_SOURCE
+from workers.scoring.families.registry import family_named
 from workers.scoring.metrics import SubmissionScores, score_predictions
 from workers.scoring.predictions import PredictionError, parse_predictions
 
@@ -136,10 +137,8 @@ def table_rows(scores: SubmissionScores) -> list[tuple[str, str, str, str, str]]
         ci = f"[{_fmt(rec['ci_low'], percent)}, {_fmt(rec['ci_high'], percent)}]"
         rows.append((slug, name, _fmt(value, percent), count, ci))
 
-    headline = {"cifar10h": "plurality top-1", "imagenet_m": "correct of listed",
-                "multilabel": "top-1, mean over classes"}
     for slug, rec in scores.records.items():
-        add(slug, headline.get(rec["family"], "top-1"), rec)
+        add(slug, family_named(rec["family"]).headline, rec)
         add(slug, "top-1, pooled over images", rec.get("pooled_accuracy"))
         add(slug, "top-5", rec.get("top5"))
         if "correctable" in rec:

@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 
 from .. import label_set_builders as builders
-from ..families.registry import manifest_shape
 from ..datasets import DataError, MturkRecord
+from ..families.registry import manifest_shape
 from ..multilabel import build_multilabel_arrays
 from .classes import Classes, load_classes
 from .data_files import check_labels, read_json, read_npy, read_npz_member, resolve

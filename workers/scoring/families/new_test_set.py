@@ -4,8 +4,13 @@ Bundle kind `new_test_set`."""
 
 from __future__ import annotations
 
-from .base import AboutText, Family, Figure
+from .base import AboutText, Citation, Family, Figure
 from .original import TOP5, single_labels_build, single_labels_hits, single_labels_score
+
+RECHT2019 = Citation("recht2019", ("Recht, Benjamin", "Roelofs, Rebecca", "Schmidt, Ludwig",
+                                   "Shankar, Vaishaal"),
+                     "Do ImageNet Classifiers Generalize to ImageNet?", "ICML", 2019,
+                     "https://arxiv.org/abs/1902.10811")
 
 FAMILY = Family(
     name="new_test_set",
@@ -28,5 +33,5 @@ FAMILY = Family(
         ("Accuracy on the new images, and its gap to the same model's original test accuracy. "
          "Across the leaderboard, a linear fit new = a × original + b (with a bootstrap 95% "
          "band) and each model's residual from it.",),
-        ("recht2019",)),
+        (RECHT2019,)),
 )

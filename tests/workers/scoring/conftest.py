@@ -14,9 +14,8 @@ import numpy as np
 import pytest
 
 from tests.helpers import PROJECT_ROOT
-from tests.workers.scoring.support import load_json
-from workers.scoring.bundles import builtin_label_set_spec
-from workers.scoring.label_set_builders import CompiledLabelSet, compile_label_set
+from tests.workers.scoring.support import compile_builtin, load_json
+from workers.scoring.label_set_builders import CompiledLabelSet
 
 DATA_DIR = PROJECT_ROOT.parent / "shared" / "data"
 VAL_PREFIX = "ILSVRC2012_val_"
@@ -54,13 +53,14 @@ def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def compiled(data_dir: Path, cache_dir: Path) -> Callable[[str, str], CompiledLabelSet]:
-    """compiled(benchmark, slug): a catalog label set compiled once per session."""
+    """compiled(benchmark, slug): a built-in bundle's label set (benchmarks/*.toml) compiled
+    once per session, from the bundle."""
     memo: dict[tuple[str, str], CompiledLabelSet] = {}
 
     def get(benchmark: str, slug: str) -> CompiledLabelSet:
         if (benchmark, slug) not in memo:
-            memo[benchmark, slug] = compile_label_set(
-                builtin_label_set_spec(benchmark, slug), data_dir=data_dir, cache_dir=cache_dir)
+            memo[benchmark, slug] = compile_builtin(benchmark, slug, data_dir=data_dir,
+                                                    cache_dir=cache_dir)
         return memo[benchmark, slug]
 
     return get

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from workers.scoring.bundles import BundleData, builtin_bundle, compile_bundle_label_set
 from workers.scoring.datasets import MturkRecord
+from workers.scoring.families.registry import family_named
 from workers.scoring.label_set_builders import CompiledLabelSet, build_corrected, make_compiled
 from workers.scoring.predictions import Predictions
+from workers.scoring.revisions import Verdict
 from workers.scoring.stats import clopper_pearson
 
 # ---------------------------------------------------------------- real data files
@@ -60,6 +63,15 @@ def assert_counts(record: dict, correct: int, total: int) -> None:
 
 Compiled = Callable[[str, str], CompiledLabelSet]
 
+
+def compile_builtin(benchmark: str, slug: str, *, data_dir: Path, cache_dir: Path | None = None,
+                    multilabel_file: Path | None = None) -> CompiledLabelSet:
+    """A built-in bundle's label set (benchmarks/<benchmark>.toml) compiled from the bundle;
+    `multilabel_file` is the setting the multi-label sets of ImageNet read."""
+    data = BundleData(builtin_bundle(benchmark), data_dir=data_dir,
+                      sources={"multilabel_file": multilabel_file})
+    return compile_bundle_label_set(data, slug, cache_dir=cache_dir)
+
 SIZES = {"imagenet": 50_000, "cifar10": 10_000, "mnist": 10_000}
 
 Pairs = set[tuple[int, int]]
@@ -73,8 +85,9 @@ def decode(array: np.ndarray, num_classes: int = 1000) -> Pairs:
     return {(k // num_classes, k % num_classes) for k in array.tolist()}
 
 
-def fields(family: str, size: int, num_classes: int, kind: str = "multi") -> dict[str, Any]:
-    return {"slug": family.replace("_", "-"), "benchmark": "imagenet",
+def fields(family: str, size: int, num_classes: int, kind: str = "multi",
+           slug: str | None = None) -> dict[str, Any]:
+    return {"slug": slug or family.replace("_", "-"), "benchmark": "imagenet",
             "image_set": "imagenet-val", "kind": kind, "family": family,
             "num_classes": num_classes, "size": size}
 
@@ -99,6 +112,22 @@ def corrected_set(threshold: int) -> CompiledLabelSet:
     records = [MturkRecord(1, 1, 7, {"guessed": 5}), MturkRecord(3, 3, 8, {"both": 5})]
     arrays, meta = build_corrected(np.arange(6, dtype=np.int16), records, threshold)
     return make_compiled(fields("corrected", 6, 10, "single"), arrays, meta)
+
+
+def apply_verdicts(parent: CompiledLabelSet, verdicts: list[Verdict]) -> CompiledLabelSet:
+    """The next version after settled verdicts, through the parent's family."""
+    apply = family_named(parent.family).apply_verdicts
+    assert apply is not None, f"family {parent.family!r} is not reviewable"
+    return apply(parent, verdicts)
+
+
+def export(labels: CompiledLabelSet, partner: CompiledLabelSet | None = None,
+           class_keys: Sequence[str] = ()) -> Any:
+    """A version in its source file's layout, through its family (`partner`: the current set
+    of the family its `export_with` names)."""
+    write = family_named(labels.family).export
+    assert write is not None, f"family {labels.family!r} has no export"
+    return write(labels, partner, class_keys)
 
 
 # docs/metrics.md §5.2, transcribed: (accepted label, prediction also correct)

@@ -36,7 +36,7 @@ from workers.scoring.bundles import (
     parse_manifest,
     read_bundle,
 )
-from workers.scoring.label_set_builders import FAMILY_ARRAYS
+from workers.scoring.families.registry import family_named
 
 NOWHERE = Path("/nonexistent-data-dir")
 TEXT = st.text(st.characters(codec="utf-8"), max_size=12)
@@ -113,7 +113,7 @@ def assert_outcome(result: dict[str, Any] | BundleError) -> None:
         return
     event("compiled")
     for compiled in result.values():
-        assert set(FAMILY_ARRAYS[compiled.family]) <= set(compiled.arrays)
+        assert set(family_named(compiled.family).arrays) <= set(compiled.arrays)
         assert len(compiled.content_hash) == 64
 
 

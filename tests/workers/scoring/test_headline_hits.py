@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 from tests.workers.scoring.realdata import MODELS, PREDICTIONS_DIR, SUFFIX
+from tests.workers.scoring.support import compile_builtin
 from workers.scoring import datasets
-from workers.scoring.bundles import builtin_label_set_spec
-from workers.scoring.label_set_builders import CompiledLabelSet, compile_label_set, evaluated_mask
+from workers.scoring.label_set_builders import CompiledLabelSet, evaluated_mask
 from workers.scoring.metrics import headline_hits, score_label_set, score_predictions
 from workers.scoring.predictions import Predictions, parse_predictions
 
@@ -136,8 +136,7 @@ def test_it_counts_multilabel_and_imagenet_m_hits_in_order(
         "imagenet_m": [datasets.imagenet_file_name(i) for i in listed]}))
     for slug, included in (("multilabel", [i for i in range(40) if i not in problematic]),
                            ("imagenet-m", listed)):
-        ls = compile_label_set(builtin_label_set_spec("imagenet", slug), data_dir=data_dir,
-                               multilabel_file=path)
+        ls = compile_builtin("imagenet", slug, data_dir=data_dir, multilabel_file=path)
         record, _ = score_label_set(ls, _ids(resnet50))
         hits = headline_hits(ls, _ids(resnet50))
         _assert_consistent(ls, hits, record)

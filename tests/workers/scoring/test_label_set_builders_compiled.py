@@ -1,7 +1,9 @@
-"""Tests for the compiled form of a label set: content hash, cache, save/load and missing files."""
+"""Tests for the compiled form of a label set: content hash, cache, save/load and missing files
+(compiled from the built-in bundles, benchmarks/*.toml)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import shutil
@@ -12,15 +14,21 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tests.workers.scoring.support import Compiled, load_json
-from workers.scoring import label_set_builders
-from workers.scoring.bundles import builtin_label_set_spec
+from tests.workers.scoring.bundle_files import write_bundle
+from tests.workers.scoring.support import Compiled, compile_builtin, load_json
+from workers.scoring.bundles import (
+    BundleData,
+    BundleError,
+    builtin_bundle,
+    compile_bundle_label_set,
+    compiler,
+    missing_sources,
+    read_bundle,
+)
 from workers.scoring.datasets import DataError
 from workers.scoring.label_set_builders import (
-    compile_label_set,
     load_compiled,
     make_compiled,
-    missing_files,
     save_compiled,
 )
 
@@ -30,17 +38,18 @@ from workers.scoring.label_set_builders import (
 def test_it_loads_the_second_compile_from_the_cache_file(
     data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    spec = builtin_label_set_spec("cifar10", "corrected")
-    first = compile_label_set(spec, data_dir=data_dir, cache_dir=tmp_path)
+    first = compile_builtin("cifar10", "corrected", data_dir=data_dir, cache_dir=tmp_path)
     files = sorted(p.name for p in tmp_path.iterdir())
     assert len(files) == 1
-    assert re.fullmatch(r"cifar10-corrected-[0-9a-f]{32}\.npz", files[0])
+    assert re.fullmatch(r"bundle-cifar10-corrected-[0-9a-f]{32}\.npz", files[0])
 
-    def no_build(*args: object, **kwargs: object) -> None:
-        raise AssertionError("label_set_builders.build was called although the cache is fresh")
+    def no_read(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a label file was read although the cache is fresh")
 
-    monkeypatch.setattr(label_set_builders, "build", no_build)
-    second = compile_label_set(spec, data_dir=data_dir, cache_dir=tmp_path)
+    # the corrected family builds from the original labels and the vote records
+    monkeypatch.setattr(BundleData, "single_labels", no_read)
+    monkeypatch.setattr(BundleData, "vote_records", no_read)
+    second = compile_builtin("cifar10", "corrected", data_dir=data_dir, cache_dir=tmp_path)
     assert second.content_hash == first.content_hash
     assert second.meta == first.meta
     assert sorted(second.arrays) == sorted(first.arrays)
@@ -50,13 +59,12 @@ def test_it_loads_the_second_compile_from_the_cache_file(
     assert sorted(p.name for p in tmp_path.iterdir()) == files
     # without a cache directory it must build again
     with pytest.raises(AssertionError):
-        compile_label_set(spec, data_dir=data_dir)
+        compile_builtin("cifar10", "corrected", data_dir=data_dir)
 
 
 def test_it_returns_read_only_arrays(data_dir: Path, tmp_path: Path) -> None:
-    spec = builtin_label_set_spec("mnist", "corrected")
-    fresh = compile_label_set(spec, data_dir=data_dir, cache_dir=tmp_path)
-    cached = compile_label_set(spec, data_dir=data_dir, cache_dir=tmp_path)
+    fresh = compile_builtin("mnist", "corrected", data_dir=data_dir, cache_dir=tmp_path)
+    cached = compile_builtin("mnist", "corrected", data_dir=data_dir, cache_dir=tmp_path)
     for labelset in (fresh, cached):
         for name, array in labelset.arrays.items():
             assert array.flags.writeable is False, name
@@ -117,18 +125,16 @@ def test_it_fails_verification_of_a_tampered_file(
     assert str(excinfo.value) == f"{path}: content does not match its hash"
 
 
-def _linked_data_dir(data_dir: Path, root: Path, copied: str) -> Path:
-    """A data directory of symlinks to the real files, except `copied`, which is a copy."""
-    for source in data_dir.rglob("*"):
-        if source.is_dir():
-            continue
-        relative = source.relative_to(data_dir)
-        target = root / relative
+CIFAR10_CORRECTED_FILES = ("cifar10/original_labels.npy", "cifar10/cleanlab_mturk.json")
+
+
+def _copied_data_dir(data_dir: Path, root: Path, names: tuple[str, ...]) -> Path:
+    """A data directory holding copies of the named files only (a bundle refuses a link that
+    leads out of its root, so no links to the real files)."""
+    for name in names:
+        target = root / name
         target.parent.mkdir(parents=True, exist_ok=True)
-        if relative.as_posix() == copied:
-            shutil.copyfile(source, target)
-        else:
-            target.symlink_to(source)
+        shutil.copyfile(data_dir / name, target)
     return root
 
 
@@ -136,8 +142,8 @@ def test_it_hashes_content_so_a_changed_label_changes_the_hash(
     compiled: Compiled, data_dir: Path, cache_dir: Path, tmp_path: Path
 ) -> None:
     name = "cifar10/original_labels.npy"
-    same = _linked_data_dir(data_dir, tmp_path / "same", name)
-    changed = _linked_data_dir(data_dir, tmp_path / "changed", name)
+    same = _copied_data_dir(data_dir, tmp_path / "same", CIFAR10_CORRECTED_FILES)
+    changed = _copied_data_dir(data_dir, tmp_path / "changed", CIFAR10_CORRECTED_FILES)
     flagged = {e["id"] for e in load_json(data_dir / "cifar10/cleanlab_mturk.json")}
     index = next(i for i in range(10_000) if i not in flagged)  # keeps the vote file valid
     labels = np.load(changed / name)
@@ -145,56 +151,65 @@ def test_it_hashes_content_so_a_changed_label_changes_the_hash(
     np.save(changed / name, labels)
 
     for slug in ("original", "corrected"):
-        spec = builtin_label_set_spec("cifar10", slug)
         real = compiled("cifar10", slug)
-        copy = compile_label_set(spec, data_dir=same, cache_dir=cache_dir)
-        edited = compile_label_set(spec, data_dir=changed, cache_dir=cache_dir)
+        copy = compile_builtin("cifar10", slug, data_dir=same, cache_dir=cache_dir)
+        edited = compile_builtin("cifar10", slug, data_dir=changed, cache_dir=cache_dir)
         assert copy.content_hash == real.content_hash  # same content, other path: same hash
         assert edited.content_hash != real.content_hash
         differs = np.flatnonzero(edited.arrays["labels"] != real.arrays["labels"]).tolist()
         assert differs == [index]
 
 
+def _missing(benchmark: str, slug: str, data_dir: Path,
+             multilabel_file: Path | None = None) -> list[str]:
+    data = BundleData(builtin_bundle(benchmark), data_dir=data_dir,
+                      sources={"multilabel_file": multilabel_file})
+    return missing_sources(data, data.bundle.label_set(slug))
+
+
 def test_it_lists_exactly_the_missing_files(data_dir: Path, tmp_path: Path) -> None:
-    spec = builtin_label_set_spec("imagenet", "real")
-    assert missing_files(spec, data_dir=data_dir) == []
+    assert _missing("imagenet", "real", data_dir) == []
     (tmp_path / "imagenet").mkdir()
-    (tmp_path / "imagenet/cleanlab_original_labels.npy").symlink_to(
-        data_dir / "imagenet/cleanlab_original_labels.npy")
-    (tmp_path / "imagenet/real.json").symlink_to(data_dir / "imagenet/real.json")
-    assert missing_files(spec, data_dir=tmp_path) == [
+    # present is all that counts here (files are read only when the set is built)
+    (tmp_path / "imagenet/cleanlab_original_labels.npy").write_bytes(b"")
+    (tmp_path / "imagenet/real.json").write_bytes(b"")
+    assert _missing("imagenet", "real", tmp_path) == [
         "imagenet/cleanlab_index_to_filepath.json", "imagenet/real_scores.npz"]
-    assert missing_files(builtin_label_set_spec("mnist", "corrected"), data_dir=tmp_path) == [
+    assert _missing("mnist", "corrected", tmp_path) == [
         "mnist/original_labels.npy", "mnist/cleanlab_mturk.json"]
 
 
 def test_it_lists_a_missing_multilabel_file(data_dir: Path, tmp_path: Path) -> None:
-    spec = builtin_label_set_spec("imagenet", "multilabel")
     absent = tmp_path / "human_accuracy_v3.0.0.json"
-    assert missing_files(spec, data_dir=data_dir) == []
-    assert missing_files(spec, data_dir=data_dir, multilabel_file=absent) == [str(absent)]
+    present = tmp_path / "present.json"
+    present.write_text("{}")
+    assert _missing("imagenet", "multilabel", data_dir, present) == []
+    assert _missing("imagenet", "multilabel", data_dir, absent) == [str(absent)]
+    assert _missing("imagenet", "multilabel", data_dir) == ["setting multilabel_file"]
     # the multi-label file is ignored by label sets that do not read it
-    assert missing_files(builtin_label_set_spec("imagenet", "original"), data_dir=data_dir,
-                         multilabel_file=absent) == []
+    assert _missing("imagenet", "original", data_dir, absent) == []
 
 
 def test_it_refuses_to_compile_with_a_missing_file_and_names_it(
     data_dir: Path, tmp_path: Path
 ) -> None:
-    root = _linked_data_dir(data_dir, tmp_path / "data", "")
+    root = _copied_data_dir(data_dir, tmp_path / "data", CIFAR10_CORRECTED_FILES)
     (root / "cifar10/cleanlab_mturk.json").unlink()
-    with pytest.raises(DataError) as excinfo:
-        compile_label_set(builtin_label_set_spec("cifar10", "corrected"), data_dir=root,
-                          cache_dir=tmp_path / "cache")
-    assert str(excinfo.value) == \
-        "label set cifar10/corrected is missing files: cifar10/cleanlab_mturk.json"
+    with pytest.raises(BundleError) as excinfo:
+        compile_builtin("cifar10", "corrected", data_dir=root, cache_dir=tmp_path / "cache")
+    assert (excinfo.value.code, excinfo.value.file, excinfo.value.field) == (
+        "missing_file", "cifar10/cleanlab_mturk.json", "label_sets.corrected")
+    assert excinfo.value.message == "label set 'corrected' lacks: cifar10/cleanlab_mturk.json"
     assert not (tmp_path / "cache").exists()
 
 
 def test_it_needs_a_multilabel_file_for_the_multilabel_sets(data_dir: Path) -> None:
-    with pytest.raises(DataError) as excinfo:
-        compile_label_set(builtin_label_set_spec("imagenet", "multilabel"), data_dir=data_dir)
-    assert str(excinfo.value) == "label set 'multilabel' needs a multi-label file"
+    data = BundleData(builtin_bundle("imagenet"), data_dir=data_dir)
+    with pytest.raises(BundleError) as excinfo:
+        compile_bundle_label_set(data, "multilabel")
+    assert (excinfo.value.code, excinfo.value.field) == ("not_configured",
+                                                         "label_sets.multilabel")
+    assert excinfo.value.message == "label set 'multilabel' lacks: setting multilabel_file"
 
 
 def _fields(slug: str) -> dict[str, Any]:
@@ -228,9 +243,18 @@ def test_it_gives_a_catalog_set_the_hash_of_its_content(compiled: Compiled) -> N
     assert again.content_hash == labelset.content_hash
 
 
-def test_it_rejects_a_compiled_set_that_lacks_an_array() -> None:
+def test_it_rejects_a_compiled_set_whose_builder_lacks_a_family_array(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The compiler checks a build against its family's arrays: the toy bundle's original
+    # labels, compiled as a family that also declares `pruned` and `correctable`.
+    bundle = read_bundle(write_bundle(tmp_path / "toy"))
+    original = compiler.family_of(bundle.label_set("original"))
+    demanding = dataclasses.replace(original, arrays=("labels", "pruned", "correctable"))
+    monkeypatch.setattr(compiler, "family_of", lambda ls: demanding)
     with pytest.raises(ValueError) as excinfo:
-        make_compiled({**_fields("x"), "family": "corrected"},
-                      {"labels": np.array([0, 1, 2, 3])}, {})
-    assert str(excinfo.value) == ("label set 'x' lacks arrays "
-                                  "['correctable', 'corrected_labels', 'pruned']")
+        compile_bundle_label_set(BundleData(bundle, data_dir=tmp_path), "original",
+                                 cache_dir=tmp_path / "cache")
+    assert str(excinfo.value) == ("label set 'original': the original builder gave no "
+                                  "['correctable', 'pruned']")
+    assert not (tmp_path / "cache").exists()

@@ -14,9 +14,10 @@ import numpy as np
 import pytest
 
 from tests.workers.scoring.support import SIZES, Compiled, load_json
-from workers.scoring import datasets, label_set_builders
-from workers.scoring.bundles import builtin_label_set_spec
+from workers.scoring import datasets
+from workers.scoring.bundles import BundleData, builtin_bundle
 from workers.scoring.datasets import DataError, MturkRecord
+from workers.scoring.families.registry import family_named
 from workers.scoring.label_set_builders import (
     build_corrected,
     corrected_categories,
@@ -59,14 +60,15 @@ def categorize(votes: dict[str, int], threshold: int) -> str:
 
 def corrected_set(compiled: Compiled, data_dir: Path, bench: str,
                   threshold: int) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-    """The catalog set where there is one; otherwise the catalog spec at another threshold."""
+    """The built-in bundle's set where there is one; otherwise its `corrected` label set read at
+    another threshold, built by its family."""
     slug = CATALOG_CORRECTED.get((bench, threshold))
     if slug is not None:
         labelset = compiled(bench, slug)
         return dict(labelset.arrays), dict(labelset.meta)
-    spec = dataclasses.replace(builtin_label_set_spec(bench, "corrected"),
-                               params=(("threshold", threshold),))
-    return label_set_builders.build(spec, data_dir=data_dir)
+    bundle = builtin_bundle(bench)
+    ls = dataclasses.replace(bundle.label_set("corrected"), threshold=threshold)
+    return family_named("corrected").build(BundleData(bundle, data_dir=data_dir), ls)
 
 
 @pytest.mark.parametrize("threshold", [3, 4, 5])

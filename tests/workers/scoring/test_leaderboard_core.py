@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from tests.workers.scoring.realdata import MODELS, PREDICTIONS_DIR, SUFFIX
-from workers.scoring import label_set_builders
+from tests.workers.scoring.support import Compiled
 from workers.scoring.bundles import builtin_benchmark_spec
 from workers.scoring.label_set_builders import CompiledLabelSet
 from workers.scoring.leaderboard import (
@@ -26,9 +26,8 @@ from workers.scoring.predictions import parse_predictions
 
 
 @pytest.fixture(scope="session")
-def cifar10_sets(data_dir: Path, cache_dir: Path) -> list[CompiledLabelSet]:
-    return [label_set_builders.compile_label_set(spec, data_dir=data_dir, cache_dir=cache_dir)
-            for spec in builtin_benchmark_spec("cifar10").label_sets]
+def cifar10_sets(compiled: Compiled) -> list[CompiledLabelSet]:
+    return [compiled("cifar10", spec.slug) for spec in builtin_benchmark_spec("cifar10").label_sets]
 
 
 @pytest.fixture(scope="session")

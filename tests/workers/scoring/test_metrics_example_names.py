@@ -6,20 +6,15 @@ from __future__ import annotations
 import numpy as np
 
 from tests.workers.scoring.support import ids as _ids
+from workers.scoring.hits import _BITMAP_MIN_QUERIES, in_keys
 from workers.scoring.label_set_builders import CompiledLabelSet, make_compiled, pair_keys
-from workers.scoring.metrics import (
-    _BITMAP_MIN_QUERIES,
-    default_example_namer,
-    in_keys,
-    score_label_set,
-    score_predictions,
-)
+from workers.scoring.metrics import default_example_namer, score_label_set, score_predictions
 
 
 def _listed_set(image_set: str) -> CompiledLabelSet:
     """Four listed examples (1, 4, 6, 7) of eight; class 10 accepted on each."""
     fields = {"slug": "listed", "benchmark": "tiny", "image_set": image_set, "kind": "multi",
-              "family": "imagenet_m", "num_classes": 1000, "size": 8}
+              "family": "subset", "num_classes": 1000, "size": 8}
     accepted = pair_keys(np.array([1, 4, 6, 7]), np.array([10, 10, 10, 10]), 1000)
     return make_compiled(fields, {
         "mask": np.array([0, 1, 0, 0, 1, 0, 1, 1], dtype=bool),

@@ -9,12 +9,10 @@ import pytest
 
 from tests.workers.scoring.support import assert_counts as _assert_counts
 from tests.workers.scoring.support import ids as _ids
+from workers.scoring.families.registry import UnknownFamilyError
+from workers.scoring.hits import in_keys
 from workers.scoring.label_set_builders import CompiledLabelSet, make_compiled, pair_keys
-from workers.scoring.metrics import (
-    in_keys,
-    score_label_set,
-    score_predictions,
-)
+from workers.scoring.metrics import score_label_set, score_predictions
 from workers.scoring.predictions import Predictions
 
 # ---------------------------------------------------------------- hand-made label sets
@@ -22,8 +20,8 @@ from workers.scoring.predictions import Predictions
 
 def _ls(family: str, arrays: dict[str, np.ndarray], *, size: int, num_classes: int = 10,
         slug: str | None = None, image_set: str = "tiny-test") -> CompiledLabelSet:
-    kind = {"real": "multi", "multilabel": "multi", "imagenet_m": "multi",
-            "cifar10h": "soft"}.get(family, "single")
+    kind = {"real": "multi", "multilabel": "multi", "subset": "multi",
+            "soft": "soft"}.get(family, "single")
     fields = {"slug": slug or family, "benchmark": "tiny", "image_set": image_set, "kind": kind,
               "family": family, "num_classes": num_classes, "size": size}
     return make_compiled(fields, arrays, {})
@@ -228,7 +226,7 @@ def test_it_scores_multilabel_as_a_mean_over_classes_with_collapsed_organism_obj
 
 
 def _imagenet_m_set() -> CompiledLabelSet:
-    return _ls("imagenet_m", {
+    return _ls("subset", {
         "mask": np.array([0, 1, 0, 0, 1, 0, 1, 0], dtype=bool),
         "accepted_keys": _keys([(1, 10), (4, 20), (4, 21), (6, 30)], 1000),
         "correct_keys": _keys([(1, 10), (4, 20), (6, 30)], 1000),
@@ -269,7 +267,7 @@ def _soft_predictions(kind: str | None) -> Predictions:
 
 
 def test_it_scores_cifar10h_plurality_with_ties_agreement_and_cross_entropy() -> None:
-    ls = _ls("cifar10h", {"probs": np.array(HUMAN)}, size=4, num_classes=3)
+    ls = _ls("soft", {"probs": np.array(HUMAN)}, size=4, num_classes=3)
     record, novel = score_label_set(ls, _soft_predictions("probabilities"))
     assert novel is None
     # top-1: 1 (tied maximum: counts), 0 (no), 2 (yes), 1 (no)
@@ -287,7 +285,7 @@ def test_it_scores_cifar10h_plurality_with_ties_agreement_and_cross_entropy() ->
 
 @pytest.mark.parametrize("kind", ["logits", None])
 def test_it_gives_no_cross_entropy_for_logits_or_ids(kind: str | None) -> None:
-    ls = _ls("cifar10h", {"probs": np.array(HUMAN)}, size=4, num_classes=3)
+    ls = _ls("soft", {"probs": np.array(HUMAN)}, size=4, num_classes=3)
     record, _ = score_label_set(ls, _soft_predictions(kind))
     _assert_counts(record, 2, 4)
     assert record["cross_entropy"] is None
@@ -303,8 +301,11 @@ def test_it_refuses_a_family_without_a_metric() -> None:
     ls = CompiledLabelSet(slug="x", benchmark="tiny", image_set="tiny-test", kind="single",
                           family="mystery", num_classes=10, size=6,
                           arrays={"labels": np.arange(6)})
-    with pytest.raises(ValueError, match="mystery"):
+    with pytest.raises(UnknownFamilyError) as excinfo:
         score_label_set(ls, _topk(SINGLE_ROWS))
+    assert str(excinfo.value) == (
+        "no label-set family 'mystery' (known: balanced, corrected, multilabel, new_test_set, "
+        "original, real, soft, subset)")
 
 
 def test_it_finds_pairs_in_sorted_keys_including_past_the_last_key() -> None:

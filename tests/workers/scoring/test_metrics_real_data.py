@@ -12,9 +12,10 @@ import numpy as np
 import pytest
 
 from tests.workers.scoring.realdata import MODELS, PREDICTIONS_DIR, SUFFIX
+from tests.workers.scoring.support import Compiled
 from tests.workers.scoring.support import assert_counts as _assert_counts
 from tests.workers.scoring.support import ids as _ids
-from workers.scoring import datasets, label_set_builders
+from workers.scoring import datasets
 from workers.scoring.bundles import builtin_benchmark_spec
 from workers.scoring.label_set_builders import CompiledLabelSet
 from workers.scoring.metrics import score_predictions
@@ -31,27 +32,26 @@ NEW_SET_OF_IMAGE_SET = {"cifar10-test": "original", "cifar10.1-v4": "cifar10.1-v
 
 
 # ---------------------------------------------------------------- fixtures
-# `data_dir` and `cache_dir` (one compile cache per session) come from
-# tests/workers/scoring/conftest.py
+# `data_dir` and `compiled` (built-in bundles' label sets, compiled once per session) come
+# from tests/workers/scoring/conftest.py
 
 
-def _compile(benchmark: str, slugs: tuple[str, ...] | None, data_dir: Path,
-             cache_dir: Path) -> dict[str, CompiledLabelSet]:
-    return {spec.slug: label_set_builders.compile_label_set(spec, data_dir=data_dir,
-                                                            cache_dir=cache_dir)
+def _compile(compiled: Compiled, benchmark: str,
+             slugs: tuple[str, ...] | None) -> dict[str, CompiledLabelSet]:
+    return {spec.slug: compiled(benchmark, spec.slug)
             for spec in builtin_benchmark_spec(benchmark).label_sets
             if not spec.optional_source and (slugs is None or spec.slug in slugs)}
 
 
 @pytest.fixture(scope="session")
-def cifar10_sets(data_dir: Path, cache_dir: Path) -> dict[str, CompiledLabelSet]:
-    return _compile("cifar10", None, data_dir, cache_dir)
+def cifar10_sets(compiled: Compiled) -> dict[str, CompiledLabelSet]:
+    return _compile(compiled, "cifar10", None)
 
 
 @pytest.fixture(scope="session")
-def imagenet_sets(data_dir: Path, cache_dir: Path) -> dict[str, CompiledLabelSet]:
-    return _compile("imagenet", ("original", "corrected", "corrected-t4", "corrected-t5", "real"),
-                    data_dir, cache_dir)
+def imagenet_sets(compiled: Compiled) -> dict[str, CompiledLabelSet]:
+    return _compile(compiled, "imagenet",
+                    ("original", "corrected", "corrected-t4", "corrected-t5", "real"))
 
 
 @pytest.fixture(scope="session")

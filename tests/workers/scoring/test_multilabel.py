@@ -12,11 +12,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tests.workers.scoring.support import spec_collapse_pairs
+from tests.workers.scoring.support import compile_builtin, spec_collapse_pairs
 from workers.scoring import datasets
-from workers.scoring.bundles import builtin_label_set_spec
-from workers.scoring.datasets import DataError
-from workers.scoring.label_set_builders import CompiledLabelSet, compile_label_set
+from workers.scoring.bundles import BundleError
+from workers.scoring.label_set_builders import CompiledLabelSet
 from workers.scoring.multilabel import (
     ORGANISM_CLASSES,
     build_multilabel_arrays,
@@ -126,15 +125,15 @@ def expected(raw: dict[str, Any], class_info: list[dict[str, Any]]) -> dict[str,
 @pytest.fixture(scope="module")
 def multilabel(data_dir: Path, multilabel_file: Path,
                tmp_path_factory: pytest.TempPathFactory) -> CompiledLabelSet:
-    return compile_label_set(builtin_label_set_spec("imagenet", "multilabel"), data_dir=data_dir,
-                             cache_dir=tmp_path_factory.mktemp("ml-cache"),
-                             multilabel_file=multilabel_file)
+    return compile_builtin("imagenet", "multilabel", data_dir=data_dir,
+                           cache_dir=tmp_path_factory.mktemp("ml-cache"),
+                           multilabel_file=multilabel_file)
 
 
 @pytest.fixture(scope="module")
 def imagenet_m(data_dir: Path, multilabel_file: Path) -> CompiledLabelSet:
-    return compile_label_set(builtin_label_set_spec("imagenet", "imagenet-m"), data_dir=data_dir,
-                             multilabel_file=multilabel_file)
+    return compile_builtin("imagenet", "imagenet-m", data_dir=data_dir,
+                           multilabel_file=multilabel_file)
 
 
 # ---------------------------------------------------------------- multilabel (docs/metrics.md §5)
@@ -295,7 +294,7 @@ def test_it_includes_exactly_the_listed_imagenet_m_images(
     assert decode(imagenet_m.arrays["wrong_keys"]) == {(49_999, 998)}
     assert sorted(imagenet_m.arrays) == ["accepted_keys", "correct_keys", "mask",
                                          "unclear_keys", "wrong_keys"]
-    assert (imagenet_m.family, imagenet_m.kind) == ("imagenet_m", "multi")
+    assert (imagenet_m.family, imagenet_m.kind) == ("subset", "multi")
 
 
 def test_it_keeps_the_imagenet_m_version_when_the_file_changes_elsewhere(
@@ -308,8 +307,7 @@ def test_it_keeps_the_imagenet_m_version_when_the_file_changes_elsewhere(
     path.write_text(json.dumps(changed))
 
     def again(slug: str) -> CompiledLabelSet:
-        return compile_label_set(builtin_label_set_spec("imagenet", slug), data_dir=data_dir,
-                                 multilabel_file=path)
+        return compile_builtin("imagenet", slug, data_dir=data_dir, multilabel_file=path)
 
     assert again("imagenet-m").content_hash == imagenet_m.content_hash
     assert again("multilabel").content_hash != multilabel.content_hash
@@ -327,11 +325,12 @@ def test_it_names_an_unknown_wordnet_id(
            "problematic_images": {}, "imagenet_m": []}
     path = tmp_path / "human_accuracy_v3.0.0.json"
     path.write_text(json.dumps(raw))
-    with pytest.raises(DataError) as excinfo:
-        compile_label_set(builtin_label_set_spec("imagenet", "multilabel"), data_dir=data_dir,
-                          multilabel_file=path)
-    assert str(excinfo.value) == ("multi-label file: unknown WordNet id 'n99999999' "
-                                  "for ILSVRC2012_val_00000042.JPEG")
+    with pytest.raises(BundleError) as excinfo:
+        compile_builtin("imagenet", "multilabel", data_dir=data_dir, multilabel_file=path)
+    assert (excinfo.value.code, excinfo.value.field, excinfo.value.message) == (
+        "bad_file", "label_sets.multilabel.annotations",
+        "not in the human_accuracy layout: multi-label file: unknown WordNet id 'n99999999' "
+        "for ILSVRC2012_val_00000042.JPEG")
 
 
 @pytest.mark.parametrize(
@@ -348,19 +347,22 @@ def test_it_rejects_a_file_without_initial_annots(
 ) -> None:
     path = tmp_path / "human_accuracy_v3.0.0.json"
     path.write_text(json.dumps(raw))
-    with pytest.raises(DataError) as excinfo:
-        compile_label_set(builtin_label_set_spec("imagenet", slug), data_dir=data_dir,
-                          multilabel_file=path)
-    assert str(excinfo.value) == \
-        "multi-label file has no 'initial_annots' (human_accuracy_v3.0.0 layout)"
+    with pytest.raises(BundleError) as excinfo:
+        compile_builtin("imagenet", slug, data_dir=data_dir, multilabel_file=path)
+    # ImageNet-M reads the file of the multi-label set it is a subset of
+    assert (excinfo.value.code, excinfo.value.field, excinfo.value.message) == (
+        "bad_file", "label_sets.multilabel.annotations",
+        "not in the human_accuracy layout: "
+        "multi-label file has no 'initial_annots' (human_accuracy_v3.0.0 layout)")
 
 
 def test_it_refuses_a_missing_multilabel_file(data_dir: Path, tmp_path: Path) -> None:
     path = tmp_path / "absent.json"
-    with pytest.raises(DataError) as excinfo:
-        compile_label_set(builtin_label_set_spec("imagenet", "multilabel"), data_dir=data_dir,
-                          multilabel_file=path)
-    assert str(excinfo.value) == f"label set imagenet/multilabel is missing files: {path}"
+    with pytest.raises(BundleError) as excinfo:
+        compile_builtin("imagenet", "multilabel", data_dir=data_dir, multilabel_file=path)
+    assert (excinfo.value.code, excinfo.value.file, excinfo.value.field) == (
+        "missing_file", str(path), "label_sets.multilabel")
+    assert excinfo.value.message == f"label set 'multilabel' lacks: {path}"
 
 
 def test_it_reads_the_wnids_from_class_info(data_dir: Path,

@@ -17,17 +17,13 @@ import numpy as np
 import pytest
 from scipy import stats as scipy_stats
 
-from tests.workers.scoring.support import assert_counts, spec_collapse_pairs
+from tests.workers.scoring.support import assert_counts, compile_builtin, spec_collapse_pairs
 from workers.scoring import datasets
-from workers.scoring.bundles import builtin_label_set_spec
-from workers.scoring.label_set_builders import (
-    CompiledLabelSet,
-    compile_label_set,
-    content_hash,
-)
+from workers.scoring.families.registry import family_named, missing_arrays
+from workers.scoring.label_set_builders import CompiledLabelSet, content_hash
 from workers.scoring.metrics import headline_hits, score_label_set
 from workers.scoring.predictions import Predictions
-from workers.scoring.upgrades import compiled_upgrade, missing_arrays
+from workers.scoring.upgrades import compiled_upgrade
 
 # docs/metrics.md §5.3, transcribed: the 410 organism classes
 ORGANISM = set(range(398)) | {981, 982, 983, 985, 986} | set(range(991, 998))
@@ -73,8 +69,7 @@ def multilabel(raw: dict[str, Any], data_dir: Path,
                tmp_path_factory: pytest.TempPathFactory) -> CompiledLabelSet:
     path = tmp_path_factory.mktemp("class-mean") / "human_accuracy_v3.0.0.json"
     path.write_text(json.dumps(raw), encoding="utf-8")
-    return compile_label_set(builtin_label_set_spec("imagenet", "multilabel"), data_dir=data_dir,
-                             multilabel_file=path)
+    return compile_builtin("imagenet", "multilabel", data_dir=data_dir, multilabel_file=path)
 
 
 @pytest.fixture(scope="module")
@@ -196,7 +191,8 @@ def test_it_upgrades_a_set_built_without_original_labels_to_the_fresh_build(
     with pytest.raises(ValueError, match="lacks 'original_labels'"):
         score_label_set(old, _predictions(resnet50))
     original = datasets.imagenet_original_labels(data_dir)
-    upgraded = compiled_upgrade(old, original_labels=original)
+    assert family_named("multilabel").upgrade is compiled_upgrade  # the family's upgrade
+    upgraded = compiled_upgrade(old, original)
     # exactly what the current builder makes of the same file: same hash, same scores
     assert upgraded.content_hash == multilabel.content_hash != old.content_hash
     assert missing_arrays(upgraded) == []

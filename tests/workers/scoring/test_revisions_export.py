@@ -11,13 +11,18 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tests.workers.scoring.support import decode, real_set
+from tests.workers.scoring.support import (
+    apply_verdicts,
+    compile_builtin,
+    decode,
+    export,
+    real_set,
+)
 from workers.scoring import datasets, label_set_builders
-from workers.scoring.bundles import builtin_label_set_spec
-from workers.scoring.label_set_builders import CompiledLabelSet, compile_label_set
+from workers.scoring.label_set_builders import CompiledLabelSet
 from workers.scoring.metrics import score_label_set
 from workers.scoring.predictions import Predictions
-from workers.scoring.revisions import Verdict, apply_verdicts, export_multilabel, export_real
+from workers.scoring.revisions import Verdict
 
 PREFIX = "ILSVRC2012_val_"
 V2_NAME = "some_v2_image.jpeg"
@@ -72,8 +77,7 @@ def build(data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Build:
     def run(content: dict[str, Any]) -> dict[str, CompiledLabelSet]:
         path = folder / f"human_accuracy_{next(count)}.json"
         path.write_text(json.dumps(content, indent=1), encoding="utf-8")
-        return {slug: compile_label_set(builtin_label_set_spec("imagenet", slug), data_dir=data_dir,
-                                        multilabel_file=path)
+        return {slug: compile_builtin("imagenet", slug, data_dir=data_dir, multilabel_file=path)
                 for slug in ("multilabel", "imagenet-m")}
 
     return run
@@ -181,8 +185,8 @@ def test_it_gives_a_revision_the_hash_and_scores_of_a_build_from_scratch(
             assert novel.examples.tolist() == novel_scratch.examples.tolist()
             assert novel.classes.tolist() == novel_scratch.classes.tolist()
         # and the export of the revision is the file with the verdicts in it
-    exported = export_multilabel(apply_verdicts(original["multilabel"], verdicts),
-                                 apply_verdicts(original["imagenet-m"], verdicts), wnids=wnids)
+    exported = export(apply_verdicts(original["multilabel"], verdicts),
+                      apply_verdicts(original["imagenet-m"], verdicts), wnids)
     assert exported == normalised(with_verdicts(raw, verdicts, wnids))
 
 
@@ -190,7 +194,7 @@ def test_it_exports_the_multilabel_file_it_was_built_from(
     build: Build, built: dict[str, CompiledLabelSet], raw: dict[str, Any],
     wnids: tuple[str, ...]
 ) -> None:
-    exported = export_multilabel(built["multilabel"], built["imagenet-m"], wnids=wnids)
+    exported = export(built["multilabel"], built["imagenet-m"], wnids)
     assert exported == normalised(raw)
     assert exported["initial_annots"][name(0)] == {"correct": [wnids[65]],
                                                    "wrong": sorted([wnids[1], wnids[2]])}
@@ -201,7 +205,7 @@ def test_it_exports_the_multilabel_file_it_was_built_from(
     rebuilt = build(exported)
     for slug in ("multilabel", "imagenet-m"):
         assert rebuilt[slug].content_hash == built[slug].content_hash
-    without_m = export_multilabel(built["multilabel"], None, wnids=wnids)
+    without_m = export(built["multilabel"], None, wnids)
     assert without_m == {k: v for k, v in exported.items() if k != "imagenet_m"}
 
 
@@ -210,34 +214,34 @@ def test_it_refuses_to_export_a_judgement_only_imagenet_m_has(
 ) -> None:
     revised_m = apply_verdicts(built["imagenet-m"], [Verdict(1, 248, "correct")])
     with pytest.raises(ValueError) as excinfo:
-        export_multilabel(built["multilabel"], revised_m, wnids=wnids)
+        export(built["multilabel"], revised_m, wnids)
     assert str(excinfo.value) == ("label set 'imagenet-m' has a judgement that 'multilabel' "
                                   "lacks on ILSVRC2012_val_00000002.JPEG (correct_keys)")
     moved_m = apply_verdicts(built["imagenet-m"], [Verdict(49_999, 998, "unclear")])
     with pytest.raises(ValueError) as excinfo:
-        export_multilabel(built["multilabel"], moved_m, wnids=wnids)
+        export(built["multilabel"], moved_m, wnids)
     assert str(excinfo.value) == ("label set 'imagenet-m' has a judgement that 'multilabel' "
                                   "lacks on ILSVRC2012_val_00050000.JPEG (unclear_keys)")
     # review revises multilabel only: its newer verdicts on ImageNet-M images are exported
     revised_ml = apply_verdicts(built["multilabel"], [Verdict(1, 248, "correct")])
-    exported = export_multilabel(revised_ml, built["imagenet-m"], wnids=wnids)
+    exported = export(revised_ml, built["imagenet-m"], wnids)
     assert exported["initial_annots"][name(1)] == {"correct": sorted([wnids[248], wnids[250]])}
     assert exported["imagenet_m"] == [name(1), name(49_999)]
     with pytest.raises(ValueError) as excinfo:
-        export_multilabel(built["multilabel"], None, wnids=wnids[:999])
+        export(built["multilabel"], None, wnids[:999])
     assert str(excinfo.value) == "export_multilabel needs 1000 wnids, got 999"
 
 
 def test_it_exports_the_real_labels_as_real_json(
     compiled: Callable[[str, str], CompiledLabelSet], real_lists: list[list[int]]
 ) -> None:
-    exported = export_real(compiled("imagenet", "real"))
+    exported = export(compiled("imagenet", "real"))
     assert len(exported) == 50_000
     assert exported == [sorted(labels) for labels in real_lists]
 
 
 def test_it_exports_an_empty_list_where_real_excludes_an_example() -> None:
-    assert export_real(real_set()) == [[1], [2, 3], [], [4], []]
+    assert export(real_set()) == [[1], [2, 3], [], [4], []]
     revised = apply_verdicts(real_set(), [Verdict(1, 0, "correct", problematic=True),
                                           Verdict(4, 9, "unclear")])
-    assert export_real(revised) == [[1], [], [], [4], []]
+    assert export(revised) == [[1], [], [], [4], []]

@@ -1,4 +1,5 @@
-"""Tests for revisions.apply_verdicts on hand-made multilabel, ImageNet-M and ReaL label sets."""
+"""Tests for novel-prediction verdicts (revisions.apply_verdicts, through each reviewable family)
+on hand-made multilabel, ImageNet-M (family subset) and ReaL label sets."""
 
 from __future__ import annotations
 
@@ -7,18 +8,20 @@ import pytest
 
 from tests.workers.scoring.support import (
     Pairs,
-    corrected_set,
+    apply_verdicts,
     decode,
+    export,
     fields,
     keys,
     real_set,
     snapshot,
 )
+from workers.scoring.families.registry import FAMILIES
 from workers.scoring.label_set_builders import CompiledLabelSet, make_compiled
 from workers.scoring.metrics import score_label_set
 from workers.scoring.multilabel import collapse_keys
 from workers.scoring.predictions import Predictions
-from workers.scoring.revisions import Verdict, apply_verdicts, export_real
+from workers.scoring.revisions import Verdict
 
 # ---------------------------------------------------------------- hand-made multi-label sets
 
@@ -57,7 +60,8 @@ def imagenet_m_set() -> CompiledLabelSet:
               "accepted_keys": keys(listed(CORRECT | UNCLEAR)),
               "correct_keys": keys(listed(CORRECT)), "unclear_keys": keys(listed(UNCLEAR)),
               "wrong_keys": keys(listed(WRONG))}
-    return make_compiled(fields("imagenet_m", 6, 1000), arrays, {"included": 2})
+    return make_compiled(fields("subset", 6, 1000, slug="imagenet-m"), arrays,
+                         {"included": 2})
 
 
 def lists(ls: CompiledLabelSet) -> dict[str, Pairs]:
@@ -231,7 +235,7 @@ def test_it_excludes_a_problematic_real_example_for_good() -> None:
     assert later.arrays["mask"].tolist() == [True, True, True, False, False]
     assert later.arrays["problematic"].tolist() == [False, False, False, True, False]
     assert later.meta["problematic"] == 1
-    assert export_real(later) == [[1], [2, 3], [1], [], []]
+    assert export(later) == [[1], [2, 3], [1], [], []]
 
 
 def test_it_scores_real_on_the_revised_pairs() -> None:
@@ -263,9 +267,10 @@ def test_it_names_an_invalid_verdict(verdict: Verdict, message: str) -> None:
     assert str(excinfo.value) == message
 
 
-def test_it_refuses_verdicts_on_other_families() -> None:
-    parent = corrected_set(3)
-    with pytest.raises(ValueError) as excinfo:
-        apply_verdicts(parent, [Verdict(0, 1, "correct")])
-    assert str(excinfo.value) == ("label set 'corrected' is of family 'corrected'; "
-                                  "apply_verdicts applies to multilabel, imagenet_m, real")
+def test_it_takes_verdicts_only_on_the_reviewable_families() -> None:
+    # no family-name guard: a family that takes no verdicts has no apply_verdicts at all
+    reviewable = sorted(name for name, family in FAMILIES.items()
+                        if family.apply_verdicts is not None)
+    assert reviewable == ["multilabel", "real", "subset"]
+    assert FAMILIES["corrected"].apply_verdicts is None
+    assert FAMILIES["corrected"].reviewable is False

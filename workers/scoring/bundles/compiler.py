@@ -10,22 +10,42 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import importlib.util
 import json
+import sys
 from collections.abc import Mapping
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 from .. import label_set_builders as builders
 from ..catalog import BenchmarkSpec, ImageSetSpec, LabelSetSpec
 from ..families.base import Family
-from ..families.registry import family_for_bundle_kind
+from ..families.registry import family_for_bundle_kind, family_named
 from .builders import BundleData, label_set_files, optional_source
 from .data_files import resolve
 from .errors import BundleError
 from .model import Bundle, LabelSetDef
 
-# Bump when a bundle builder's output changes, so stale caches are not reused.
-BUNDLE_BUILDER_VERSION = 1
+# The modules whose code decides what a compiled label set holds, besides its family's own
+# module: a change to any of them makes every cached build stale.
+_BUILDER_MODULES = ("workers.scoring.label_set_builders", "workers.scoring.multilabel",
+                    "workers.scoring.bundles.builders", "workers.scoring.bundles.votes",
+                    "workers.scoring.bundles.data_files", "workers.scoring.bundles.examples",
+                    "workers.scoring.bundles.classes", "workers.scoring.families.base")
+
+
+@cache
+def builder_code_version(family: str) -> str:
+    """A hash of the source of every module that builds a set of this family: the compile
+    cache's key changes with the code, so no version number has to be bumped by hand."""
+    digest = hashlib.sha256()
+    for name in (*_BUILDER_MODULES, family_named(family).build.__module__):
+        source = sys.modules[name].__file__ if name in sys.modules else None
+        if source is None:
+            source = importlib.util.find_spec(name).origin  # type: ignore[union-attr]
+        digest.update(Path(str(source)).read_bytes())
+    return digest.hexdigest()[:16]
 
 def family_of(ls: LabelSetDef) -> Family:
     """The family a bundle's label set compiles to (by its kind, or its `multi` layout)."""
@@ -93,8 +113,7 @@ def fingerprint(data: BundleData, ls: LabelSetDef) -> str:
     bundle = data.bundle
     related = [ls] + [bundle.label_set(s) for s in (ls.original, ls.of) if s]
     parts: list[Any] = [
-        BUNDLE_BUILDER_VERSION,
-        builders.BUILDER_VERSION,
+        builder_code_version(family_of(ls).name),
         bundle.slug,
         [dataclasses.asdict(x) for x in related],
         dataclasses.asdict(bundle.example_set(ls.example_set)),

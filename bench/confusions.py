@@ -1,4 +1,4 @@
-"""The about page's most confused classes (leaderboard/presentation/confusions.py): what a
+"""The about page's most confused classes (leaderboard/presentation/about/confusions.py): what a
 request costs when the sums are counted afresh, kept, and grown by one new submission.
 
     python bench/confusions.py              # the 30 CIFAR-10 models, 1,000 ImageNet submissions
@@ -78,7 +78,7 @@ def timed(benchmark: str, extra: np.ndarray, image_set: str) -> None:
     from django.test import Client
 
     from leaderboard.catalog.selectors import benchmark_get
-    from leaderboard.presentation.confusions import benchmark_confusions
+    from leaderboard.presentation.about.confusions import benchmark_confusions
 
     cache.clear()
     row = benchmark_get(slug=benchmark)

@@ -179,7 +179,7 @@ def time_selector(repeat: int) -> tuple[float, float, int]:
     from django.core.cache import cache
 
     from leaderboard.catalog.models import Benchmark
-    from leaderboard.presentation.boards import leaderboard_get
+    from leaderboard.presentation.boards.selectors import leaderboard_get
 
     benchmark = Benchmark.objects.get(slug=BENCHMARK)
     uncached, cached = [], []

@@ -51,7 +51,7 @@ def setup(count: int, seed: int = 0) -> tuple[int, list[int]]:
     from leaderboard.catalog.models import ImageSet
     from leaderboard.catalog.selectors import benchmark_get, label_set_versions_current
     from leaderboard.review.models import ReviewItem, ReviewItemSubmission
-    from leaderboard.review.panel import REVIEWERS_GROUP
+    from leaderboard.review.panel.services import REVIEWERS_GROUP
     from leaderboard.submissions.models import Score, Submission, SubmissionFile
     from leaderboard.submissions.services import hit_vectors_store
     from workers.scoring import datasets
@@ -149,8 +149,9 @@ def main() -> int:
         from leaderboard import queue
         from leaderboard.catalog.models import LabelSetVersion
         from leaderboard.catalog.selectors import benchmark_get
-        from leaderboard.presentation.boards import leaderboard_get
+        from leaderboard.presentation.boards.selectors import leaderboard_get
         from leaderboard.review import services as review
+        from leaderboard.review.rescoring import services as rescoring
         from leaderboard.submissions.models import Score
 
         t0 = time.perf_counter()
@@ -172,7 +173,7 @@ def main() -> int:
             profiler = cProfile.Profile()
             profiler.enable()
         t_rescore0 = time.perf_counter()
-        rescored = review.label_set_version_rescore(version_id=version.pk)
+        rescored = rescoring.label_set_version_rescore(version_id=version.pk)
         t_rescore = time.perf_counter() - t_rescore0
         if os.environ.get("BENCH_PROFILE"):
             profiler.disable()
@@ -188,7 +189,7 @@ def main() -> int:
         if os.environ.get("BENCH_PROFILE") == "full":
             profiler = cProfile.Profile()
             profiler.enable()
-        review._rescore_fully(version)  # every submission from its stored predictions
+        rescoring._rescore_fully(version)  # every submission from its stored predictions
         t_full = time.perf_counter() - t2
         if os.environ.get("BENCH_PROFILE") == "full":
             profiler.disable()

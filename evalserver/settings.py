@@ -177,7 +177,7 @@ EVALSERVER_AUDIT_TIME_LIMIT: int = env.get_int("EVALSERVER_AUDIT_TIME_LIMIT", 18
 # fails with a reason one second before this many seconds, and is killed at it.
 EVALSERVER_BUNDLE_TIME_LIMIT: int = env.get_int("EVALSERVER_BUNDLE_TIME_LIMIT", 1800, min_value=2)
 # Debugging and tests only: milliseconds a scoring task sleeps after its claim, and a re-scoring
-# between storing its scores and publishing the version (tests/review/test_publishing.py).
+# between storing its scores and publishing the version (tests/review/rescoring/test_publishing.py).
 EVALSERVER_SCORING_DELAY_MS: int = env.get_int("EVALSERVER_SCORING_DELAY_MS", 0, min_value=0)
 
 # Failed logins (API token and login page) allowed per username and per client address in a

@@ -6,13 +6,13 @@ from drf_spectacular.views import SpectacularSwaggerView
 from leaderboard.accounts import api as auth
 from leaderboard.audits import api as audits
 from leaderboard.catalog import api as catalog
-from leaderboard.catalog import bundle_uploads_api as hosting
+from leaderboard.catalog.hosting import api as hosting
 from leaderboard.common import slugs  # noqa: F401  (registers <catalog_slug:...>)
 from leaderboard.common.schema import SchemaView
-from leaderboard.presentation import api as boards
-from leaderboard.presentation.about_api import BenchmarkAboutView
+from leaderboard.presentation.about.api import BenchmarkAboutView
+from leaderboard.presentation.boards import api as boards
 from leaderboard.review import api as review
-from leaderboard.review import ground_truth_api as ground_truth
+from leaderboard.review.ground_truth import api as ground_truth
 from leaderboard.submissions import api as submissions
 
 # Benchmark and label set slugs may contain dots (`cifar10.1-v6`), so not `<slug:...>`; and

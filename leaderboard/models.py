@@ -3,9 +3,9 @@ migrations in one place). Each domain defines its own in `leaderboard/<domain>/m
 code imports them from there, not from here."""
 
 from leaderboard.audits.models import Audit
-from leaderboard.catalog.bundle_uploads_models import BundleUpload
 from leaderboard.catalog.models import (
     Benchmark,
+    BundleUpload,
     ImageSet,
     ImageSetNames,
     ImmutableVersionError,
@@ -15,7 +15,7 @@ from leaderboard.catalog.models import (
     content_hash_validator,
     slug_validator,
 )
-from leaderboard.review.ground_truth_models import (
+from leaderboard.review.ground_truth.models import (
     GroundTruthAnswer,
     GroundTruthCandidate,
     GroundTruthVote,

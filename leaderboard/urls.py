@@ -11,18 +11,18 @@ from leaderboard.audits.views import (
     audit_list,
     audit_status,
 )
-from leaderboard.catalog.bundle_uploads_views import (
+from leaderboard.catalog.hosting.views import (
     bundle_upload_detail,
     bundle_upload_status,
     bundle_uploads,
 )
 from leaderboard.common.slugs import SLUG_PATTERN
-from leaderboard.presentation.views.about import benchmark_about
-from leaderboard.presentation.views.boards import leaderboard
-from leaderboard.presentation.views.gallery import submission_mistakes
-from leaderboard.presentation.views.home import home
-from leaderboard.presentation.views.plots import noise_prevalence_download, plot_download, plots
-from leaderboard.review.ground_truth_views import ground_truth_next
+from leaderboard.presentation.about.views import benchmark_about
+from leaderboard.presentation.boards.views import leaderboard
+from leaderboard.presentation.charts.views import noise_prevalence_download, plot_download, plots
+from leaderboard.presentation.gallery.views import submission_mistakes
+from leaderboard.presentation.views import home
+from leaderboard.review.ground_truth.views import ground_truth_next
 from leaderboard.review.views import label_set_history, review_home, review_next
 from leaderboard.submissions.views import (
     submission_detail,

@@ -61,7 +61,7 @@ class Categories:
         return self.multi_label | self.neither | self.non_agreement
 
     def facts(self) -> dict[str, int]:
-        """The about page's counts (leaderboard/presentation/about_texts.py keys)."""
+        """The about page's counts (leaderboard/presentation/about/texts.py keys)."""
         return {"flagged": len(self.flagged), "non_error": len(self.non_error),
                 "correctable": len(self.correctable), "multi_label": len(self.multi_label),
                 "neither": len(self.neither), "non_agreement": len(self.non_agreement),

@@ -44,7 +44,7 @@ from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 from leaderboard.catalog.models import LabelSet, LabelSetVersion
 from leaderboard.common.slugs import SLUG_PATTERN
-from leaderboard.review.ground_truth_models import GroundTruthCandidate
+from leaderboard.review.ground_truth.models import GroundTruthCandidate
 from leaderboard.review.models import ReviewItem
 from leaderboard.submissions.models import Submission
 from tests import factories

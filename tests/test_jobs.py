@@ -23,11 +23,10 @@ from leaderboard.audits.jobs import audits_sweep
 from leaderboard.audits.models import Audit
 from leaderboard.audits.services import audit_claim, audit_fail
 from leaderboard.catalog.bundle_uploads_jobs import bundle_uploads_sweep
-from leaderboard.catalog.bundle_uploads_models import BundleUpload
-from leaderboard.catalog.models import Benchmark, LabelSet, LabelSetVersion
-from leaderboard.review import services as review
+from leaderboard.catalog.models import Benchmark, BundleUpload, LabelSet, LabelSetVersion
 from leaderboard.review.jobs import version_rescore_request, versions_sweep
 from leaderboard.review.models import VersionRescore
+from leaderboard.review.rescoring import services as rescoring
 from leaderboard.submissions.jobs import submissions_sweep
 from leaderboard.submissions.models import Submission
 from tests import factories
@@ -215,7 +214,7 @@ def test_it_runs_a_rescore_again_when_asked_for_while_it_ran(
 ) -> None:
     job = _rescore(0)
     version_id = job.version_id
-    rescore = review.label_set_version_rescore
+    rescore = rescoring.label_set_version_rescore
     asked: list[int] = []
 
     def asked_again_meanwhile(*, version_id: int, progress: Any = None) -> int:
@@ -224,20 +223,20 @@ def test_it_runs_a_rescore_again_when_asked_for_while_it_ran(
             version_rescore_request(version_id=version_id)
         return rescore(version_id=version_id, progress=progress)
 
-    monkeypatch.setattr(review, "label_set_version_rescore", asked_again_meanwhile)
+    monkeypatch.setattr(rescoring, "label_set_version_rescore", asked_again_meanwhile)
 
     def state() -> tuple[Any, ...]:
         job.refresh_from_db()
         return job.status, job.claimed_by, job.attempts, job.finished_at is not None
 
-    assert review.version_rescore_run(version_id=version_id, task_id="first") == "skipped"
+    assert rescoring.version_rescore_run(version_id=version_id, task_id="first") == "skipped"
     assert state() == ("queued", "", 0, False)  # the request's task finishes it
     benchmark_id = LabelSetVersion.objects.get(pk=version_id).label_set.benchmark_id
     # the rescoring that ran scheduled the boards' significance refresh (after its commit)
     assert sent == [(queue.RESCORE_VERSION, version_id),
                     (queue.REFRESH_BOARD_SIGNIFICANCE, benchmark_id)]
-    assert review.version_rescore_run(version_id=version_id, task_id="second") == "done"
+    assert rescoring.version_rescore_run(version_id=version_id, task_id="second") == "done"
     assert state() == ("done", "second", 1, True)
     assert job.submissions == 0  # nothing is scored in this test
-    assert review.version_rescore_run(version_id=version_id, task_id="first") == "skipped"
+    assert rescoring.version_rescore_run(version_id=version_id, task_id="first") == "skipped"
     assert state() == ("done", "second", 1, True)

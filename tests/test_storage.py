@@ -21,7 +21,8 @@ from leaderboard.catalog.selectors import benchmark_get
 from leaderboard.common.storage import stored_file_path, stored_npz
 from leaderboard.review import services as review
 from leaderboard.review.models import ReviewItem
-from leaderboard.review.panel import REVIEWERS_GROUP
+from leaderboard.review.panel.services import REVIEWERS_GROUP
+from leaderboard.review.rescoring import services as rescoring
 from leaderboard.submissions.models import Score, Submission
 from leaderboard.submissions.services import submission_create
 from tests import factories
@@ -110,19 +111,19 @@ def test_it_scores_and_rescores_the_same_on_any_storage(
     assert default_storage.exists(version_file_name(v2.content_hash))
 
     full_rescores: list[int] = []
-    rescore_fully = review._rescore_fully
-    monkeypatch.setattr(review, "_rescore_fully", lambda version, progress=None: (
+    rescore_fully = rescoring._rescore_fully
+    monkeypatch.setattr(rescoring, "_rescore_fully", lambda version, progress=None: (
         full_rescores.append(version.pk), rescore_fully(version, progress))[1])
 
     # the incremental scan: a few rows of each stored file, read through the storage
-    assert review.label_set_version_rescore(version_id=v2.pk) == 1
+    assert rescoring.label_set_version_rescore(version_id=v2.pk) == 1
     assert full_rescores == []
     incremental = Score.objects.get(submission=imagenet, label_set_version=v2)
     assert (incremental.correct, incremental.total) == REAL_V2
     record = incremental.record
     Score.objects.filter(label_set_version=v2).delete()
-    monkeypatch.setattr(review, "INCREMENTAL_MAX_EXAMPLES", 0)
-    assert review.label_set_version_rescore(version_id=v2.pk) == 1  # every file, whole
+    monkeypatch.setattr(rescoring, "INCREMENTAL_MAX_EXAMPLES", 0)
+    assert rescoring.label_set_version_rescore(version_id=v2.pk) == 1  # every file, whole
     assert full_rescores == [v2.pk]
     full = Score.objects.get(submission=imagenet, label_set_version=v2)
     assert (full.correct, full.total, full.record) == (*REAL_V2, record)

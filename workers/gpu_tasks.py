@@ -27,7 +27,7 @@ from workers.tasks import audit_task_run, run_claimed
 )
 def run_aul_audit(self, audit_id: int) -> str:
     """Train the AUL probe on the audit's image set and store the flags (leaderboard
-    .services.audits.audit_run): "done", "failed" or "skipped" (claimed or finished)."""
+    .audits.services.audit_run): "done", "failed" or "skipped" (claimed or finished)."""
     return audit_task_run(self, audit_id)
 
 

@@ -21,11 +21,11 @@ from django.db import InterfaceError, OperationalError
 
 from leaderboard.audits import jobs as audit_jobs
 from leaderboard.audits import services as audits
-from leaderboard.catalog import bundle_uploads
 from leaderboard.catalog import bundle_uploads_jobs as bundle_upload_jobs
+from leaderboard.catalog.hosting import services as bundle_uploads
 from leaderboard.common import uploads
 from leaderboard.review import jobs as review_jobs
-from leaderboard.review import services as review
+from leaderboard.review.rescoring import services as review
 from leaderboard.submissions import jobs as submission_jobs
 from leaderboard.submissions import retention, significance
 from leaderboard.submissions import services as submissions

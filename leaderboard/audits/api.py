@@ -16,7 +16,7 @@ from leaderboard.audits import services as audits
 from leaderboard.audits.models import Audit
 from leaderboard.audits.serializers import AuditCreateInput, AuditDetailOutput, AuditOutput
 from leaderboard.common.api import error_responses, signed_in_user
-from leaderboard.review.api import REVIEWER_PERMISSIONS
+from leaderboard.review.panel.api import REVIEWER_PERMISSIONS
 
 
 class AuditListCreateView(GenericAPIView[Audit]):

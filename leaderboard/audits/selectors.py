@@ -13,7 +13,7 @@ from leaderboard.audits.models import Audit
 from leaderboard.catalog.example_images import example_image_uri
 from leaderboard.catalog.models import Benchmark
 from leaderboard.catalog.selectors import benchmark_class_names, image_set_example_namer
-from leaderboard.review.ground_truth_models import GroundTruthCandidate
+from leaderboard.review.ground_truth.models import GroundTruthCandidate
 from leaderboard.submissions.models import Submission
 
 REPORT_FLAGS = 50

@@ -33,9 +33,9 @@ from leaderboard.audits.jobs import AUDIT_JOBS
 from leaderboard.audits.models import Audit
 from leaderboard.catalog.models import Benchmark
 from leaderboard.common.jobs import job_claim, job_fail, job_finish, job_held
-from leaderboard.review.ground_truth_models import GroundTruthCandidate
-from leaderboard.review.ground_truth_services import ground_truth_candidate_create
-from leaderboard.review.panel import ReviewError, user_is_reviewer
+from leaderboard.review.ground_truth.models import GroundTruthCandidate
+from leaderboard.review.ground_truth.services import ground_truth_candidate_create
+from leaderboard.review.panel.services import ReviewError, user_is_reviewer
 from leaderboard.submissions.models import Submission
 from workers.scoring.datasets import DataError
 

@@ -19,11 +19,11 @@ from django.views.decorators.http import require_GET
 
 from leaderboard.audits import selectors as selectors_audits
 from leaderboard.audits import services as audits
+from leaderboard.audits.charts import NARROW, histogram_csv, histogram_svg
 from leaderboard.audits.inputs import MAX_CANDIDATES_DEFAULT, MAX_CANDIDATES_LIMIT
 from leaderboard.audits.models import Audit
 from leaderboard.catalog.selectors import benchmark_visible_list
-from leaderboard.presentation.audit_charts import NARROW, histogram_csv, histogram_svg
-from leaderboard.review.views import reviewer_required
+from leaderboard.review.panel.views import reviewer_required
 
 AUDITS_PER_PAGE = 50
 # the service's field names -> the form's

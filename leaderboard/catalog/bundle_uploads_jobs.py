@@ -6,7 +6,7 @@ from django.conf import settings
 from django.db.models import Q
 
 from leaderboard import queue
-from leaderboard.catalog.bundle_uploads_models import BundleUpload
+from leaderboard.catalog.models import BundleUpload
 from leaderboard.common.jobs import JobKind, jobs_sweep
 
 

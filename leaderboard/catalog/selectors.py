@@ -39,7 +39,7 @@ def benchmark_list() -> QuerySet[Benchmark]:
 
 def benchmark_visible_list() -> QuerySet[Benchmark]:
     """The benchmarks not hidden (a hidden one is out of every public list, board, form and
-    page: leaderboard/catalog/benchmark_visibility.py), by slug."""
+    page: leaderboard/catalog/hosting/services.py), by slug."""
     return Benchmark.objects.filter(hidden=False).order_by("slug")
 
 

@@ -27,7 +27,7 @@ def error_response(code: str, message: str, *, field: str | None = None,
 
 
 def file_too_large_error(what: str) -> ServiceError:
-    """The 413 answer when the streaming size cap stopped an upload (leaderboard/uploads.py);
+    """The 413 answer when the streaming size cap stopped an upload (leaderboard/common/uploads.py);
     `what` is the file field, or "the request body" when its declared length was too big."""
     field = None if what == "the request body" else what
     return ServiceError(

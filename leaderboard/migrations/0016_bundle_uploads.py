@@ -5,7 +5,7 @@ import django.utils.timezone
 from django.conf import settings
 from django.db import migrations, models
 
-import leaderboard.catalog.bundle_uploads_models
+import leaderboard.catalog.models
 
 
 class Migration(migrations.Migration):
@@ -26,7 +26,7 @@ class Migration(migrations.Migration):
                 ('attempts', models.PositiveIntegerField(default=0)),
                 ('failure_reason', models.TextField(blank=True)),
                 ('status', models.CharField(choices=[('queued', 'Queued'), ('running', 'Running'), ('done', 'Done'), ('failed', 'Failed')], default='queued', max_length=16)),
-                ('bundle', models.FileField(max_length=300, upload_to=leaderboard.catalog.bundle_uploads_models.bundle_upload_path)),
+                ('bundle', models.FileField(max_length=300, upload_to=leaderboard.catalog.models.bundle_upload_path)),
                 ('original_name', models.CharField(max_length=255)),
                 ('size', models.PositiveBigIntegerField()),
                 ('update', models.BooleanField(default=False)),

@@ -4,24 +4,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth.models import User
 from django.db.models import QuerySet
 from drf_spectacular.utils import extend_schema
-from rest_framework import serializers, status
-from rest_framework.exceptions import NotFound, PermissionDenied
+from rest_framework.exceptions import NotFound
 from rest_framework.generics import GenericAPIView
-from rest_framework.permissions import AllowAny, BasePermission, IsAuthenticated
+from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from leaderboard.catalog.models import Benchmark, LabelSet, LabelSetVersion
-from leaderboard.catalog.selectors import benchmark_get
+from leaderboard.catalog.models import LabelSet, LabelSetVersion
 from leaderboard.common.api import error_responses, signed_in_user
 from leaderboard.review import selectors as selectors_review
 from leaderboard.review import services as review
 from leaderboard.review.models import ReviewItem
-from leaderboard.review.panel import Panel, user_is_reviewer
+from leaderboard.review.panel.api import REVIEWER_PERMISSIONS, benchmark_or_404, panel_vote_response
 from leaderboard.review.serializers import (
     LabelSetVersionDetailOutput,
     LabelSetVersionOutput,
@@ -32,28 +29,6 @@ from leaderboard.review.serializers import (
     ReviewVoteInput,
     ReviewVoteOutput,
 )
-
-
-class IsReviewer(BasePermission):
-    """Maintainers (staff or the `reviewers` group); others get 403 `permission_denied`."""
-
-    message = "only maintainers (staff or the reviewers group) may review"
-
-    def has_permission(self, request: Request, view: Any) -> bool:
-        user = request.user
-        if not isinstance(user, User) or not user_is_reviewer(user):
-            raise PermissionDenied(self.message)
-        return True
-
-
-REVIEWER_PERMISSIONS = [IsAuthenticated, IsReviewer]
-
-
-def _benchmark(slug: str) -> Benchmark:
-    try:
-        return benchmark_get(slug=slug)
-    except Benchmark.DoesNotExist:
-        raise NotFound(f"no benchmark {slug!r}") from None
 
 
 def _item_detail(item_id: int, reviewer: Any) -> selectors_review.ReviewItemDetail:
@@ -67,7 +42,7 @@ class ReviewQueueView(GenericAPIView[ReviewItem]):
     permission_classes = REVIEWER_PERMISSIONS
 
     def get_queryset(self) -> QuerySet[ReviewItem]:
-        benchmark = _benchmark(self.kwargs["slug"])
+        benchmark = benchmark_or_404(self.kwargs["slug"])
         query = ReviewQueueQueryInput(data=self.request.query_params)
         query.is_valid(raise_exception=True)
         label_set = None
@@ -103,15 +78,6 @@ class ReviewItemDetailView(APIView):
     )
     def get(self, request: Request, item_id: int) -> Response:
         return Response(ReviewItemDetailOutput(_item_detail(item_id, request.user)).data)
-
-
-def panel_vote_response(output: type[serializers.Serializer], item: Any,
-                        panel: Panel) -> Response:
-    """201 with the item after a vote (either review: leaderboard/review/panel.py), with how
-    many votes it has and how many its panel needs."""
-    item.vote_count = item.votes.count()
-    item.panel_size = panel.panel_size(item.label_set.benchmark)
-    return Response(output(item).data, status=status.HTTP_201_CREATED)
 
 
 class ReviewVoteCreateView(APIView):

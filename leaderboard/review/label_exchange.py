@@ -54,7 +54,7 @@ def multilabel_import(*, path: Path, author: User | None = None,
                       note: str = "") -> list[ImportResult]:
     """Compile `multilabel` and `imagenet-m` of ImageNet from the file; each becomes a new
     version unless its latest version already has that content. New versions are re-scored
-    after the commit (review.services.version_rescore_request)."""
+    after the commit (review.jobs.version_rescore_request)."""
     path = Path(path)
     if not path.is_file():
         raise LabelIOError(f"no file {path}")

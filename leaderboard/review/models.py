@@ -18,7 +18,7 @@ class Verdict(models.TextChoices):
 
 # The review taxonomy of Vasudevan et al. (2022), "When does dough become a bagel?": the one
 # list the vote form, the API (and its schema) and the import of the authors' panel decisions
-# (mistake_services.py) all use (docs/metrics.md §11).
+# (leaderboard/review/mistakes/services.py) all use (docs/metrics.md §11).
 
 
 class Severity(models.TextChoices):

@@ -21,7 +21,7 @@ from leaderboard.catalog.selectors import (
     image_set_example_namer,
     label_set_version_latest,
 )
-from leaderboard.review.ground_truth_models import GroundTruthVote
+from leaderboard.review.ground_truth.models import GroundTruthVote
 from leaderboard.review.models import (
     MistakeCategory,
     PanelMistake,
@@ -279,7 +279,8 @@ def _settled(version: LabelSetVersion) -> list[dict[str, Any]]:
         key = ("item", entry["item"]) if entry.get("item") else ("candidate",
                                                                  entry.get("candidate"))
         entry["reviewers"] = voters.get(key, [])  # type: ignore[arg-type]
-        # An imported expert-panel decision (mistake_services.py) names its source instead.
+        # An imported expert-panel decision (review/mistakes/services.py) names its source
+        # instead.
         entry.setdefault("source", "")
         for name, choices in (("severity", Severity), ("category", MistakeCategory)):
             value = entry.get(name) or ""

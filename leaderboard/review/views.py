@@ -3,7 +3,6 @@ of a label set's versions."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from django import forms
@@ -16,18 +15,11 @@ from django.utils.http import urlencode
 
 from leaderboard.catalog.example_images import example_image_uri
 from leaderboard.catalog.models import Benchmark, LabelSet, LabelSetVersion
-from leaderboard.catalog.selectors import benchmark_get
-from leaderboard.common.page_access import role_required
 from leaderboard.review import selectors as selectors_review
 from leaderboard.review import services as review
-from leaderboard.review.ground_truth_selectors import ground_truth_open_counts
+from leaderboard.review.ground_truth.selectors import ground_truth_open_counts
 from leaderboard.review.models import MistakeCategory, Severity, Verdict
-from leaderboard.review.panel import ReviewError, user_is_reviewer
-
-# Log in first (redirect), then maintainers only: everyone else gets a 403 page.
-reviewer_required = role_required(
-    user_is_reviewer, title="Review",
-    message="Only maintainers (staff or the reviewers group) can work the review queue.")
+from leaderboard.review.panel.views import benchmark_or_404, panel_vote_page, reviewer_required
 
 
 class ReviewVoteForm(forms.Form):
@@ -47,13 +39,6 @@ class ReviewVoteForm(forms.Form):
         return data
 
 
-def _benchmark(slug: str) -> Benchmark:
-    try:
-        return benchmark_get(slug=slug)
-    except Benchmark.DoesNotExist:
-        raise Http404("no such benchmark") from None
-
-
 @reviewer_required
 def review_home(request: HttpRequest) -> HttpResponse:
     candidates = ground_truth_open_counts()
@@ -64,25 +49,10 @@ def review_home(request: HttpRequest) -> HttpResponse:
     })
 
 
-def panel_vote_page(request: HttpRequest, here: str, recorded: str, *,
-                    cast: Callable[[], Any], decision: Callable[[Any], str]) -> HttpResponse:
-    """A vote from a review page (either review: leaderboard/review/panel.py): cast it, say
-    what happened (and the panel's decision when this vote filled it), back to the page."""
-    try:
-        item = cast()
-    except ReviewError as exc:
-        messages.error(request, exc.message)
-    else:
-        decided = (f" The panel decided: {decision(item)}."
-                   if item.status == item.Status.DECIDED else "")
-        messages.success(request, f"{recorded}{decided}")
-    return redirect(here)
-
-
 @reviewer_required
 def review_next(request: HttpRequest, slug: str) -> HttpResponse:
     """GET: the next open item the reviewer has not voted on. POST: vote, then the next."""
-    benchmark = _benchmark(slug)
+    benchmark = benchmark_or_404(slug)
     user = request.user
     assert isinstance(user, User)
     label_set_slug = request.GET.get("label_set") or ""

@@ -46,7 +46,8 @@ def significance_fingerprint(rows: Sequence[BoardRow]) -> str:
 
 def board_rows_order(rows: Sequence[tuple[int, str | None, float]]) -> list[BoardRow]:
     """(submission id, hits digest, accuracy) of the rows with a score, in board order:
-    competition rank on the accuracy, then submission id (as presentation/boards.py)."""
+    competition rank on the accuracy, then submission id (as the board,
+    leaderboard/presentation/boards/selectors.py)."""
     ranks = core_leaderboard.ranks([{"x": {"accuracy": acc}} for _, _, acc in rows], "x")
     ordered = sorted(zip(rows, ranks.tolist(), strict=True), key=lambda t: (t[1], t[0][0]))
     return [BoardRow(sub_id, digest, int(rank)) for (sub_id, digest, _), rank in ordered]

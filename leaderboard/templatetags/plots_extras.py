@@ -7,8 +7,8 @@ from typing import Any
 
 from django import template
 
-from leaderboard.presentation import plots as selectors_plots
-from leaderboard.presentation.charts import equation
+from leaderboard.presentation.charts import selectors as selectors_plots
+from leaderboard.presentation.charts.scatter import equation
 from leaderboard.submissions.models import Submission
 
 register = template.Library()

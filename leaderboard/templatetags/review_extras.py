@@ -7,7 +7,7 @@ from typing import Any
 
 from django import template
 
-from leaderboard.review.mistake_selectors import submission_panel_major_hits
+from leaderboard.review.mistakes.selectors import submission_panel_major_hits
 from leaderboard.submissions.models import Submission
 
 register = template.Library()

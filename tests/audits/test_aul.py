@@ -19,7 +19,7 @@ from pytest_django.fixtures import Settings
 
 from evalserver.celery import app
 from leaderboard.audits.models import Audit
-from leaderboard.review.ground_truth_models import GroundTruthCandidate
+from leaderboard.review.ground_truth.models import GroundTruthCandidate
 from tests.audits.conftest import maintainer, mnist_labels, run_in_process, start
 from tests.review.conftest import api_client
 from workers.gpu_tasks import run_aul_audit

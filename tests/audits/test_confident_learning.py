@@ -14,7 +14,7 @@ from django.test import Client
 from pytest_django.fixtures import Settings
 
 from leaderboard.audits.models import Audit
-from leaderboard.review.ground_truth_models import GroundTruthCandidate
+from leaderboard.review.ground_truth.models import GroundTruthCandidate
 from tests.audits.conftest import (
     maintainer,
     mnist_labels,

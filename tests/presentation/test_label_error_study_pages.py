@@ -29,7 +29,7 @@ from tests.label_error_study import (
     demo_counts,
     original_labels,
 )
-from tests.presentation.about_pages import about_facts, about_sections
+from tests.presentation.about.about_pages import about_facts, about_sections
 from workers.tasks import score_submission
 
 pytestmark = pytest.mark.django_db

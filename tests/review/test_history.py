@@ -14,6 +14,7 @@ from leaderboard.catalog.label_set_version_files import compiled_for_version
 from leaderboard.catalog.models import LabelSetVersion
 from leaderboard.review import services as review
 from leaderboard.review.models import ReviewItem, VersionRescore
+from leaderboard.review.rescoring import services as rescoring
 from leaderboard.submissions.models import Score, Submission
 from tests import factories
 from tests.review.conftest import api_client, resnet50_top1, submit_imagenet
@@ -127,7 +128,7 @@ def test_it_compares_any_two_versions(swapped: dict) -> None:
     v3 = review.label_set_version_revise(
         label_set=v1.label_set, items=[e3], author=None,
         verdicts=[revisions.Verdict(e3.example_index, e3.class_id, "correct", False)])
-    assert review.label_set_version_rescore(version_id=v3.pk) == 2
+    assert rescoring.label_set_version_rescore(version_id=v3.pk) == 2
     assert (_correct(a, v3), _correct(b, v3)) == (_correct(a, v2) + 1, _correct(b, v2) + 1)
 
     url = "/api/benchmarks/imagenet/label-sets/real/versions/3/"

@@ -16,7 +16,7 @@ from django.core.management import call_command
 from django.test import Client
 from pytest_django.fixtures import Settings
 
-from leaderboard.review.mistake_selectors import submission_panel_major_hits
+from leaderboard.review.mistakes.selectors import submission_panel_major_hits
 from leaderboard.review.views import ReviewVoteForm
 from tests.review.conftest import api_client, reviewers, submit_imagenet
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from django.core.files.storage import default_storage
 
-from leaderboard.presentation.boards import leaderboard_get
+from leaderboard.presentation.boards.selectors import leaderboard_get
 from leaderboard.submissions.models import Score, Submission, SubmissionFile
 from leaderboard.submissions.selectors import submission_scores
 from leaderboard.submissions.services import SubmissionError, submission_create

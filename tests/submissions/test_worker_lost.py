@@ -222,7 +222,7 @@ def test_it_sweeps_a_version_whose_rescore_task_never_reached_the_broker(
     loaded: Settings, data_dir: Path, scoring_worker: Path
 ) -> None:
     from leaderboard.catalog.models import LabelSet
-    from leaderboard.review.ground_truth_services import (
+    from leaderboard.review.ground_truth.services import (
         ground_truth_candidate_create,
         ground_truth_version_revise,
     )

@@ -102,7 +102,7 @@ def build_multilabel_arrays(
         problematic[index] = True
     correct, wrong, unclear = (_keys(lists[k]) for k in ("correct", "wrong", "unclear"))
     # Scoring reads accepted = correct + unclear; correct and unclear are kept apart too so
-    # that a version can be exported in the file's layout (revisions.export_multilabel).
+    # that a version can be exported in the file's layout (families/multilabel.py).
     accepted = np.union1d(correct, unclear)
     judged = {
         "accepted_keys": accepted,

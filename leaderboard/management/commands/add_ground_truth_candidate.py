@@ -1,7 +1,7 @@
 """`python manage.py add_ground_truth_candidate BENCHMARK LABEL_SET EXAMPLE GUESSED
 [--source SOURCE]`: open a ground-truth review candidate on a corrected label set (until label
 audits make them). The work is
-`leaderboard.review.ground_truth_services.ground_truth_candidate_create`.
+`leaderboard.review.ground_truth.services.ground_truth_candidate_create`.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from leaderboard.catalog.models import LabelSet
-from leaderboard.review.ground_truth_services import ground_truth_candidate_create
-from leaderboard.review.panel import ReviewError
+from leaderboard.review.ground_truth.services import ground_truth_candidate_create
+from leaderboard.review.panel.services import ReviewError
 
 
 class Command(BaseCommand):

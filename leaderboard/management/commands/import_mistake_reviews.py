@@ -3,7 +3,7 @@ one model's ImageNet mistakes (Vasudevan et al. 2022; `vit3b_mistakes.json`,
 `greedy_soups_mistakes.json`) become settled "wrong" decisions in new versions of the ReaL and
 multi-label sets, and review items where our labels accept a pair the panel judged wrong.
 
-The work is `leaderboard.review.mistake_services.mistake_reviews_import`.
+The work is `leaderboard.review.mistakes.services.mistake_reviews_import`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from leaderboard.management.author_option import author_from_option, author_option_add
-from leaderboard.review.mistake_services import MistakeFileError, mistake_reviews_import
+from leaderboard.review.mistakes.services import MistakeFileError, mistake_reviews_import
 
 
 class Command(BaseCommand):

@@ -2,7 +2,7 @@
 stored scores computed again on each label set's newest version, after an upgrade changed what
 a metric reports (README, "Upgrading"). Safe to run again: it gives the same numbers.
 
-The work is `leaderboard.review.rescore_services`: a version compiled by an older builder is
+The work is `leaderboard.review.rescoring.services`: a version compiled by an older builder is
 first upgraded (a new version with the same labels), then every scored submission is
 re-scored by the version's re-scoring job, here with a progress bar, or by the workers with
 --queue.
@@ -20,9 +20,9 @@ from tqdm import tqdm
 
 from leaderboard.catalog.selectors import label_set_version_latest
 from leaderboard.review.jobs import version_rescore_request
-from leaderboard.review.panel import ReviewError
-from leaderboard.review.rescore_selectors import UnknownSlugError, label_sets_select
-from leaderboard.review.rescore_services import label_set_version_upgrade, version_rescore_now
+from leaderboard.review.panel.services import ReviewError
+from leaderboard.review.rescoring.selectors import UnknownSlugError, label_sets_select
+from leaderboard.review.rescoring.services import label_set_version_upgrade, version_rescore_now
 
 
 class Command(BaseCommand):

@@ -1,0 +1,130 @@
+"""The staff pages that add a benchmark from a bundle: the upload form with the uploads so far,
+and one upload's page (its status while a worker checks it, then the report or the refusal
+with its file and field)."""
+
+from __future__ import annotations
+
+from django import forms
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.models import User
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.cache import never_cache
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_GET
+
+from leaderboard.catalog.hosting.selectors import bundle_upload_get, bundle_upload_list
+from leaderboard.catalog.hosting.services import bundle_upload_create
+from leaderboard.catalog.models import BundleUpload
+from leaderboard.common.errors import ServiceError
+from leaderboard.common.page_access import role_required
+from leaderboard.common.uploads import upload_csrf_failure, upload_too_large
+
+UPLOADS_PER_PAGE = 50
+
+
+# Log in first (redirect), then staff only: everyone else gets a 403 page.
+staff_required = role_required(
+    lambda user: user.is_staff, title="Benchmark bundles",
+    message="Only staff can add, update or hide benchmarks.")
+
+
+class BundleUploadForm(forms.Form):
+    bundle = forms.FileField(
+        label="Bundle (.zip)",
+        widget=forms.ClearableFileInput(attrs={"accept": ".zip"}),
+        help_text="One manifest (<code>*.toml</code>) and the files it names, as "
+                  "<code>docs/bundles.md</code> describes.")
+    update = forms.BooleanField(
+        required=False, label="Add its label sets to the existing benchmark of its slug",
+        help_text="Without this, a slug that is already loaded is refused.")
+
+
+def _too_large(form: BundleUploadForm) -> BundleUploadForm:
+    limit = settings.EVALSERVER_MAX_UPLOAD_BYTES
+    form.is_valid()
+    form.errors.clear()
+    form.add_error("bundle", f"the bundle is larger than the upload limit of {limit:,} bytes: "
+                             "nothing was stored")
+    return form
+
+
+def _create(request: HttpRequest, form: BundleUploadForm) -> BundleUpload | int:
+    """The stored upload, or the HTTP status of the errors now on the form."""
+    if not form.is_valid():
+        return 400
+    user = request.user
+    assert isinstance(user, User)  # staff_required
+    try:
+        return bundle_upload_create(uploader=user, bundle=form.cleaned_data["bundle"],
+                                    update=form.cleaned_data["update"])
+    except ServiceError as exc:  # BundleUploadError, and the size cap's file_too_large
+        form.add_error("bundle" if exc.field else None, exc.message)
+        return exc.http_status
+
+
+# The CSRF check is done inside, after the size cap had its say, as on the submit page: an
+# upload refused unread has no token to check, and gets the form with its error, not a bare
+# 403. A refused upload stores nothing, so skipping the check then is safe.
+@csrf_exempt
+@staff_required
+def bundle_uploads(request: HttpRequest) -> HttpResponse:
+    """GET: the form and the uploads. POST: store the bundle and queue it, then go to its
+    page; or show the form's errors, nothing stored."""
+    status = 200
+    if request.method == "POST":
+        _ = request.POST  # parse the body now: the size cap may stop it part way
+        if upload_too_large(request):
+            form, status = _too_large(BundleUploadForm(request.POST)), 413
+        else:
+            rejected = upload_csrf_failure(request)
+            if rejected is not None:
+                return rejected
+            form = BundleUploadForm(request.POST, request.FILES)
+            result = _create(request, form)
+            if isinstance(result, BundleUpload):
+                messages.success(request, f"Bundle upload #{result.pk} is queued.")
+                return redirect("bundle_upload_detail", upload_id=result.pk)
+            status = result
+    else:
+        form = BundleUploadForm()
+    page = Paginator(bundle_upload_list(), UPLOADS_PER_PAGE).get_page(request.GET.get("page"))
+    return render(request, "leaderboard/bundle_upload_list.html", {
+        "form": form, "page": page, "uploads": page.object_list,
+        "max_upload_bytes": settings.EVALSERVER_MAX_UPLOAD_BYTES,
+    }, status=status)
+
+
+def _upload(upload_id: int) -> BundleUpload:
+    try:
+        return bundle_upload_get(upload_id=upload_id)
+    except BundleUpload.DoesNotExist:
+        raise Http404("no such bundle upload") from None
+
+
+def _pending_hint(upload: BundleUpload) -> str:
+    if upload.status == BundleUpload.Status.QUEUED:
+        return "waiting for a worker."
+    if upload.status == BundleUpload.Status.RUNNING:
+        return "a worker is checking and loading it."
+    return ""
+
+
+@staff_required
+def bundle_upload_detail(request: HttpRequest, upload_id: int) -> HttpResponse:
+    upload = _upload(upload_id)
+    return render(request, "leaderboard/bundle_upload_detail.html", {
+        "upload": upload, "pending": upload.pending, "pending_hint": _pending_hint(upload)})
+
+
+@staff_required
+@require_GET
+@never_cache
+def bundle_upload_status(request: HttpRequest, upload_id: int) -> JsonResponse:
+    """{id, status, hint}: what the upload's page polls while it is pending
+    (static/leaderboard/status.js)."""
+    upload = _upload(upload_id)
+    return JsonResponse({"id": upload.pk, "status": upload.status,
+                         "hint": _pending_hint(upload)})

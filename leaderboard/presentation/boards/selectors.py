@@ -1,0 +1,166 @@
+"""Reads. Views, the API and services read the database through these functions."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, cast
+
+from django.core.cache import cache
+
+from leaderboard.catalog.models import Benchmark, LabelSet, LabelSetVersion
+from leaderboard.presentation.boards.significance import leaderboard_significance_add
+from leaderboard.submissions.models import Score, Submission
+from workers.scoring import leaderboard as core_leaderboard
+from workers.scoring.families.base import CLOPPER_PEARSON
+from workers.scoring.families.registry import family_named
+
+_CACHEABLE_QUERY = re.compile(r"[-\w.]{1,64}:[0-9a-fA-F]{0,64}|[-\w.]{1,64}:None", re.ASCII)
+
+
+class LeaderboardQueryError(ValueError):
+    def __init__(self, code: str, message: str, field: str) -> None:
+        super().__init__(message)
+        self.code, self.message, self.field = code, message, field
+
+
+@dataclass(frozen=True)
+class LeaderboardColumn:
+    slug: str
+    name: str
+    version_number: int
+    version_hash: str
+    # The number of a newer version of the label set whose scores are being computed: the
+    # column keeps showing this (still valid) version's figures until that one is published.
+    pending_version: int | None = None
+    # How its cells' intervals are computed (docs/metrics.md §1.3, §1.7): "clopper_pearson",
+    # or "normal" for a mean over classes (the multi-label scores since the class mean).
+    ci_method: str = "clopper_pearson"
+
+    @property
+    def rescoring(self) -> bool:
+        return self.pending_version is not None
+
+
+@dataclass(frozen=True)
+class Leaderboard:
+    benchmark: str
+    sort: str
+    columns: list[LeaderboardColumn]
+    rows: list[dict[str, Any]]
+    # False while the worker has not computed rank_ub for these rows (docs/metrics.md §10.3)
+    significance_ready: bool = True
+
+
+def _columns(benchmark: Benchmark, version: str | None
+             ) -> list[tuple[LabelSet, LabelSetVersion, LabelSetVersion | None]]:
+    """(label set, version shown, newer version being re-scored) per label set: the current
+    (newest published) version, or the one pinned by `version`."""
+    versions = (LabelSetVersion.objects.filter(label_set__benchmark=benchmark)
+                .select_related("label_set").order_by("label_set_id", "-number"))
+    chosen: dict[int, tuple[LabelSet, LabelSetVersion, LabelSetVersion | None]] = {}
+    unpublished: dict[int, LabelSetVersion] = {}  # the newest, per label set
+    pinned = None
+    if version:
+        matches = [v for v in versions if v.content_hash.startswith(version.lower())]
+        if len(version) < 6 or len(matches) != 1:
+            raise LeaderboardQueryError(
+                "unknown_version",
+                f"no single label-set version of {benchmark.slug} has hash {version!r} "
+                "(give at least 6 leading characters)", "version")
+        pinned = matches[0]
+    for v in versions:  # newest first: a label set's unpublished versions precede its current
+        if pinned is not None and v.label_set_id == pinned.label_set_id:
+            # a pinned version still being re-scored is marked as such too
+            chosen[v.label_set_id] = (v.label_set, pinned, None if pinned.published else pinned)
+        elif v.label_set_id in chosen:
+            continue
+        elif v.published is None:
+            unpublished.setdefault(v.label_set_id, v)
+        else:
+            chosen[v.label_set_id] = (v.label_set, v, unpublished.get(v.label_set_id))
+    return [chosen[k] for k in sorted(chosen)]
+
+
+def _ci_method(label_set: LabelSet, version: LabelSetVersion) -> str:
+    """The interval of a column's scores, as their records name it: a family's that is a mean
+    over classes names it in each record, and scores stored before the class mean do not
+    (one row read)."""
+    if family_named(label_set.family).interval == CLOPPER_PEARSON:
+        return CLOPPER_PEARSON
+    method = (Score.objects.filter(label_set_version=version)
+              .values_list("record__ci_method", flat=True).first())
+    return method if isinstance(method, str) else CLOPPER_PEARSON
+
+
+def leaderboard_get(*, benchmark: Benchmark, sort: str = "original",
+                    version: str | None = None) -> Leaderboard:
+    """Public scored submissions with scores, ranks and rank shifts (cached per generation),
+    on each label set's current version (the newest published one: docs/metrics.md §14), or
+    on the version `version` names.
+
+    rank_shift = rank under `original` minus rank under each label set (positive = moved up).
+    Each row also has `rank_ub` (1 + the rows significantly better) and `mcnemar_p` (against
+    the row above) on the sort label set, as the worker stored them
+    (leaderboard/presentation/boards/significance.py).
+    """
+    key = f"leaderboard:t3:{benchmark.pk}:{benchmark.leaderboard_generation}:{sort}:{version}"
+    # Only well-formed query values reach the cache; anything else is refused below.
+    cacheable = _CACHEABLE_QUERY.fullmatch(f"{sort}:{version}") is not None
+    cached = cache.get(key) if cacheable else None
+    if cached is not None:
+        return cast(Leaderboard, cached)
+    columns = _columns(benchmark, version)
+    slugs = [ls.slug for ls, _, _ in columns]
+    if sort not in slugs:
+        raise LeaderboardQueryError(
+            "unknown_label_set", f"cannot sort by {sort!r}; {benchmark.slug} has "
+            + ", ".join(slugs), "sort")
+    by_id = {ls.pk: ls.slug for ls, _, _ in columns}
+    subs = list(Submission.objects.filter(
+        benchmark=benchmark, public=True, status=Submission.Status.SCORED)
+        .values_list("id", "model_name", "owner__username", "created").order_by("id"))
+    scores: dict[int, dict[str, dict[str, Any]]] = {s[0]: {} for s in subs}
+    sort_version = next(v for ls, v, _ in columns if ls.slug == sort)
+    digests: dict[int, str | None] = {}  # each row's hits on the sort version
+    for sub_id, ls_id, acc, low, high, correct, total, digest, version_id in Score.objects.filter(
+            label_set_version__in=[v for _, v, _ in columns],
+            submission__public=True, submission__status=Submission.Status.SCORED,
+            submission__benchmark=benchmark).values_list(
+            "submission_id", "label_set_id", "accuracy", "ci_low", "ci_high", "correct", "total",
+            "hits_id", "label_set_version_id"):
+        if version_id == sort_version.pk:
+            digests[sub_id] = digest
+        scores[sub_id][by_id[ls_id]] = {"accuracy": acc, "ci_low": low, "ci_high": high,
+                                        "correct": correct, "total": total}
+    records = [scores[s[0]] for s in subs]
+    rank_arrays = {slug: core_leaderboard.ranks(records, slug) for slug in slugs}
+    rows: list[dict[str, Any]] = []
+    for i, (sub_id, model_name, owner, created) in enumerate(subs):
+        ranks = {slug: int(rank_arrays[slug][i]) for slug in slugs
+                 if scores[sub_id].get(slug, {}).get("accuracy") is not None}
+        shift = {slug: ranks["original"] - ranks[slug] for slug in ranks
+                 if "original" in ranks}
+        rows.append({"submission_id": sub_id, "model_name": model_name, "owner": owner,
+                     "created": created, "scores": scores[sub_id], "ranks": ranks,
+                     "rank_shift": shift})
+    big = len(rows) + 1
+    rows.sort(key=lambda r: (cast(dict[str, int], r["ranks"]).get(sort, big), r["submission_id"]))
+    ready = leaderboard_significance_add(
+        benchmark=benchmark, version=sort_version, sort=sort, rows=rows, digests=digests,
+        current=version is None)  # a pinned version may be older: the worker computes current ones
+    board = Leaderboard(benchmark.slug, sort, [
+        LeaderboardColumn(ls.slug, ls.name, v.number, v.content_hash,
+                          None if pending is None else pending.number,
+                          ci_method=_ci_method(ls, v))
+        for ls, v, pending in columns], rows, significance_ready=ready)
+    if cacheable:
+        cache.set(key, board, timeout=3600)
+    return board
+
+
+def leaderboard_sort_slugs() -> list[str]:
+    """Every value `sort` can take on some board, by slug: the label sets with a published
+    version (a board's columns) of the benchmarks not hidden."""
+    return list(LabelSet.objects.filter(benchmark__hidden=False, versions__published__isnull=False)
+                .values_list("slug", flat=True).distinct().order_by("slug"))

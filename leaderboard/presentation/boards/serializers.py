@@ -1,0 +1,158 @@
+"""Input and output shapes of the benchmark and leaderboard operations."""
+
+from __future__ import annotations
+
+import datetime
+import json
+from typing import Any
+
+from django.db import connection
+from django.utils import timezone
+from rest_framework import serializers
+
+from leaderboard.catalog.models import LabelSet
+from leaderboard.presentation.boards.selectors import Leaderboard, leaderboard_sort_slugs
+
+
+class LeaderboardQueryInput(serializers.Serializer):
+    sort = serializers.CharField(default="original",
+                                 help_text="the label set to rank by (default `original`)")
+    version = serializers.CharField(
+        required=False, allow_blank=True, default="",
+        help_text="content hash (at least 6 leading characters) of one label-set version "
+                  "to show instead of that label set's current one")
+
+
+class LeaderboardQuerySchema(LeaderboardQueryInput):
+    """The query as the schema documents it: `sort` as the label sets the boards have, read
+    when the schema is generated (like the submission form's file fields), so that a value
+    no board can be ranked by is schema-invalid. The view validates with LeaderboardQueryInput,
+    whose error names the label sets of the benchmark asked for: one schema serves every
+    benchmark's board, so a label set of another benchmark is schema-valid and refused."""
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        fields = super().get_fields()
+        # none before the catalog tables exist (`manage.py check --deploy` generates the
+        # schema on a server that has not migrated yet), or before a benchmark is loaded
+        slugs = (leaderboard_sort_slugs()
+                 if LabelSet._meta.db_table in connection.introspection.table_names() else [])
+        if slugs:
+            fields["sort"] = serializers.ChoiceField(
+                choices=slugs, default="original",
+                help_text="the label set to rank by (default `original`): one of the "
+                          "benchmark's label sets (GET /api/benchmarks/{slug}/ lists them)")
+        return fields
+
+
+class LeaderboardColumnOutput(serializers.Serializer):
+    slug = serializers.CharField()
+    name = serializers.CharField()
+    version = serializers.IntegerField(source="version_number",
+                                       help_text="the version whose scores the column shows")
+    version_hash = serializers.CharField()
+    ci_method = serializers.ChoiceField(
+        choices=["clopper_pearson", "normal"],
+        help_text="how the column's 95% intervals are computed: `clopper_pearson` (exact "
+                  "binomial), or `normal` where the accuracy is a mean over classes (multilabel: "
+                  "the normal approximation with per-class binomial variances, "
+                  "docs/metrics.md §1.7)")
+    rescoring = serializers.BooleanField(
+        help_text="a newer version of the label set is being re-scored; the column keeps "
+                  "this version's (still valid) figures until every score exists on it")
+    pending_version = serializers.IntegerField(
+        allow_null=True, help_text="the number of that newer version, or null")
+
+
+class LeaderboardCellOutput(serializers.Serializer):
+    accuracy = serializers.FloatField(allow_null=True)
+    ci_low = serializers.FloatField(
+        allow_null=True, help_text="95% interval, computed as the column's `ci_method` says")
+    ci_high = serializers.FloatField(allow_null=True)
+    correct = serializers.IntegerField(help_text="evaluated examples counted correct")
+    total = serializers.IntegerField(help_text="examples evaluated")
+
+
+class LeaderboardRowOutput(serializers.Serializer):
+    submission_id = serializers.IntegerField()
+    model_name = serializers.CharField()
+    owner = serializers.CharField(help_text="username of the submitter")
+    created = serializers.DateTimeField()
+    scores = serializers.DictField(child=LeaderboardCellOutput(),
+                                   help_text="by label set slug")
+    ranks = serializers.DictField(child=serializers.IntegerField(),
+                                  help_text="rank under each label set (1 = best; ties share)")
+    rank_shift = serializers.DictField(
+        child=serializers.IntegerField(),
+        help_text="rank under `original` minus rank under the label set (positive = moved up)")
+    rank_ub = serializers.IntegerField(
+        allow_null=True,
+        help_text="1 + the number of rows significantly better on the sort label set: ranked "
+                  "higher with p < 0.05 in a two-sided exact McNemar test on the paired "
+                  "per-example results, pairwise, not corrected for multiple comparisons "
+                  "(docs/metrics.md §10.3); null without a score or stored per-example results "
+                  "on the sort label set, or while the worker has not computed it yet")
+    mcnemar_p = serializers.FloatField(
+        allow_null=True,
+        help_text="exact two-sided McNemar p-value between this row and the row above on the "
+                  "sort label set; null for the first row, where a row has no per-example "
+                  "results stored, and while the worker has not computed it yet")
+
+
+class LeaderboardOutput(serializers.Serializer):
+    benchmark = serializers.CharField()
+    sort = serializers.CharField()
+    columns = LeaderboardColumnOutput(many=True)
+    rows = LeaderboardRowOutput(many=True)
+
+
+def _datetime(value: datetime.datetime | None) -> str | None:
+    """As serializers.DateTimeField writes it: ISO 8601 in the current time zone, UTC as Z."""
+    if not value:
+        return None
+    if timezone.is_naive(value):
+        value = timezone.make_aware(value)
+    text = timezone.localtime(value).isoformat()
+    return text[:-6] + "Z" if text.endswith("+00:00") else text
+
+
+def _float(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+def _cell(score: dict[str, Any] | None) -> dict[str, Any] | None:
+    if score is None:
+        return None
+    return {"accuracy": _float(score["accuracy"]), "ci_low": _float(score["ci_low"]),
+            "ci_high": _float(score["ci_high"]), "correct": int(score["correct"]),
+            "total": int(score["total"])}
+
+
+def leaderboard_data(board: Leaderboard) -> dict[str, Any]:
+    """The content of LeaderboardOutput(board).data, as plain dicts and lists."""
+    return {
+        "benchmark": str(board.benchmark),
+        "sort": str(board.sort),
+        "columns": [{"slug": c.slug, "name": c.name, "version": int(c.version_number),
+                     "version_hash": c.version_hash, "ci_method": c.ci_method,
+                     "rescoring": c.rescoring,
+                     "pending_version": c.pending_version} for c in board.columns],
+        "rows": [{
+            "submission_id": int(row["submission_id"]),
+            "model_name": str(row["model_name"]),
+            "owner": str(row["owner"]),
+            "created": _datetime(row["created"]),
+            "scores": {str(slug): _cell(score) for slug, score in row["scores"].items()},
+            "ranks": {str(slug): int(rank) for slug, rank in row["ranks"].items()},
+            "rank_shift": {str(slug): int(n) for slug, n in row["rank_shift"].items()},
+            "rank_ub": None if row["rank_ub"] is None else int(row["rank_ub"]),
+            "mcnemar_p": _float(row["mcnemar_p"]),
+        } for row in board.rows],
+    }
+
+
+def leaderboard_json(board: Leaderboard) -> bytes:
+    """leaderboard_data as DRF's JSONRenderer would write it (compact, UTF-8, no NaN)."""
+    text = json.dumps(leaderboard_data(board), ensure_ascii=False, allow_nan=False,
+                      separators=(",", ":"))
+    # as JSONRenderer does: keep the body a strict JavaScript subset
+    return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029").encode()

@@ -1,0 +1,135 @@
+"""The public leaderboard of one benchmark: `?sort=<label set>`, `?version=<hash>`, `?page=N`.
+
+The table (everything below the heading) is the same for every visitor: it is rendered once
+per (benchmark, leaderboard generation, sort, version, page) and kept in the cache
+(leaderboard/presentation/caching.py); each request renders only the page shell (navigation,
+user) around it. Pages hold PAGE_SIZE rows; ranks are over the whole leaderboard. A page number
+that is not a whole number from 1 to the last page answers 404 (an empty leaderboard has a
+page 1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.template.loader import render_to_string
+from django.utils.http import urlencode
+from django.utils.safestring import mark_safe
+
+from leaderboard.catalog.models import Benchmark
+from leaderboard.catalog.selectors import benchmark_get
+from leaderboard.presentation.boards.selectors import (
+    Leaderboard,
+    LeaderboardQueryError,
+    leaderboard_get,
+)
+from leaderboard.presentation.caching import cached_render, source_format
+
+PAGE_SIZE = 100
+# What the cached table is rendered from (the format in its cache key, see caching.py).
+BOARD_HTML_MODULES = (__name__, "leaderboard.presentation.boards.selectors",
+                      "leaderboard.presentation.boards.significance",
+                      "leaderboard.templatetags.leaderboard_extras")
+BOARD_HTML_TEMPLATES = ("leaderboard/_board.html", "leaderboard/_pages.html")
+# Page links around the current page; the first and last are always linked.
+PAGE_LINKS_AROUND = 2
+
+
+def board_html_format() -> str:
+    return source_format(modules=BOARD_HTML_MODULES, templates=BOARD_HTML_TEMPLATES)
+
+
+def _cells(board: Leaderboard, row: dict[str, Any]) -> list[dict[str, Any]]:
+    return [{
+        "column": column,
+        "score": row["scores"].get(column.slug),
+        "rank": row["ranks"].get(column.slug),
+        "shift": None if column.slug == "original" else row["rank_shift"].get(column.slug),
+        "active": column.slug == board.sort,
+    } for column in board.columns]
+
+
+def _p(value: float | None) -> str | None:
+    if value is None:
+        return None
+    return "p < 0.001" if value < 0.001 else f"p = {value:.3f}"
+
+
+def _page_number(request: HttpRequest) -> int:
+    raw = request.GET.get("page") or "1"
+    if not raw.isdigit() or int(raw) < 1:  # isdigit: no sign, no spaces
+        raise Http404("no such page")
+    return int(raw)
+
+
+def _pages(number: int, page_count: int, total: int, size: int,
+           url: Callable[[int], str]) -> dict[str, Any]:
+    """What _pages.html shows: the row range, previous/next and numbered links."""
+    numbers = sorted({1, page_count} | set(range(max(1, number - PAGE_LINKS_AROUND),
+                                                 min(page_count, number + PAGE_LINKS_AROUND) + 1)))
+    links: list[dict[str, Any]] = []
+    for n in numbers:
+        if links and n - links[-1]["number"] > 1:
+            links.append({"number": None, "url": None, "current": False})
+        links.append({"number": n, "url": url(n), "current": n == number})
+    return {
+        "first_row": (number - 1) * size + 1 if total else 0,
+        "last_row": min(number * size, total),
+        "total": total,
+        "previous": url(number - 1) if number > 1 else None,
+        "next": url(number + 1) if number < page_count else None,
+        "links": links if page_count > 1 else [],
+    }
+
+
+def _board_html(benchmark: Benchmark, board: Leaderboard, version: str | None,
+                number: int, size: int) -> str:
+    keep = {"version": version} if version else {}
+    headers = [{
+        "column": column,
+        "url": "?" + urlencode({"sort": column.slug, **keep}),
+        "active": column.slug == board.sort,
+    } for column in board.columns]
+    page_rows = board.rows[(number - 1) * size:number * size]
+    rows = [{**row, "rank": row["ranks"].get(board.sort), "cells": _cells(board, row),
+             "p_text": _p(row["mcnemar_p"])} for row in page_rows]
+    page_count = max(1, -(-len(board.rows) // size))
+
+    def url(n: int) -> str:
+        return "?" + urlencode({"sort": board.sort, **keep, "page": str(n)})
+
+    return render_to_string("leaderboard/_board.html", {
+        "benchmark": benchmark, "board": board, "headers": headers, "rows": rows,
+        "version": version, "pages": _pages(number, page_count, len(board.rows), size, url),
+    })
+
+
+def leaderboard(request: HttpRequest, slug: str) -> HttpResponse:
+    try:
+        benchmark = benchmark_get(slug=slug)
+    except Benchmark.DoesNotExist:
+        raise Http404("no such benchmark") from None
+    sort = request.GET.get("sort") or "original"
+    version = request.GET.get("version") or None
+    number = _page_number(request)
+    size = PAGE_SIZE
+
+    def build() -> str:
+        board = leaderboard_get(benchmark=benchmark, sort=sort, version=version)
+        if number > 1 and (number - 1) * size >= len(board.rows):
+            raise Http404("no such page")
+        return _board_html(benchmark, board, version, number, size)
+
+    try:
+        board_html = cached_render((board_html_format(), benchmark.pk,
+                                    benchmark.leaderboard_generation, sort, version, size,
+                                    number), build)
+    except LeaderboardQueryError as exc:
+        return render(request, "leaderboard/leaderboard.html", {
+            "benchmark": benchmark, "error": exc.message}, status=400)
+    return render(request, "leaderboard/leaderboard.html", {
+        "benchmark": benchmark, "board_html": mark_safe(board_html),  # rendered by a template
+    })

@@ -1,0 +1,389 @@
+"""Reads behind the plots pages (docs/metrics.md §8 and §9): the data of each chart as plain
+JSON-able dicts.
+
+- `new_test_set_plot`: original accuracy (x) against a new test set's (y), one point per public
+  scored submission with both Clopper-Pearson intervals, and the linear fit t(new) = a *
+  t(original) + b on a linear, probit or logit scale t, with its bootstrap 95% band and each
+  point's residual ("effective robustness").
+- `label_set_plot`: original accuracy against another label set of the same image set
+  (corrected, ReaL, multi-label, CIFAR-10H), with each point's rank on both and the rank
+  inversions.
+- `noise_prevalence_plot`: original and corrected accuracy of chosen submissions as functions
+  of noise prevalence, and where two submissions' curves cross.
+
+Everything is computed with the scoring core (`workers.scoring.leaderboard`) from the stored
+scores of the newest label-set versions (the leaderboard's columns), and cached per
+`Benchmark.leaderboard_generation` like `leaderboard_get` (leaderboard/presentation/caching.py
+says why that stays fresh across processes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from itertools import combinations
+from typing import Any, cast
+
+import numpy as np
+from django.core.cache import cache
+
+from leaderboard.catalog.models import Benchmark, LabelSet
+from leaderboard.presentation.boards.selectors import (
+    Leaderboard,
+    LeaderboardColumn,
+    leaderboard_get,
+)
+from leaderboard.presentation.caching import source_format
+from leaderboard.submissions.models import Score, Submission
+from leaderboard.submissions.selectors import submission_scores
+from workers.scoring import leaderboard as core
+from workers.scoring.families.registry import FAMILIES, family_named
+from workers.scoring.stats import FIT_SCALES, noise_prevalence_curve, scale_forward, scale_inverse
+
+ORIGINAL = "original"
+NOISE_LABEL_SET = "corrected"
+DEFAULT_CURVES = 5  # the top submissions on `corrected` when no ids are given
+MAX_CURVES = 8
+CURVE_POINTS = 101  # samples of each noise-prevalence curve, evenly spaced in prevalence
+FIT_BOOTSTRAP = 1000
+FIT_SEED = 0
+CACHE_TIMEOUT = 3600  # seconds; the generation in the key, not the timeout, keeps it fresh
+# What the cached plot data are built from (the format in their cache key, see caching.py).
+PLOT_DATA_MODULES = (__name__, "leaderboard.presentation.boards.selectors",
+                     "leaderboard.presentation.boards.significance", "workers.scoring.stats")
+
+
+class PlotQueryError(ValueError):
+    """A request the data cannot answer: an unknown label set, bad submission ids."""
+
+    def __init__(self, code: str, message: str, field: str) -> None:
+        super().__init__(message)
+        self.code, self.message, self.field = code, message, field
+
+
+@dataclass(frozen=True)
+class PlotChoices:
+    new_test_sets: list[tuple[str, str]]  # (slug, name), the default first
+    label_sets: list[tuple[str, str]]
+    noise: bool  # the benchmark has a `corrected` label set
+
+
+def plot_choices(*, benchmark: Benchmark) -> PlotChoices:
+    """The label sets each chart can show on this benchmark."""
+    rows = list(LabelSet.objects.filter(benchmark=benchmark).values_list("slug", "name", "family"))
+    new = sorted(((s, n) for s, n, f in rows if family_named(f).gap_to_reference), reverse=True)
+    # The label-set scatter's y: the families drawn against the original labels, in their
+    # order, a label set named as its family first.
+    order = {name: f.plot_order for name, f in FAMILIES.items() if f.plot_order is not None}
+    labels = sorted(((s, n, f) for s, n, f in rows if f in order),
+                    key=lambda r: (order[r[2]], r[0] != r[2], r[0]))
+    return PlotChoices(new, [(s, n) for s, n, _ in labels],
+                       any(s == NOISE_LABEL_SET for s, _, _ in rows))
+
+
+def _cached(benchmark: Benchmark, parts: Sequence[object],
+            build: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """`parts` must be validated values (slugs of existing label sets, integer ids)."""
+    key = ":".join(["plots", source_format(modules=PLOT_DATA_MODULES), str(benchmark.pk),
+                    str(benchmark.leaderboard_generation), *map(str, parts)])
+    data = cache.get(key)
+    if data is None:
+        data = build()
+        cache.set(key, data, timeout=CACHE_TIMEOUT)
+    return cast(dict[str, Any], data)
+
+
+def _board(benchmark: Benchmark) -> Leaderboard:
+    return leaderboard_get(benchmark=benchmark)
+
+
+def _column(board: Leaderboard, slug: str) -> LeaderboardColumn | None:
+    return next((c for c in board.columns if c.slug == slug), None)
+
+
+def _axes(board: Leaderboard, x_slug: str, y_slug: str) -> dict[str, Any]:
+    out: dict[str, Any] = {"benchmark": board.benchmark}
+    for axis, slug in (("x", x_slug), ("y", y_slug)):
+        column = _column(board, slug)
+        out[axis] = {"label_set": slug, "name": column.name if column else slug,
+                     "version": column.version_number if column else None,
+                     "version_hash": column.version_hash if column else None}
+    return out
+
+
+def _pairs(board: Leaderboard, x_slug: str, y_slug: str) -> list[dict[str, Any]]:
+    """Leaderboard rows with an accuracy on both label sets, in submission id order."""
+    rows = sorted(board.rows, key=lambda r: r["submission_id"])
+    return [r for r in rows
+            if (r["scores"].get(x_slug) or {}).get("accuracy") is not None
+            and (r["scores"].get(y_slug) or {}).get("accuracy") is not None]
+
+
+def _point(row: dict[str, Any], x_slug: str, y_slug: str) -> dict[str, Any]:
+    x, y = row["scores"][x_slug], row["scores"][y_slug]
+    return {"submission_id": row["submission_id"], "model_name": row["model_name"],
+            "x": x["accuracy"], "x_low": x["ci_low"], "x_high": x["ci_high"],
+            "y": y["accuracy"], "y_low": y["ci_low"], "y_high": y["ci_high"]}
+
+
+def _check(choices: Sequence[tuple[str, str]], slug: str, what: str) -> None:
+    if slug not in {s for s, _ in choices}:
+        raise PlotQueryError("unknown_label_set",
+                             f"no {what} {slug!r} here; choose one of "
+                             + (", ".join(s for s, _ in choices) or "none"), "label_set")
+
+
+# ------------------------------------------------ new test sets (docs/metrics.md §8)
+
+
+def fit_scale_check(scale: str) -> None:
+    if scale not in FIT_SCALES:
+        raise PlotQueryError("unknown_scale", f"no fit scale {scale!r}; choose one of "
+                             + ", ".join(FIT_SCALES), "scale")
+
+
+def new_test_set_plot(*, benchmark: Benchmark, label_set: str,
+                      scale: str = "linear") -> dict[str, Any]:
+    """Original (x) against new-test-set (y) accuracy with the fit on `scale` (None under 3
+    points or one distinct x); each point's `predicted` and `residual` = y - predicted. Off
+    `linear`, a point at an accuracy of 0 or 1 stays on the chart but out of the fit."""
+    _check(plot_choices(benchmark=benchmark).new_test_sets, label_set, "new test set")
+    fit_scale_check(scale)
+
+    def build() -> dict[str, Any]:
+        board = _board(benchmark)
+        rows = _pairs(board, ORIGINAL, label_set)
+        points = [_point(r, ORIGINAL, label_set) for r in rows]
+        result = core.new_test_set_fit([r["scores"] for r in rows], label_set,
+                                       n_boot=FIT_BOOTSTRAP, seed=FIT_SEED, scale=scale)
+        fit = None
+        if result is not None:
+            line, used = result
+            for i, residual in zip(used.tolist(), line.residuals, strict=True):
+                points[i]["predicted"] = float(line.predict(points[i]["x"]))
+                points[i]["residual"] = float(residual)
+            fit = {"scale": scale, "slope": line.slope, "intercept": line.intercept,
+                   "n": int(used.size), "bootstrap": FIT_BOOTSTRAP, "seed": FIT_SEED,
+                   "grid": line.grid.tolist(), "line": line.predict(line.grid).tolist(),
+                   "band_low": line.band_low.tolist(), "band_high": line.band_high.tolist()}
+        return {**_axes(board, ORIGINAL, label_set), "kind": "new_test_set",
+                "points": points, "fit": fit}
+
+    return _cached(benchmark, ("new", label_set, scale), build)
+
+
+def fit_predict(fit: dict[str, Any], original: float) -> float:
+    """The new-test-set accuracy a fit expects at this original accuracy, on its scale."""
+    z = fit["slope"] * scale_forward(np.array([original]), fit["scale"]) + fit["intercept"]
+    return float(scale_inverse(z, fit["scale"])[0])
+
+
+def submission_effective_robustness(*, submission: Submission,
+                                    scale: str = "linear") -> list[dict[str, Any]]:
+    """Per new test set of the benchmark: the submission's original and new accuracy, the fit
+    over the public leaderboard (on `scale`) and the residual new - predicted. A submission
+    that is not on the public leaderboard (private) is measured against the same fit,
+    `in_fit` False."""
+    if submission.status != Submission.Status.SCORED:
+        return []
+    benchmark = submission.benchmark
+    own = submission_scores(submission=submission)
+    out = []
+    for slug, name in plot_choices(benchmark=benchmark).new_test_sets:
+        plot = new_test_set_plot(benchmark=benchmark, label_set=slug, scale=scale)
+        fit = plot["fit"]
+        mine = next((p for p in plot["points"] if p["submission_id"] == submission.pk), None)
+        if mine is None and ORIGINAL in own and slug in own:
+            mine = {"x": own[ORIGINAL].accuracy, "y": own[slug].accuracy}
+            if fit is not None and None not in (mine["x"], mine["y"]):
+                mine["predicted"] = fit_predict(fit, mine["x"])
+                mine["residual"] = mine["y"] - mine["predicted"]
+        if fit is None or mine is None or mine.get("residual") is None:
+            continue
+        out.append({"label_set": slug, "name": name, "original": mine["x"], "new": mine["y"],
+                    "predicted": mine["predicted"], "residual": mine["residual"],
+                    "slope": fit["slope"], "intercept": fit["intercept"], "n": fit["n"],
+                    "scale": fit["scale"],
+                    "in_fit": "submission_id" in mine})
+    return out
+
+
+# ---------------------------------------------------------------- other label sets, ranks
+
+
+def label_set_plot(*, benchmark: Benchmark, label_set: str) -> dict[str, Any]:
+    """Original (x) against another label set (y) of the same images: accuracies with their
+    intervals, and ranks among the plotted submissions (1 = best, ties share the better rank).
+    `shift` = original rank - this rank (positive: moved up); `swapped_pairs` counts the pairs
+    of submissions whose order the two label sets reverse."""
+    _check(plot_choices(benchmark=benchmark).label_sets, label_set, "label set")
+
+    def build() -> dict[str, Any]:
+        board = _board(benchmark)
+        rows = _pairs(board, ORIGINAL, label_set)
+        records = [r["scores"] for r in rows]
+        rank_x = core.ranks(records, ORIGINAL)
+        rank_y = core.ranks(records, label_set)
+        points = []
+        for i, row in enumerate(rows):
+            shift = int(rank_x[i] - rank_y[i])
+            points.append({**_point(row, ORIGINAL, label_set), "rank_x": int(rank_x[i]),
+                           "rank_y": int(rank_y[i]), "shift": shift,
+                           "direction": "up" if shift > 0 else "down" if shift < 0 else "same"})
+        swapped = swapped_pairs(rank_x.tolist(), rank_y.tolist())
+        summary = {name: sum(p["direction"] == name for p in points)
+                   for name in ("up", "down", "same")}
+        return {**_axes(board, ORIGINAL, label_set), "kind": "label_set", "points": points,
+                "inversions": {**summary, "swapped_pairs": swapped, "n": len(points)}}
+
+    return _cached(benchmark, ("labels", label_set), build)
+
+
+def swapped_pairs(first: Sequence[int], second: Sequence[int]) -> int:
+    """Pairs that two rankings put in strictly opposite order (ties in either are not
+    swapped), in O(n log n): walk by (first, second) and count the earlier entries ranked
+    strictly worse on `second` with a Fenwick tree."""
+    size = max([*second, 0])
+    tree = [0] * (size + 1)
+    swapped = 0
+    for seen, (_, rank) in enumerate(sorted(zip(first, second, strict=True))):
+        at, not_worse = rank, 0  # earlier entries with second <= rank
+        while at > 0:
+            not_worse += tree[at]
+            at -= at & -at
+        swapped += seen - not_worse
+        at = rank
+        while at <= size:
+            tree[at] += 1
+            at += at & -at
+    return swapped
+
+
+# --------------------------------------------- noise prevalence (docs/metrics.md §9)
+
+
+def parse_ids(raw: str | None) -> list[int] | None:
+    """`?ids=1,2,3` -> [1, 2, 3] (order kept, duplicates dropped); None when empty."""
+    if not raw or not raw.strip():
+        return None
+    ids: list[int] = []
+    for part in raw.split(","):
+        part = part.strip()
+        if not part.isdigit():
+            raise PlotQueryError("invalid_ids", "ids is a comma-separated list of submission "
+                                 f"numbers, e.g. ids=12,15 (not {part!r})", "ids")
+        if int(part) not in ids:
+            ids.append(int(part))
+    if len(ids) > MAX_CURVES:
+        raise PlotQueryError("too_many_ids",
+                             f"at most {MAX_CURVES} submissions on one chart", "ids")
+    return ids
+
+
+def _noise_inputs(benchmark: Benchmark, ids: Sequence[int]) -> dict[int, tuple[str, Any]]:
+    """submission id -> (model name, the noise_prevalence inputs of its corrected score on the
+    leaderboard's version), for public scored submissions that have usable inputs."""
+    board = _board(benchmark)
+    column = _column(board, NOISE_LABEL_SET)
+    if column is None:
+        return {}
+    rows = Score.objects.filter(
+        label_set_version__content_hash=column.version_hash,
+        label_set_version__label_set__benchmark=benchmark, submission_id__in=list(ids),
+        submission__public=True, submission__status=Submission.Status.SCORED,
+    ).values_list("submission_id", "submission__model_name", "record")
+    out = {}
+    for sub_id, model_name, record in rows:
+        inputs = (record or {}).get("noise_prevalence") or {}
+        if inputs.get("acc_c_original") is not None and inputs.get("acc_b") is not None:
+            out[sub_id] = (model_name, inputs)
+    return out
+
+
+def noise_prevalence_plot(*, benchmark: Benchmark, ids: Sequence[int] | None = None
+                          ) -> dict[str, Any]:
+    """Each chosen submission's accuracy on original and on corrected labels as |B| shrinks,
+    against the noise prevalence N = |C| / (|C| + kept |B|), sampled at CURVE_POINTS values of
+    N evenly spaced from |C| / |P| to 1; and every crossing of two submissions' curves (same
+    labels) with its removal fraction x, prevalence and accuracy: a crossing strictly inside
+    0 < x < 1, where the two swap rank (curves that only meet at an end tie there and are not
+    listed). Default submissions: the top DEFAULT_CURVES on `corrected`."""
+    if not plot_choices(benchmark=benchmark).noise:
+        raise PlotQueryError("no_corrected_labels",
+                             f"{benchmark.slug} has no corrected label set", "benchmark")
+
+    def build() -> dict[str, Any]:
+        board = _board(benchmark)
+        chosen = list(ids or [])
+        if ids is None:
+            ranked = sorted((r for r in board.rows if NOISE_LABEL_SET in r["ranks"]),
+                            key=lambda r: (r["ranks"][NOISE_LABEL_SET], r["submission_id"]))
+            found = _noise_inputs(benchmark, [r["submission_id"] for r in ranked[:MAX_CURVES]])
+            chosen = [r["submission_id"] for r in ranked if r["submission_id"] in found]
+            chosen = chosen[:DEFAULT_CURVES]
+        else:
+            found = _noise_inputs(benchmark, chosen)
+            missing = [i for i in chosen if i not in found]
+            if missing:
+                raise PlotQueryError(
+                    "unknown_submission", "not a public scored submission of "
+                    f"{benchmark.slug} with a corrected score: "
+                    + ", ".join(f"#{i}" for i in missing), "ids")
+        return _curves(board, [(i, *found[i]) for i in chosen], default=ids is None)
+
+    return _cached(benchmark, ("noise", ",".join(map(str, ids)) if ids is not None else ""),
+                   build)
+
+
+def _curves(board: Leaderboard, chosen: list[tuple[int, str, dict[str, Any]]],
+            *, default: bool) -> dict[str, Any]:
+    column = _column(board, NOISE_LABEL_SET)
+    out: dict[str, Any] = {
+        "benchmark": board.benchmark, "kind": "noise_prevalence", "label_set": NOISE_LABEL_SET,
+        "version": column.version_number if column else None,
+        "version_hash": column.version_hash if column else None, "default": default,
+        "n_c": None, "n_b": None, "x": [], "prevalence": [], "submissions": [], "crossings": []}
+    if not chosen:
+        return out
+    n_c, n_b = int(chosen[0][2]["n_c"]), int(chosen[0][2]["n_b"])
+    # evenly spaced in prevalence; x = the removed fraction of B giving that prevalence
+    prevalence = np.linspace(n_c / (n_c + n_b), 1.0, CURVE_POINTS)
+    x = np.clip((n_c + n_b - n_c / prevalence) / n_b, 0.0, 1.0) if n_b else prevalence * 0
+    x[0], x[-1] = 0.0, 1.0
+    records = {sub_id: {NOISE_LABEL_SET: {"noise_prevalence": inputs}}
+               for sub_id, _, inputs in chosen}
+    out.update(n_c=n_c, n_b=n_b, x=x.tolist())
+    for sub_id, name, inputs in chosen:
+        curves = core.noise_prevalence(records[sub_id], x=x)
+        assert curves is not None
+        out["prevalence"] = curves["original"]["prevalence"]
+        out["submissions"].append({
+            "submission_id": sub_id, "model_name": name, "inputs": dict(inputs),
+            "original": curves["original"]["accuracy"],
+            "corrected": curves["corrected"]["accuracy"]})
+    out["crossings"] = _crossings(chosen, records)
+    return out
+
+
+def _crossings(chosen: list[tuple[int, str, dict[str, Any]]],
+               records: dict[int, Any]) -> list[dict[str, Any]]:
+    rows = []
+    for (a_id, a_name, a), (b_id, b_name, b) in combinations(chosen, 2):
+        if (a["n_c"], a["n_b"]) != (b["n_c"], b["n_b"]):
+            continue  # scored on different correctable sets: not one chart's curves
+        found = core.noise_prevalence_crossings(records[a_id], records[b_id])
+        for labels, key in (("original", "acc_c_original"), ("corrected", "acc_c_corrected")):
+            cross = found[labels]
+            if cross is None or a[key] is None or b[key] is None or not 0 < cross["x"] < 1:
+                continue  # curves meeting at an end (equal A_C, or equal at x = 0) tie there
+            _, (accuracy,) = noise_prevalence_curve(acc_c=a[key], n_c=a["n_c"], acc_b=a["acc_b"],
+                                                    n_b=a["n_b"], x=np.array([cross["x"]]))
+            # ahead where all of B is kept (x = 0); the other one is ahead past the crossing
+            a_first = a["acc_b"] * a["n_b"] + a[key] * a["n_c"] >= \
+                b["acc_b"] * b["n_b"] + b[key] * b["n_c"]
+            rows.append({"labels": labels, "first": a_id, "first_name": a_name,
+                         "second": b_id, "second_name": b_name, "x": cross["x"],
+                         "prevalence": cross["prevalence"], "accuracy": float(accuracy),
+                         "ahead_before": a_id if a_first else b_id})
+    rows.sort(key=lambda r: (r["labels"] != "corrected", r["prevalence"]))
+    return rows

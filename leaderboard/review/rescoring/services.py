@@ -1,0 +1,303 @@
+"""Re-scoring: every new label-set version (a review decision, an import, an upgrade) has its
+job, which scores each scored submission on it and then publishes it (docs/metrics.md §14);
+a worker runs it (`version_rescore_run`), or manage.py scores_recompute here and now.
+
+When what a metric reports changes (docs/metrics.md §5.1: multi-label accuracy became a mean
+over classes), the scores the board shows are computed again by that same job.
+
+A current version compiled by an older builder may lack an array the metric now reads (the
+multi-label `original_labels`). Versions are immutable and named by their content, so it is
+first upgraded (its family's `upgrade`, workers/scoring/upgrades.py): a new version, the
+same labels plus that array, published like a review decision, so its history says what
+happened and why.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, cast
+
+import numpy as np
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.db import transaction
+
+from leaderboard.catalog.label_set_version_files import compiled_for_version
+from leaderboard.catalog.models import LabelSet, LabelSetVersion
+from leaderboard.catalog.selectors import (
+    benchmark_class_names,
+    image_set_example_namer,
+    label_set_version_latest,
+    label_set_versions_current,
+)
+from leaderboard.catalog.services import benchmark_leaderboard_touch, label_set_version_publish
+from leaderboard.common.jobs import job_claim, job_fail, job_finish
+from leaderboard.common.storage import stored_npz
+from leaderboard.review.jobs import VERSION_RESCORE_JOBS, version_rescore_request
+from leaderboard.review.models import VersionRescore
+from leaderboard.review.panel.services import ReviewError, label_set_revision_publish
+from leaderboard.review.services import review_items_record
+from leaderboard.submissions.models import Score, Submission, SubmissionFile
+from leaderboard.submissions.services import scores_copy, scores_upsert
+from leaderboard.submissions.significance import board_significance_schedule
+from workers.scoring import label_set_builders
+from workers.scoring.compact import npz_member_rows
+from workers.scoring.families.registry import family_named, missing_arrays
+from workers.scoring.label_set_builders import CompiledLabelSet
+from workers.scoring.metrics import headline_hits, score_label_set
+from workers.scoring.predictions import Predictions
+
+# Submissions whose new scores are written in one statement while re-scoring.
+RESCORE_CHUNK = 200
+# Told (submissions done, submissions in all) as re-scoring goes (manage.py scores_recompute).
+Progress = Callable[[int, int], None]
+
+
+def version_rescore_run(*, version_id: int, task_id: str, retry: bool = False,
+                        claimed: bool = False, progress: Progress | None = None) -> str:
+    """The re-scoring task's work: claim the version's job, re-score, finish. Returns "done",
+    or "skipped": not claimable (done, failed, running under another task) or asked for again
+    while this ran (the task that request sent finishes it). `claimed`: the caller holds the
+    claim under `task_id` already (manage.py scores_recompute takes it with its request);
+    `progress` is told how far the re-scoring is."""
+    if not claimed and not job_claim(VERSION_RESCORE_JOBS, job_id=version_id, task_id=task_id,
+                                     retry=retry):
+        return "skipped"
+    done = label_set_version_rescore(version_id=version_id, progress=progress)
+    finished = job_finish(VERSION_RESCORE_JOBS, job_id=version_id, task_id=task_id,
+                          status=VersionRescore.Status.DONE, submissions=done)
+    return "done" if finished else "skipped"
+
+
+def version_rescore_fail(*, version_id: int, task_id: str, reason: str) -> bool:
+    """running -> failed with a reason, only while this task holds the claim."""
+    return job_fail(VERSION_RESCORE_JOBS, job_id=version_id, task_id=task_id, reason=reason)
+
+
+def _compact_predictions(row: SubmissionFile) -> Predictions:
+    with stored_npz(row.compact) as arrays:
+        topk = arrays["topk"].astype(np.int32)
+        scores = arrays["topk_scores"] if "topk_scores" in arrays.files else None
+    return Predictions(topk=topk, topk_scores=scores, scores=None, scores_kind=None)
+
+
+def label_set_version_rescore(*, version_id: int, progress: Progress | None = None) -> int:
+    """Score every scored submission on this version (idempotent); returns how many. The
+    re-scoring job's state is its caller's (`version_rescore_run`).
+
+    A version that differs from its parent only in which (example, class) pairs are judged
+    how, at a few examples, re-scores only the submissions that predict a changed pair (fast:
+    only each stored file's rows at those examples are read); anything else re-scores every
+    submission from its stored predictions.
+
+    Then the version is published (becomes current) if every scored submission now has its
+    score on it: until then boards show the version before, with every figure it has."""
+    version = LabelSetVersion.objects.select_related(
+        "label_set__benchmark", "label_set__image_set", "parent").get(id=version_id)
+    done = _rescore_incrementally(version)
+    if done is None:
+        done = _rescore_fully(version, progress)
+    elif progress is not None:
+        progress(done, done)
+    if settings.EVALSERVER_SCORING_DELAY_MS:  # tests and debugging: scores stored, unpublished
+        time.sleep(settings.EVALSERVER_SCORING_DELAY_MS / 1000)
+    if not _publish_when_complete(version):
+        benchmark_leaderboard_touch(benchmark_id=version.label_set.benchmark_id)
+    # After the commit: the boards' rank_ub on the (maybe newly current) version, §10.3.
+    board_significance_schedule(benchmark_id=version.label_set.benchmark_id)
+    return done
+
+
+def _publish_when_complete(version: LabelSetVersion) -> bool:
+    """Publish the version, in one transaction with the check that no scored submission lacks
+    its score on it (docs/metrics.md §14). One scored while this re-scoring ran, and missed by
+    it, has asked for the re-scoring again (submissions.services.submission_scores_compute):
+    that run publishes it."""
+    with transaction.atomic():
+        scored_on = Score.objects.filter(label_set_version=version).values("submission_id")
+        if _scored_files(version.label_set).exclude(submission_id__in=scored_on).exists():
+            return False
+        return label_set_version_publish(version_id=version.pk)
+
+
+def _scored_files(label_set: LabelSet) -> Any:
+    return (SubmissionFile.objects.filter(
+        submission__benchmark=label_set.benchmark, submission__status=Submission.Status.SCORED,
+        image_set=label_set.image_set).exclude(compact="").select_related("submission"))
+
+
+def _rescore_fully(version: LabelSetVersion, progress: Progress | None = None) -> int:
+    files = _scored_files(version.label_set)
+    total = files.count() if progress is not None else 0
+
+    def report(done: int) -> None:
+        if progress is not None:
+            progress(done, total)
+
+    report(0)
+    return _rescore_rows(version, compiled_for_version(version),
+                         files.iterator(chunk_size=RESCORE_CHUNK), report)
+
+
+# Beyond this many changed examples, reading each stored file's rows one by one costs more
+# than reading the files whole.
+INCREMENTAL_MAX_EXAMPLES = 64
+
+
+def _changed_pairs(old: label_set_builders.CompiledLabelSet,
+                   new: label_set_builders.CompiledLabelSet) -> np.ndarray | None:
+    """The (example * num_classes + class) keys whose membership differs in any key array of
+    the two versions; None when anything else differs (a mask, a per-example array), since
+    then a total may change and every score must be recomputed."""
+    if (old.family != new.family or old.size != new.size
+            or set(old.arrays) != set(new.arrays)):
+        return None
+    changed = []
+    for name, array in new.arrays.items():
+        if name.endswith("_keys"):
+            changed.append(np.setxor1d(array, old.arrays[name]))
+        elif not np.array_equal(array, old.arrays[name]):
+            return None
+    return np.unique(np.concatenate(changed)) if changed else None
+
+
+def _rescore_incrementally(version: LabelSetVersion) -> int | None:
+    """The parent's scores, re-computed only for submissions that predict (anywhere in their
+    stored top-k) a pair whose judgement changed; None when that shortcut is not exact or not
+    cheap (then every submission is re-scored).
+
+    Every metric of a key-based family (ReaL, multi-label, ImageNet-M) sums per-example terms
+    that depend only on the judgement of the submission's own predicted pairs, so a submission
+    none of whose predicted pairs changed keeps its record; it is copied inside the database."""
+    label_set, parent = version.label_set, version.parent
+    if parent is None:
+        return None
+    new, old = compiled_for_version(version), compiled_for_version(parent)
+    changed = _changed_pairs(old, new)
+    if changed is None:
+        return None
+    examples = np.unique(changed // new.num_classes)
+    if examples.size > INCREMENTAL_MAX_EXAMPLES:
+        return None
+    files = _scored_files(label_set)
+    rows = list(files.values_list("submission_id", "compact"))
+    parent_ids = set(Score.objects.filter(label_set_version=parent)
+                     .values_list("submission_id", flat=True))
+    if any(submission_id not in parent_ids for submission_id, _ in rows):
+        return None  # a submission was not scored on the parent
+    storage = SubmissionFile._meta.get_field("compact").storage
+    stored = []
+    for _, name in rows:  # a local file reads only those rows; a remote one is fetched
+        with storage.open(str(name), "rb") as handle:
+            stored.append(npz_member_rows(handle, "topk", examples))
+    width = max((top.shape[1] for top in stored), default=1)
+    tops = np.full((len(stored), examples.size, width), -1, dtype=np.int64)  # -1: no guess
+    for i, top in enumerate(stored):
+        tops[i, :, :top.shape[1]] = top
+    # [submission, example, k]; a missing guess (-1) is a key no pair has
+    keys = np.where(tops >= 0, examples[None, :, None] * new.num_classes + tops, -1)
+    hit = cast(list[bool], np.isin(keys, changed).reshape(len(stored), -1).any(axis=1).tolist())
+    moved = [submission_id for (submission_id, _), h in zip(rows, hit, strict=True) if h]
+    affected = list(files.filter(submission_id__in=moved))
+    _rescore_rows(version, new, affected)
+    scores_copy(parent=parent, version=version, exclude=moved)
+    return len(rows)
+
+
+def _rescore_rows(version: LabelSetVersion, compiled: label_set_builders.CompiledLabelSet,
+                  rows: Any, progress: Callable[[int], None] | None = None) -> int:
+    """Score each stored file on the version from its compact predictions, in chunked upserts."""
+    label_set = version.label_set
+    names = benchmark_class_names(benchmark=label_set.benchmark)
+    example_name = image_set_example_namer(image_set=label_set.image_set)
+    # A version made by review decisions only ever judges more pairs, so it has no novel pair
+    # that is not already an item; a version from elsewhere (an import) may have new ones.
+    record_items = label_set.reviewable and "settled" not in version.summary
+    done = 0
+    chunk: dict[int, dict[str, Any]] = {}
+    hits: dict[int, np.ndarray] = {}
+    for row in rows:
+        preds = _compact_predictions(row)
+        record, novel = score_label_set(compiled, preds, class_names=names,
+                                        example_name=example_name)
+        chunk[row.submission_id] = record
+        hits[row.submission_id] = headline_hits(compiled, preds)
+        if novel is not None and record_items:
+            with transaction.atomic():
+                review_items_record(submission=row.submission, label_set=label_set, novel=novel)
+        if len(chunk) == RESCORE_CHUNK:
+            scores_upsert(version=version, records=chunk, hits=hits)
+            done += len(chunk)
+            chunk, hits = {}, {}
+            if progress is not None:
+                progress(done)
+    if chunk:
+        scores_upsert(version=version, records=chunk, hits=hits)
+        done += len(chunk)
+        if progress is not None:
+            progress(done)
+    return done
+
+
+UPGRADE_NOTE = ("Upgraded to the current label-set builder: the same labels, plus {arrays} "
+                "(for the class-mean accuracy, docs/metrics.md §5.1).")
+
+
+@dataclass(frozen=True)
+class Upgrade:
+    version: LabelSetVersion
+    added: list[str]
+
+
+def _original_labels(label_set: LabelSet) -> CompiledLabelSet:
+    """The current `original` labels of the label set's image set (what its classes mean)."""
+    for version in label_set_versions_current(benchmark=label_set.benchmark):
+        if (family_named(version.label_set.family).reference
+                and version.label_set.image_set_id == label_set.image_set_id):
+            return compiled_for_version(version)
+    raise ReviewError("no_original_labels",
+                      f"{label_set} needs the original labels of its image set, and "
+                      f"{label_set.benchmark.slug} has no `original` label set on it")
+
+
+def label_set_version_upgrade(*, label_set: LabelSet, author: User | None = None
+                              ) -> Upgrade | None:
+    """A new version of the label set adding the arrays its current version lacks (re-scored
+    after commit, as every new version); None when the current version lacks nothing."""
+    current = label_set_version_latest(label_set=label_set)
+    missing = [] if current is None else missing_arrays(compiled_for_version(current))
+    if not missing:
+        return None
+    upgrade = family_named(label_set.family).upgrade
+    if upgrade is None:
+        raise ReviewError("no_upgrade", f"{label_set} lacks {missing}: no upgrade adds them")
+    original = _original_labels(label_set).arrays["labels"]
+
+    def revise(parent: CompiledLabelSet) -> tuple[CompiledLabelSet, list[dict[str, Any]]]:
+        assert upgrade is not None
+        try:
+            return upgrade(parent, original), []
+        except ValueError as exc:  # labels that do not fit it
+            raise ReviewError("no_upgrade", str(exc)) from None
+
+    version = label_set_revision_publish(label_set=label_set, author=author, revise=revise,
+                                         note=UPGRADE_NOTE.format(arrays=", ".join(missing)))
+    return Upgrade(version, missing)
+
+
+def version_rescore_now(*, version_id: int, task_id: str,
+                        progress: Progress | None = None) -> str:
+    """Re-score every scored submission on the version in this process, as its re-scoring
+    job (`version_rescore_run`, what a worker runs): asked for and claimed under
+    `task_id` in one transaction, so a worker that receives the job's message finds it held
+    and leaves it. "done", or "skipped" when the job could not be claimed (out of attempts)
+    or was asked for again meanwhile. Stopped half-way (an error, Ctrl-C), the job stays
+    running under a task no broker knows, and the sweep hands it to a worker."""
+    with transaction.atomic():
+        version_rescore_request(version_id=version_id)
+        if not job_claim(VERSION_RESCORE_JOBS, job_id=version_id, task_id=task_id):
+            return "skipped"
+    return version_rescore_run(version_id=version_id, task_id=task_id, claimed=True,
+                               progress=progress)

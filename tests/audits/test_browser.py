@@ -60,7 +60,7 @@ def test_it_starts_an_aul_audit_and_shows_its_report(
     expect(page.locator("#poll-note")).to_be_visible()
     expect(page.locator("#status-hint")).to_have_text(
         re.compile(r"^(waiting for a worker\.|a worker is running it(: epoch \d of 5)?\.)$"))
-    expect(page.locator("#status-text")).to_have_text("done", timeout=120_000)
+    expect(page.locator("#status-text")).to_have_text("done", timeout=240_000)
     expect(page.locator("#poll-note")).to_have_count(0)
     audit.refresh_from_db()
     expect(page.locator("#candidates-created")).to_have_text(str(audit.candidates_created))

@@ -28,7 +28,7 @@ from tests.review.conftest import api_client
 from workers.audits import softmax
 
 
-def _wait(audit: Audit, log: Path, timeout: float = 60) -> Audit:
+def _wait(audit: Audit, log: Path, timeout: float = 240) -> Audit:
     deadline = time.monotonic() + timeout
     while True:
         audit.refresh_from_db()

@@ -145,7 +145,7 @@ def test_it_scores_every_submission_once_across_hosts_when_one_worker_host_dies(
     original = np.load(DATA_DIR / "imagenet/cleanlab_original_labels.npy")
     expected_correct[imagenet] = int((cleanlab == original).sum())
     expected_label_sets[imagenet] = IMAGENET_LABEL_SETS
-    _wait_all_scored(cluster, first, timeout=90)
+    _wait_all_scored(cluster, first, timeout=240)
 
     statuses = _statuses(cluster)
     assert {statuses[i][0] for i in first} == {"scored"}
@@ -175,7 +175,7 @@ def test_it_scores_every_submission_once_across_hosts_when_one_worker_host_dies(
     assert _statuses(cluster)[killed][0] == "running"  # claimed by a task that is gone
 
     everything = first | second
-    _wait_all_scored(cluster, everything, timeout=150)
+    _wait_all_scored(cluster, everything, timeout=300)
 
     statuses = _statuses(cluster)
     assert {i: statuses[i][0] for i in everything} == dict.fromkeys(everything, "scored")

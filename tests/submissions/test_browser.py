@@ -135,7 +135,7 @@ def test_it_signs_up_submits_and_shows_the_scored_model_on_the_leaderboard(
     page.screenshot(path=str(tmp_path / "status-pending-1280x800.png"), full_page=True)
     with page.expect_request(re.compile(re.escape(status_page) + r"status\.json$")):
         pass
-    expect(page.locator("#status-text")).to_have_text("scored", timeout=90_000)
+    expect(page.locator("#status-text")).to_have_text("scored", timeout=240_000)
     expect(page.locator("#poll-note")).to_have_count(0)
     expect(page.locator("#score-original tr.headline td").first).to_have_text(expected)
     page.screenshot(path=str(tmp_path / "submission-1280x800.png"), full_page=True)

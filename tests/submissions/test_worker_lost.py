@@ -81,7 +81,7 @@ def test_it_redelivers_a_killed_pool_process_and_scores_once(
     os.kill(children[0], signal.SIGKILL)
 
     # task_reject_on_worker_lost puts the message back; the same task id claims it again.
-    assert wait_for_status(submission.pk, ("scored", "failed"), timeout=90,
+    assert wait_for_status(submission.pk, ("scored", "failed"), timeout=240,
                            log=worker.log) == "scored"
     submission.refresh_from_db()
     assert submission.attempts == 2

@@ -126,7 +126,7 @@ def test_it_hosts_an_uploaded_bundle_and_scores_submissions_to_it(
     page.set_input_files(f"input[name='{EXAMPLE_SET}']", str(form_file))
     page.get_by_role("button", name="Submit", exact=True).click()
     page.wait_for_url(re.compile(re.escape(base) + r"/submissions/\d+/$"))
-    expect(page.locator("#status-text")).to_have_text("scored", timeout=90_000)
+    expect(page.locator("#status-text")).to_have_text("scored", timeout=240_000)
     for slug, text in expected.items():
         expect(page.locator(f"#score-{slug} tr.headline td").first).to_have_text(text)
     page.screenshot(path=str(tmp_path / "toy3-submission-1280x800.png"), full_page=True)

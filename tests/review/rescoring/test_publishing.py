@@ -98,7 +98,7 @@ def test_it_keeps_every_previous_figure_on_the_board_until_the_new_version_is_sc
         assert score_submission.apply(args=[subs[name].pk]).get() == "scored"
     slow_worker: Path = request.getfixturevalue("slow_worker")
     for submission in subs.values():
-        assert wait_for_status(submission.pk, ("scored", "failed"), timeout=120,
+        assert wait_for_status(submission.pk, ("scored", "failed"), timeout=240,
                                log=slow_worker) == "scored"
     real = LabelSetVersion.objects.get(label_set__benchmark__slug="imagenet",
                                        label_set__slug="real")

@@ -66,7 +66,7 @@ def test_it_scores_onnx_and_safetensors_checkpoints_as_their_predictions(
         "checkpoint", "checkpoint", "predictions"]
 
     for submission_id in ids:
-        assert wait_for_status(submission_id, ("scored", "failed"), timeout=120,
+        assert wait_for_status(submission_id, ("scored", "failed"), timeout=240,
                                log=scoring_worker) == "scored", \
             Submission.objects.get(id=submission_id).failure_reason
     predictions = _records(ids[2])

@@ -208,15 +208,19 @@ def test_it_scores_or_requeues_a_version_made_while_a_submission_was_scoring(
         assert submission_scores_compute(submission_id=second.pk, task_id="t") is True
     version = made[0]
     on_it = Score.objects.filter(submission=second, label_set_version=version)
+    # The significance refresh the scoring also schedules is not under test: it is sent once
+    # per EVALSERVER_SIGNIFICANCE_DELAY s, so whether the set-up's one still covers this
+    # scoring depends on how fast the machine got here.
+    rescores = [message for message in sent if message[0] == queue.RESCORE_VERSION]
     if decided_at_read == 1:
         # scored on it like on the others: only the decision itself asks for its re-scoring
-        assert sent == [(queue.RESCORE_VERSION, version.pk)]
+        assert rescores == [(queue.RESCORE_VERSION, version.pk)]
         preds = parse_predictions(second.files.get().file.path, num_examples=50_000,
                                   num_classes=1000)
         assert on_it.get().record == score_label_set(compiled_for_version(version), preds)[0]
     else:
         # once by the decision itself, and once more by the scoring that missed it
-        assert sent == [(queue.RESCORE_VERSION, version.pk), (queue.RESCORE_VERSION, version.pk)]
+        assert rescores == [(queue.RESCORE_VERSION, version.pk)] * 2
         assert not on_it.exists()
     assert version.published is None  # its re-scoring publishes it, once it has run
 

@@ -15,15 +15,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
 
 from leaderboard.catalog.label_set_version_files import compiled_for_version
 from leaderboard.catalog.models import LabelSet, LabelSetVersion
 from leaderboard.catalog.selectors import label_set_version_latest, label_set_versions_current
-from leaderboard.common.jobs import job_claim
-from leaderboard.review.jobs import VERSION_RESCORE_JOBS, version_rescore_request
-from leaderboard.review.panel import ReviewError, label_set_revision_publish
+from leaderboard.jobs.lifecycle import job_claim
+from leaderboard.review.models import VersionRescore
+from leaderboard.review.panel import (
+    ReviewError,
+    label_set_revision_publish,
+    version_rescore_request,
+)
 from leaderboard.review.services import Progress, version_rescore_run
 from workers.scoring import upgrades
 from workers.scoring.label_set_builders import CompiledLabelSet
@@ -80,7 +85,9 @@ def version_rescore_now(*, version_id: int, task_id: str,
     running under a task no broker knows, and the sweep hands it to a worker."""
     with transaction.atomic():
         version_rescore_request(version_id=version_id)
-        if not job_claim(VERSION_RESCORE_JOBS, job_id=version_id, task_id=task_id):
+        # the attempts of the worker's re-scoring task (workers/jobs.py), the same job
+        if not job_claim(VersionRescore, job_id=version_id, task_id=task_id,
+                         max_attempts=settings.EVALSERVER_RESCORE_MAX_ATTEMPTS):
             return "skipped"
-    return version_rescore_run(version_id=version_id, task_id=task_id, claimed=True,
-                               progress=progress)
+    done = version_rescore_run(version_id=version_id, task_id=task_id, progress=progress)
+    return "done" if done else "skipped"

@@ -20,9 +20,8 @@ from leaderboard.catalog.label_set_version_files import compiled_for_version
 from leaderboard.catalog.models import LabelSet, LabelSetVersion
 from leaderboard.catalog.selectors import benchmark_class_names, image_set_example_namer
 from leaderboard.catalog.services import benchmark_leaderboard_touch, label_set_version_publish
-from leaderboard.common.jobs import job_claim, job_fail, job_finish
 from leaderboard.common.storage import stored_npz
-from leaderboard.review.jobs import VERSION_RESCORE_JOBS
+from leaderboard.jobs.lifecycle import job_finish
 from leaderboard.review.models import (
     MistakeCategory,
     ReviewItem,
@@ -154,25 +153,15 @@ def label_set_version_revise(*, label_set: LabelSet, verdicts: Sequence[revision
                                       note=note or f"{len(verdicts)} review decision(s)")
 
 
-def version_rescore_run(*, version_id: int, task_id: str, retry: bool = False,
-                        claimed: bool = False, progress: Progress | None = None) -> str:
-    """The re-scoring task's work: claim the version's job, re-score, finish. Returns "done",
-    or "skipped": not claimable (done, failed, running under another task) or asked for again
-    while this ran (the task that request sent finishes it). `claimed`: the caller holds the
-    claim under `task_id` already (manage.py scores_recompute takes it with its request);
-    `progress` is told how far the re-scoring is."""
-    if not claimed and not job_claim(VERSION_RESCORE_JOBS, job_id=version_id, task_id=task_id,
-                                     retry=retry):
-        return "skipped"
+def version_rescore_run(*, version_id: int, task_id: str,
+                        progress: Progress | None = None) -> bool:
+    """The re-scoring task's work on a claimed job (the worker's runner, or manage.py
+    scores_recompute, holds its claim under `task_id`): re-score, finish. True once done;
+    False when the claim was lost meanwhile, or the job asked for again while this ran (the
+    task that request sent finishes it). `progress` is told how far the re-scoring is."""
     done = label_set_version_rescore(version_id=version_id, progress=progress)
-    finished = job_finish(VERSION_RESCORE_JOBS, job_id=version_id, task_id=task_id,
-                          status=VersionRescore.Status.DONE, submissions=done)
-    return "done" if finished else "skipped"
-
-
-def version_rescore_fail(*, version_id: int, task_id: str, reason: str) -> bool:
-    """running -> failed with a reason, only while this task holds the claim."""
-    return job_fail(VERSION_RESCORE_JOBS, job_id=version_id, task_id=task_id, reason=reason)
+    return job_finish(VersionRescore, job_id=version_id, task_id=task_id,
+                      status=VersionRescore.Status.DONE, submissions=done)
 
 
 def _compact_predictions(row: SubmissionFile) -> Predictions:

@@ -328,9 +328,9 @@ def test_it_runs_every_service_natively_through_the_entrypoint(
                 _until(lambda w=worker: healthy(w), f"{worker} answering its healthcheck")
 
             start("beat")
-            _until(lambda: "Sending due task sweep-stuck-submissions" in log("beat"),
+            _until(lambda: "Sending due task sweep-submission-jobs" in log("beat"),
                    "beat sending the sweep")
-            _until(lambda: re.search(r"workers\.tasks\.sweep_submissions\[\S+\] succeeded",
+            _until(lambda: re.search(r"workers\.tasks\.sweep_jobs\[\S+\] succeeded",
                                      log("worker-cpu")) is not None, "the cpu worker sweeping")
             _until(lambda: healthy("beat"), "beat answering its healthcheck")
         finally:

@@ -60,17 +60,25 @@ EVALSERVER_SCORING_MAX_ATTEMPTS: int = env.get_int(
 )
 
 
-def _max_attempts(name: str) -> int:
+def _scoring_max_attempts_for(name: str) -> int:
+    """The deprecated default of another kind's attempts: EVALSERVER_SCORING_MAX_ATTEMPTS,
+    with a warning when it is set and `name` is not."""
     if env.raw(name) is None and env.raw("EVALSERVER_SCORING_MAX_ATTEMPTS") is not None:
         warnings.warn(f"EVALSERVER_SCORING_MAX_ATTEMPTS is read for {name}, which is not set: "
                       f"set {name} (the fallback goes in the next release)", FutureWarning,
                       stacklevel=2)
-    return env.get_int(name, EVALSERVER_SCORING_MAX_ATTEMPTS, min_value=1)
+    return EVALSERVER_SCORING_MAX_ATTEMPTS
 
 
-EVALSERVER_AUDIT_MAX_ATTEMPTS: int = _max_attempts("EVALSERVER_AUDIT_MAX_ATTEMPTS")
-EVALSERVER_RESCORE_MAX_ATTEMPTS: int = _max_attempts("EVALSERVER_RESCORE_MAX_ATTEMPTS")
-EVALSERVER_BUNDLE_MAX_ATTEMPTS: int = _max_attempts("EVALSERVER_BUNDLE_MAX_ATTEMPTS")
+EVALSERVER_AUDIT_MAX_ATTEMPTS: int = env.get_int(
+    "EVALSERVER_AUDIT_MAX_ATTEMPTS",
+    _scoring_max_attempts_for("EVALSERVER_AUDIT_MAX_ATTEMPTS"), min_value=1)
+EVALSERVER_RESCORE_MAX_ATTEMPTS: int = env.get_int(
+    "EVALSERVER_RESCORE_MAX_ATTEMPTS",
+    _scoring_max_attempts_for("EVALSERVER_RESCORE_MAX_ATTEMPTS"), min_value=1)
+EVALSERVER_BUNDLE_MAX_ATTEMPTS: int = env.get_int(
+    "EVALSERVER_BUNDLE_MAX_ATTEMPTS",
+    _scoring_max_attempts_for("EVALSERVER_BUNDLE_MAX_ATTEMPTS"), min_value=1)
 
 # The sweep (leaderboard/jobs/sweep.py) runs this often for each kind. A job queued this window
 # ago and not claimed, or running that long, whose message the broker no longer holds, is sent

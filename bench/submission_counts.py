@@ -56,7 +56,7 @@ def wait_scored(cluster: Cluster, ids: set[int], deadline: float) -> None:
 def submission_counts(cluster: Cluster, ids: set[int], names_like: str) -> Counts:
     """The counts for these submissions; model names matching the SQL pattern `names_like`
     are checked for being stored more than once."""
-    rows = cluster.sql("SELECT id, model_name, status, attempts, claimed_by, created, scored,"
+    rows = cluster.sql("SELECT id, model_name, status, attempts, claimed_by, created, finished_at,"
                        " failure_code, failure_reason"
                        " FROM leaderboard_submission WHERE id = ANY(%s)", (sorted(ids),))
     names = cluster.sql("SELECT model_name, count(*) FROM leaderboard_submission"

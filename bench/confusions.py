@@ -52,7 +52,7 @@ def store(benchmark: str, image_set: str, tops: list[np.ndarray], prefix: str) -
     images = ImageSet.objects.get(slug=image_set)
     subs = Submission.objects.bulk_create(
         [Submission(owner=owner, benchmark=row, model_name=f"{prefix} {i:05d}",
-                    status=Submission.Status.SCORED, started=now, scored=now, attempts=1)
+                    status=Submission.Status.SCORED, started=now, finished_at=now, attempts=1)
          for i in range(len(tops))], batch_size=500)
     rng = np.random.default_rng(len(tops))
     files = []

@@ -27,7 +27,7 @@ Figures, counted from the database (what the claims, attempts and Score rows rec
 by bench/submission_counts.py, as bench/chaos.py counts), never from log lines:
 - sent: uploads the server accepted (each model name stored once);
 - scored exactly once: status scored, its claim held by a task (the one that wrote its
-  result: results are only written by the claim holder, leaderboard/common/jobs.py), one
+  result: results are only written by the claim holder, leaderboard/jobs/), one
   Score row on each of the five CIFAR-10 label sets, and none of them written again after
   the submission was scored;
 - lost: not scored 300 s after the fault (600 s after the worker-host one), nor failed;

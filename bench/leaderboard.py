@@ -107,7 +107,7 @@ def insert_submissions(count: int, seed: int = 0) -> None:
     submissions = Submission.objects.bulk_create(
         [Submission(owner=owners[i % len(owners)], benchmark=benchmark,
                     model_name=f"bench model {i:04d}", public=True,
-                    status=Submission.Status.SCORED, started=now, scored=now, attempts=1,
+                    status=Submission.Status.SCORED, started=now, finished_at=now, attempts=1,
                     claimed_by="bench")
          for i in range(count)], batch_size=500)
     versions = label_set_versions_current(benchmark=benchmark)

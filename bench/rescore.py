@@ -79,7 +79,7 @@ def setup(count: int, seed: int = 0) -> tuple[int, list[int]]:
     now = timezone.now()
     subs = Submission.objects.bulk_create(
         [Submission(owner=owner, benchmark=benchmark, model_name=f"bench {i:05d}",
-                    status=Submission.Status.SCORED, started=now, scored=now, attempts=1)
+                    status=Submission.Status.SCORED, started=now, finished_at=now, attempts=1)
          for i in range(count)], batch_size=500)
     files, scores, predicting = [], [], []
     for i, sub in enumerate(subs):

@@ -4,7 +4,7 @@ tests/deploy/topology.py: scored exactly once, lost, scored twice, failed, start
 
 Counted from what the claims, attempts and Score rows record, never from log lines:
 - scored exactly once: status scored, its claim held by a task (the one that wrote its result:
-  results are only written by the claim holder, leaderboard/common/jobs.py), one Score row on
+  results are only written by the claim holder, leaderboard/jobs/), one Score row on
   each of the five CIFAR-10 label sets, and none of them written again after the submission
   was scored;
 - twice: a submission with a Score row written after it was scored (a scoring that ran to
@@ -56,20 +56,20 @@ def wait_scored(cluster: Cluster, ids: set[int], deadline: float) -> None:
 def submission_counts(cluster: Cluster, ids: set[int], names_like: str) -> Counts:
     """The counts for these submissions; model names matching the SQL pattern `names_like`
     are checked for being stored more than once."""
-    rows = cluster.sql("SELECT id, model_name, status, attempts, claimed_by, created, scored,"
+    rows = cluster.sql("SELECT id, model_name, status, attempts, claimed_by, created, finished_at,"
                        " failure_code, failure_reason"
                        " FROM leaderboard_submission WHERE id = ANY(%s)", (sorted(ids),))
     names = cluster.sql("SELECT model_name, count(*) FROM leaderboard_submission"
                         " WHERE model_name LIKE %s GROUP BY 1", (names_like,))
     # Per submission and label set: its Score rows, and how many were written after the
     # submission was scored. The one scoring that finishes writes its rows and then, in the
-    # same transaction, the submission's `scored` time; a row updated later was written by a
+    # same transaction, the submission's `finished_at` time; a row updated later was written by a
     # second scoring.
     scores: dict[int, dict[str, int]] = {}
     written_again: set[int] = set()
     for submission_id, slug, n, late in cluster.sql(
             "SELECT s.submission_id, l.slug, count(*),"
-            " count(*) FILTER (WHERE s.updated > b.scored)"
+            " count(*) FILTER (WHERE s.updated > b.finished_at)"
             " FROM leaderboard_score s JOIN leaderboard_labelset l ON l.id = s.label_set_id"
             " JOIN leaderboard_submission b ON b.id = s.submission_id"
             " WHERE s.submission_id = ANY(%s) GROUP BY 1, 2", (sorted(ids),)):

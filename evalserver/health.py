@@ -21,7 +21,7 @@ from django.conf import settings
 from django.db import DatabaseError, connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
-from leaderboard.queue import worker_queues_answering
+from leaderboard.jobs.broker import worker_queues_answering
 
 PATH = "/healthz"
 READY_PATH = "/readyz"

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import environ
-from kombu import Queue
 
 from evalserver.env import REQUIRED, EnvReader
 
@@ -19,7 +18,7 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 if (BASE_DIR / ".env").is_file():
     environ.Env.read_env(BASE_DIR / ".env")
 
-env = EnvReader(BASE_DIR)
+env: EnvReader = EnvReader(BASE_DIR)
 
 # -- core ---------------------------------------------------------------------------------
 DEBUG: bool = env.get_bool("DEBUG", False)
@@ -122,19 +121,11 @@ EVALSERVER_FAILED_FILES_RETENTION_DAYS: int = env.get_int(
 # Submissions one user may make per benchmark in any 24 hours (guards the test labels
 # against adaptive overfitting); 0 turns the quota off.
 EVALSERVER_DAILY_QUOTA: int = env.get_int("EVALSERVER_DAILY_QUOTA", 10, min_value=0)
-# Scoring task limits: the soft limit fails the submission with a reason, the hard limit kills
-# the pool process. A submission still running this long after it started is re-queued by
-# the sweep, and fails for good after EVALSERVER_SCORING_MAX_ATTEMPTS starts.
-EVALSERVER_SCORING_SOFT_TIME_LIMIT: int = env.get_int(
-    "EVALSERVER_SCORING_SOFT_TIME_LIMIT", 300, min_value=1
-)
-EVALSERVER_SCORING_TIME_LIMIT: int = env.get_int("EVALSERVER_SCORING_TIME_LIMIT", 360, min_value=2)
-# Starts of any claimed job (a submission's scoring or model run, a label audit, a version's
-# re-scoring) before the sweep fails it. Every start counts, a Celery retry after a transient
-# error included, but only a new delivery is refused past the limit (leaderboard/common/jobs.py).
-EVALSERVER_SCORING_MAX_ATTEMPTS: int = env.get_int(
-    "EVALSERVER_SCORING_MAX_ATTEMPTS", 3, min_value=1
-)
+# (The time limits and attempts of scoring and of the other jobs: evalserver/settings_jobs.py.)
+# A scoring or re-scoring refreshes the boards' significance (rank_ub) this many seconds after
+# it commits, once for a burst of scorings (leaderboard/submissions/significance.py); 0: at once,
+# once per scoring.
+EVALSERVER_SIGNIFICANCE_DELAY: int = env.get_int("EVALSERVER_SIGNIFICANCE_DELAY", 2, min_value=0)
 # -- Checkpoint submissions (run by a gpu-queue worker; the CPU is used when there is no GPU) --
 # Where the images of image sets other than MNIST's are (MNIST's come from the data directory):
 # the CIFAR-10 python "test_batch" file, the CIFAR-10.1 v6 images (.npy, uint8 [2000,32,32,3])
@@ -153,32 +144,6 @@ EVALSERVER_INFERENCE_MEMORY_BYTES: int = env.get_int(
     "EVALSERVER_INFERENCE_MEMORY_BYTES", 4 * 1024**3, min_value=64 * 1024**2)
 EVALSERVER_INFERENCE_WALL_SECONDS: int = env.get_int(
     "EVALSERVER_INFERENCE_WALL_SECONDS", 600, min_value=1)
-# The whole checkpoint task (every image set, then scoring) is killed after this long.
-EVALSERVER_INFERENCE_TIME_LIMIT: int = env.get_int(
-    "EVALSERVER_INFERENCE_TIME_LIMIT", 1800, min_value=2)
-# A re-scoring of every submission on a new version (workers.tasks.rescore_version) is killed
-# after this long; the sweep re-queues a request still unfinished this long after it was made.
-EVALSERVER_RESCORE_TIME_LIMIT: int = env.get_int(
-    "EVALSERVER_RESCORE_TIME_LIMIT", 1800, min_value=2
-)
-# The sweep (leaderboard/common/jobs.py) runs this often. A job queued this window ago and not
-# claimed, or running that long, whose message the broker no longer holds, is sent again: a
-# lost message costs at most about the window plus the interval.
-EVALSERVER_SWEEP_INTERVAL: int = env.get_int("EVALSERVER_SWEEP_INTERVAL", 15, min_value=1)
-EVALSERVER_SWEEP_WINDOW: int = env.get_int("EVALSERVER_SWEEP_WINDOW", 60, min_value=1)
-# A scoring or re-scoring refreshes the boards' significance (rank_ub) this many seconds after
-# it commits, once for a burst of scorings (leaderboard/submissions/significance.py); 0: at once,
-# once per scoring.
-EVALSERVER_SIGNIFICANCE_DELAY: int = env.get_int("EVALSERVER_SIGNIFICANCE_DELAY", 2, min_value=0)
-# A label audit (workers.tasks.run_confident_learning_audit, workers.gpu_tasks.run_aul_audit)
-# fails with a reason one second before this many seconds, and is killed at it.
-EVALSERVER_AUDIT_TIME_LIMIT: int = env.get_int("EVALSERVER_AUDIT_TIME_LIMIT", 1800, min_value=2)
-# An uploaded benchmark bundle (workers.tasks.add_bundle_upload: extract, check, compile, load)
-# fails with a reason one second before this many seconds, and is killed at it.
-EVALSERVER_BUNDLE_TIME_LIMIT: int = env.get_int("EVALSERVER_BUNDLE_TIME_LIMIT", 1800, min_value=2)
-# Debugging and tests only: milliseconds a scoring task sleeps after its claim, and a re-scoring
-# between storing its scores and publishing the version (tests/review/rescoring/test_publishing.py).
-EVALSERVER_SCORING_DELAY_MS: int = env.get_int("EVALSERVER_SCORING_DELAY_MS", 0, min_value=0)
 
 # Failed logins (API token and login page) allowed per username and per client address in a
 # window; past them every attempt is refused with 429 until the window ends
@@ -307,7 +272,7 @@ LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "home"
 
 LANGUAGE_CODE = "en-us"
-TIME_ZONE = "UTC"
+TIME_ZONE: str = "UTC"
 USE_I18N = True
 USE_TZ = True
 
@@ -319,7 +284,7 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env.get_str("LOG_LEVEL", "INFO").upper()},
 }
 
-# -- Celery (read by evalserver/celery.py through the CELERY_ prefix) --------------------------
+# -- caches (Celery's settings, read by evalserver/celery.py: evalserver/settings_jobs.py) ------
 # `default` stays in each process (rendered leaderboards keyed by generation: see
 # leaderboard/presentation/caching.py); `throttle` is shared through Redis, so that every web
 # process counts the same failed logins.
@@ -330,79 +295,8 @@ CACHES = {
                  "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1}},
 }
 
-CELERY_BROKER_URL = REDIS_URL
-CELERY_RESULT_BACKEND = REDIS_URL
-CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-# A worker whose Redis goes away keeps trying to reconnect for as long as it takes (the default
-# gives up after 100 tries, about 45 minutes, and the worker exits).
-CELERY_BROKER_CONNECTION_MAX_RETRIES = None
-# A task is acknowledged when it finishes, not when a worker takes it: a worker that dies
-# mid-task leaves it on the queue and another worker runs it again (tasks are idempotent).
-CELERY_TASK_ACKS_LATE = True
-CELERY_TASK_REJECT_ON_WORKER_LOST = True
-CELERY_WORKER_PREFETCH_MULTIPLIER = 1
-CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
-# An unacknowledged task is handed to another worker after this many seconds: it must be
-# longer than the longest task (checkpoint inference included).
-# TCP keepalive and a bounded connect let a worker notice a Redis host that vanished without
-# closing its sockets, and retry instead of hanging on it.
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 6 * 60 * 60,
-                                   "socket_keepalive": True, "socket_connect_timeout": 5}
-CELERY_TASK_SERIALIZER = "json"
-CELERY_RESULT_SERIALIZER = "json"
-CELERY_ACCEPT_CONTENT = ["json"]
-CELERY_RESULT_EXPIRES = 24 * 60 * 60
-CELERY_TIMEZONE = TIME_ZONE
-CELERY_TASK_DEFAULT_QUEUE = "cpu"
-CELERY_TASK_QUEUES = (Queue("cpu"), Queue("gpu"))
-# Beat: one scheduler in the deployment, however many beat processes run (a `-B` beat left by
-# a killed worker, a second host): a beat sends only while it holds a lock in Redis
-# (celery-redbeat, through evalserver/beat.py; the last run times live in Redis too). The
-# holder renews it at every tick (at least every CELERY_BEAT_MAX_LOOP_INTERVAL s) and releases
-# it when it stops; a holder killed with SIGKILL keeps it until it expires,
-# EVALSERVER_BEAT_LOCK_TIMEOUT s after its last tick. A waiting beat tries every 5 s, so it
-# takes over within that + 5 s of a SIGKILL: the sweeps pause no longer. Shorter lets a holder
-# that stalls that long (a slow Redis) lose the lock for a tick; at least two ticks.
-CELERY_BEAT_SCHEDULER = "evalserver.beat.Scheduler"
-CELERY_BEAT_MAX_LOOP_INTERVAL = 5
-CELERY_REDBEAT_REDIS_URL = REDIS_URL
-EVALSERVER_BEAT_LOCK_TIMEOUT: int = env.get_int("EVALSERVER_BEAT_LOCK_TIMEOUT", 30, min_value=10)
-CELERY_REDBEAT_LOCK_TIMEOUT = EVALSERVER_BEAT_LOCK_TIMEOUT
-# Its own (redbeat would take CELERY_BROKER_TRANSPORT_OPTIONS): a Redis host gone mid-request
-# fails the tick after 5 s, tried again a tick later, instead of holding beat for ever.
-CELERY_REDBEAT_REDIS_OPTIONS = {"socket_connect_timeout": 5, "socket_timeout": 5}
-CELERY_BEAT_SCHEDULE = {
-    "sweep-stuck-submissions": {
-        "task": "workers.tasks.sweep_submissions",
-        "schedule": float(EVALSERVER_SWEEP_INTERVAL),
-    },
-    "sweep-lost-audits": {
-        "task": "workers.tasks.sweep_audits",
-        "schedule": float(EVALSERVER_SWEEP_INTERVAL),
-    },
-    "sweep-unfinished-rescores": {
-        "task": "workers.tasks.sweep_versions",
-        "schedule": float(EVALSERVER_SWEEP_INTERVAL),
-    },
-    "sweep-lost-bundle-uploads": {
-        "task": "workers.tasks.sweep_bundle_uploads",
-        "schedule": float(EVALSERVER_SWEEP_INTERVAL),
-    },
-    # Not a job sweep: the files of submissions failed longer than the retention period ago.
-    "remove-failed-files": {
-        "task": "workers.tasks.remove_failed_files",
-        "schedule": 3600.0,
-    },
-    # the temporary files of uploads a killed web process left (it needs the web's folder)
-    "remove-stray-upload-files": {
-        "task": "workers.tasks.remove_stray_upload_files",
-        "schedule": 3600.0,
-    },
-}
-CELERY_TASK_ROUTES = {
-    "workers.tasks.*": {"queue": "cpu"},
-    "workers.gpu_tasks.*": {"queue": "gpu"},
-}
+# The jobs a worker claims, and Celery (it reads env, REDIS_URL and TIME_ZONE from above).
+from evalserver.settings_jobs import *  # noqa: E402,F403
 
 env.check()
 

@@ -148,7 +148,7 @@ class SubmissionAdmin(admin.ModelAdmin):
     search_fields = ("model_name", "owner__username")
     list_select_related = ("benchmark", "owner")
     readonly_fields = ("owner", "benchmark", "kind", "public", "status", "failure_code",
-                       "failure_reason", "created", "queued_at", "started", "scored",
+                       "failure_reason", "created", "queued_at", "started", "finished_at",
                        "claimed_by", "attempts", "files_removed")
     inlines = (SubmissionFileInline, ScoreInline)
     actions = ("make_public", "make_private")

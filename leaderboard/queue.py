@@ -1,45 +1,32 @@
 """The one place the web side sends work to the workers.
 
 Tasks are sent by name, so nothing under `leaderboard/` imports the task modules (which import
-the services): the names below are those `workers/tasks.py` and `workers/gpu_tasks.py`
-register. Which queue each goes to is decided by `CELERY_TASK_ROUTES` in evalserver/settings.py
-alone (`send_task` applies the routes), so routing has one source of truth.
+the services). A job's task is named by its kind and variant in `settings.JOB_TASKS`
+(evalserver/settings_jobs.py), which the workers register from the registry of job kinds
+(workers/jobs.py). Which queue each goes to is decided by `CELERY_TASK_ROUTES` alone
+(`send_task` applies the routes), so routing has one source of truth.
 
 Every message is sent when the caller's transaction commits: a worker never looks for a row
 or a file that is not there yet, and a rolled-back request sends nothing. A broker that is
 down at that moment loses the message, not the request (the commit has happened; the error is
-logged): the job stays queued and the sweep (`leaderboard/common/jobs.py`) sends it again.
-`broker_tasks_read` tells the sweep which jobs' messages the broker still holds, and
-`worker_tasks_held` which tasks the live workers hold; `worker_queues_answering` tells the
-readiness check (`/readyz`) which queues have a live worker.
+logged): the job stays queued and the sweep (`leaderboard/jobs/sweep.py`) sends it again.
 """
 
 from __future__ import annotations
 
-import base64
-import json
-import logging
-from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Any
-
-import redis
 from celery import current_app
+from django.conf import settings
 from django.db import transaction
-from kombu.exceptions import OperationalError as KombuOperationalError
-from kombu.transport.redis import Channel as RedisChannel
 
-log = logging.getLogger(__name__)
-
-SCORE_SUBMISSION = "workers.tasks.score_submission"
-RUN_CHECKPOINT = "workers.gpu_tasks.run_checkpoint"
-RUN_CONFIDENT_LEARNING_AUDIT = "workers.tasks.run_confident_learning_audit"
-RUN_AUL_AUDIT = "workers.gpu_tasks.run_aul_audit"
-RESCORE_VERSION = "workers.tasks.rescore_version"
+# The names of the tasks, as the logs and the tests know them (settings.JOB_TASKS holds those
+# of the jobs; nothing needs one here to send it).
+SCORE_SUBMISSION = settings.JOB_TASKS["submission"]["predictions"]
+RUN_CHECKPOINT = settings.JOB_TASKS["submission"]["checkpoint"]
+RUN_CONFIDENT_LEARNING_AUDIT = settings.JOB_TASKS["audit"]["confident_learning"]
+RUN_AUL_AUDIT = settings.JOB_TASKS["audit"]["aul"]
+RESCORE_VERSION = settings.JOB_TASKS["rescore"][""]
+ADD_BUNDLE_UPLOAD = settings.JOB_TASKS["bundle_upload"][""]
 REFRESH_BOARD_SIGNIFICANCE = "workers.tasks.refresh_board_significance"
-ADD_BUNDLE_UPLOAD = "workers.tasks.add_bundle_upload"
-# The task of each label-audit kind (leaderboard.audits.models.Audit.Kind values).
-AUDIT_TASKS = {"confident_learning": RUN_CONFIDENT_LEARNING_AUDIT, "aul": RUN_AUL_AUDIT}
 
 
 def task_send(name: str, job_id: int, *, countdown: float = 0) -> None:
@@ -58,157 +45,20 @@ def _send_on_commit(name: str, job_id: int, *, countdown: float = 0) -> None:
     transaction.on_commit(lambda: task_send(name, job_id, countdown=countdown), robust=True)
 
 
-def submission_score_queue(*, submission_id: int) -> None:
-    """Score an uploaded predictions submission (cpu queue)."""
-    _send_on_commit(SCORE_SUBMISSION, submission_id)
+def job_task_name(*, kind: str, variant: str = "") -> str:
+    """The task that runs jobs of this kind (and variant: a submission's or an audit's own
+    `kind`; "" for a kind with one task)."""
+    return str(settings.JOB_TASKS[kind][variant])
 
 
-def checkpoint_run_queue(*, submission_id: int) -> None:
-    """Run a checkpoint submission's model, then score it (gpu queue)."""
-    _send_on_commit(RUN_CHECKPOINT, submission_id)
-
-
-def audit_run_queue(*, audit_id: int, kind: str) -> None:
-    """Run a label audit: confident learning on the cpu queue, AUL on the gpu queue."""
-    _send_on_commit(AUDIT_TASKS[kind], audit_id)
-
-
-def version_rescore_queue(*, version_id: int) -> None:
-    """Re-score every scored submission on a label-set version (cpu queue)."""
-    _send_on_commit(RESCORE_VERSION, version_id)
+def job_queue(*, kind: str, job_id: int, variant: str = "") -> None:
+    """Send the task of a job of this kind (`settings.JOB_TASKS`) once the caller's
+    transaction commits: a submission is scored (cpu) or its model run first (gpu), an audit
+    runs on the cpu (confident learning) or the gpu (AUL) queue, by their `kind`."""
+    _send_on_commit(job_task_name(kind=kind, variant=variant), job_id)
 
 
 def board_significance_queue(*, benchmark_id: int, countdown: float = 0) -> None:
     """Recompute the stored significance of a benchmark's public boards (cpu queue), now or
     `countdown` seconds after the commit."""
     _send_on_commit(REFRESH_BOARD_SIGNIFICANCE, benchmark_id, countdown=countdown)
-
-
-def bundle_upload_queue(*, upload_id: int) -> None:
-    """Check and add an uploaded benchmark bundle (cpu queue)."""
-    _send_on_commit(ADD_BUNDLE_UPLOAD, upload_id)
-
-
-@dataclass(frozen=True)
-class BrokerTasks:
-    """The task messages a Redis broker holds: waiting on a queue, or delivered to a worker
-    and not yet acknowledged."""
-
-    jobs: frozenset[tuple[str, int]]  # (task name, job id) of every message
-    task_ids: frozenset[str]  # the Celery task id of every message
-    # The task ids of the messages delivered to a worker and not yet acknowledged.
-    delivered: frozenset[str] = frozenset()
-
-
-def broker_tasks_read() -> BrokerTasks | None:
-    """Every task message in the broker, or None when it cannot be read (unreachable, or not
-    a Redis broker). kombu's Redis transport keeps a queue's waiting messages in a list named
-    after the queue (one more list per priority step: "cpu\\x06\\x163"; this project sends no
-    priorities) and the delivered, unacknowledged ones (tasks are acknowledged late) in the
-    `unacked` hash, as [message, exchange, routing key]. The lists are read before the hash:
-    a message moves from one to the other, so it is seen in one of them but for the instant
-    between a worker's pop and its write to the hash."""
-    conf = current_app.conf
-    options = conf.broker_transport_options or {}
-    url = str(conf.broker_url or "")
-    if not url.startswith(("redis://", "rediss://", "unix://")):
-        return None  # another transport (or Sentinel): the sweep's long cutoffs apply
-    prefix = options.get("global_keyprefix", "")
-    sep = options.get("sep", RedisChannel.sep)
-    steps = options.get("priority_steps", RedisChannel.priority_steps)
-    queues = {queue.name for queue in conf.task_queues or ()} or {conf.task_default_queue}
-    lists = [prefix + (f"{queue}{sep}{step}" if step else queue)
-             for queue in sorted(queues) for step in sorted(set(steps) | {0})]
-    unacked = prefix + options.get("unacked_key", RedisChannel.unacked_key)
-    try:
-        client = redis.Redis.from_url(url, socket_timeout=5, socket_connect_timeout=2)
-        with client:
-            with client.pipeline(transaction=False) as pipe:
-                for name in lists:
-                    pipe.lrange(name, 0, -1)
-                waiting = pipe.execute()
-            delivered = client.hvals(unacked)
-    except (redis.RedisError, OSError) as exc:
-        log.warning("the broker's messages cannot be read (%s): the sweep waits for its "
-                    "long cutoffs", exc)
-        return None
-    messages = [_loads(raw) for listed in waiting for raw in listed]
-    unacked_messages = [_loads(raw, delivered=True) for raw in delivered]
-    tasks = _tasks_of(message for message in messages + unacked_messages
-                      if isinstance(message, dict))
-    held = _tasks_of(message for message in unacked_messages if isinstance(message, dict))
-    return BrokerTasks(jobs=tasks.jobs, task_ids=tasks.task_ids, delivered=held.task_ids)
-
-
-def worker_tasks_held(task_ids: Iterable[str], *, timeout: float = 1.0) -> frozenset[str] | None:
-    """Which of these tasks a live worker holds (running, prefetched, or waiting for its retry
-    countdown), asked through Celery's remote control: one broadcast of `query_task`, whose
-    replies (the ids each worker knows among those asked) are collected for `timeout` s.
-    Empty when no worker answers (none is alive); None when the question cannot be sent.
-
-    A worker whose whole process was killed (SIGKILL, its machine gone) leaves its message in
-    the broker's `unacked` hash for the visibility timeout (hours), so only this tells the
-    sweep that nothing runs it. A prefork worker's main process answers while its pool
-    processes work, so a busy worker still answers."""
-    asked = sorted(set(task_ids))
-    if not asked:
-        return frozenset()
-    try:
-        replies = current_app.control.inspect(timeout=timeout).query_task(*asked)
-    except (KombuOperationalError, redis.RedisError, OSError) as exc:
-        log.warning("the workers cannot be asked which tasks they hold (%s): the sweep "
-                    "waits for its long cutoffs", exc)
-        return None
-    held: set[str] = set()
-    for reply in (replies or {}).values():  # {hostname: {task id: [state, info]}}
-        if isinstance(reply, dict):
-            held.update(task_id for task_id in reply if isinstance(task_id, str))
-    return frozenset(held) & frozenset(asked)
-
-
-def worker_queues_answering(*, timeout: float = 1.0) -> frozenset[str] | None:
-    """The queues consumed by the workers that answer within `timeout` s, asked like
-    `worker_tasks_held`: one broadcast of `active_queues`. Empty when no worker answers; None
-    when the question cannot be sent."""
-    try:
-        replies = current_app.control.inspect(timeout=timeout).active_queues()
-    except (KombuOperationalError, redis.RedisError, OSError) as exc:
-        log.warning("the workers cannot be asked which queues they consume (%s)", exc)
-        return None
-    queues: set[str] = set()
-    for reply in (replies or {}).values():  # {hostname: [{"name": queue, ...}, ...]}
-        if isinstance(reply, list):
-            queues.update(queue["name"] for queue in reply
-                          if isinstance(queue, dict) and isinstance(queue.get("name"), str))
-    return frozenset(queues)
-
-
-def _loads(raw: bytes | str, *, delivered: bool = False) -> object:
-    try:
-        loaded = json.loads(raw)
-        return loaded[0] if delivered else loaded  # delivered: [message, exchange, key]
-    except (ValueError, TypeError, IndexError, KeyError):
-        return None
-
-
-def _tasks_of(messages: Iterable[dict[str, Any]]) -> BrokerTasks:
-    """The (task, job id) pairs and task ids of kombu messages (headers with the task's name
-    and id; the body, base64 JSON, holds [args, kwargs, embed]). Anything else is skipped."""
-    jobs: set[tuple[str, int]] = set()
-    task_ids: set[str] = set()
-    for message in messages:
-        try:
-            headers = message["headers"]
-            body = message["body"]
-            if message.get("properties", {}).get("body_encoding") == "base64":
-                body = base64.b64decode(body)
-            args = json.loads(body)[0]
-            name, task_id = headers["task"], headers["id"]
-        except (ValueError, TypeError, KeyError, IndexError, AttributeError):
-            continue  # not a task message of this project
-        if isinstance(task_id, str):
-            task_ids.add(task_id)
-        if isinstance(name, str) and isinstance(args, list) and len(args) == 1 \
-                and isinstance(args[0], int):
-            jobs.add((name, args[0]))
-    return BrokerTasks(jobs=frozenset(jobs), task_ids=frozenset(task_ids))

@@ -1,4 +1,4 @@
-"""The one claimed-job lifecycle (leaderboard/common/jobs.py) as each kind of job uses it: a
+"""The one claimed-job lifecycle (leaderboard/jobs/) as each kind of job uses it: a
 submission's scoring or model run, a label audit, a version's re-scoring, an uploaded bundle.
 The sweep re-sends what lost its worker or its message and fails what ran out of attempts, by
 one rule for all.
@@ -19,19 +19,47 @@ from pytest_django.fixtures import Settings
 
 from evalserver.celery import app
 from leaderboard import queue
-from leaderboard.audits.jobs import audits_sweep
 from leaderboard.audits.models import Audit
-from leaderboard.audits.services import audit_claim, audit_fail
-from leaderboard.catalog.bundle_uploads_jobs import bundle_uploads_sweep
 from leaderboard.catalog.models import Benchmark, BundleUpload, LabelSet, LabelSetVersion
-from leaderboard.review.jobs import version_rescore_request, versions_sweep
+from leaderboard.jobs.sweep import jobs_sweep
 from leaderboard.review.models import VersionRescore
+from leaderboard.review.panel.services import version_rescore_request
 from leaderboard.review.rescoring import services as rescoring
-from leaderboard.submissions.jobs import submissions_sweep
 from leaderboard.submissions.models import Submission
 from tests import factories
 from tests.conftest import _point_celery_app
 from tests.helpers import free_port
+from workers.jobs import JOBS
+from workers.tasks import job_run
+
+
+def submissions_sweep() -> list[int]:
+    return jobs_sweep(JOBS["submission"])
+
+
+def audits_sweep() -> list[int]:
+    return jobs_sweep(JOBS["audit"])
+
+
+def versions_sweep() -> list[int]:
+    return jobs_sweep(JOBS["rescore"])
+
+
+def bundle_uploads_sweep() -> list[int]:
+    return jobs_sweep(JOBS["bundle_upload"])
+
+
+def audit_claim(*, audit_id: int, task_id: str, retry: bool = False) -> bool:
+    return JOBS["audit"].claim(job_id=audit_id, task_id=task_id, retry=retry)
+
+
+def audit_fail(*, audit_id: int, task_id: str, reason: str) -> bool:
+    return JOBS["audit"].fail(job_id=audit_id, task_id=task_id, code="internal_error",
+                              reason=reason)
+
+
+def version_rescore_run(*, version_id: int, task_id: str) -> str:
+    return job_run(JOBS["rescore"], "", job_id=version_id, task_id=task_id)
 
 # Committed as they go, as in a worker: each message is sent when its write commits.
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -55,7 +83,7 @@ class Kind:
     sweep: Callable[[], list[int]]
     task: str
     time_limit: str  # the setting of its task's hard time limit
-    finished: str
+    attempts: str  # the setting of its attempts
     reason: str  # the sweep's failure reason, at 3 attempts
 
 
@@ -88,18 +116,19 @@ def _bundle_upload(n: int) -> BundleUpload:
 
 KINDS = {
     "submission": Kind(_submission, lambda job: job.pk, submissions_sweep,
-                       queue.SCORE_SUBMISSION, "EVALSERVER_SCORING_TIME_LIMIT", "scored",
+                       queue.SCORE_SUBMISSION, "EVALSERVER_SCORING_TIME_LIMIT",
+                       "EVALSERVER_SCORING_MAX_ATTEMPTS",
                        "scoring stopped 3 times without finishing (worker crash or time limit)"),
     "audit": Kind(_audit, lambda job: job.pk, audits_sweep, queue.RUN_CONFIDENT_LEARNING_AUDIT,
-                  "EVALSERVER_AUDIT_TIME_LIMIT", "finished",
+                  "EVALSERVER_AUDIT_TIME_LIMIT", "EVALSERVER_AUDIT_MAX_ATTEMPTS",
                   "the audit stopped 3 times without finishing (worker crash or time limit)"),
     "version re-scoring": Kind(
         _rescore, lambda job: job.version_id, versions_sweep, queue.RESCORE_VERSION,
-        "EVALSERVER_RESCORE_TIME_LIMIT", "finished_at",
+        "EVALSERVER_RESCORE_TIME_LIMIT", "EVALSERVER_RESCORE_MAX_ATTEMPTS",
         "the re-scoring stopped 3 times without finishing (worker crash or time limit)"),
     "bundle upload": Kind(
         _bundle_upload, lambda job: job.pk, bundle_uploads_sweep, queue.ADD_BUNDLE_UPLOAD,
-        "EVALSERVER_BUNDLE_TIME_LIMIT", "finished",
+        "EVALSERVER_BUNDLE_TIME_LIMIT", "EVALSERVER_BUNDLE_MAX_ATTEMPTS",
         "adding the bundle stopped 3 times without finishing (worker crash or time limit)"),
 }
 
@@ -109,7 +138,7 @@ def test_it_resends_lost_jobs_and_fails_those_out_of_attempts(
     loaded: Settings, sent: list[tuple[str, int]], name: str
 ) -> None:
     kind = KINDS[name]
-    loaded.EVALSERVER_SCORING_MAX_ATTEMPTS = 3
+    setattr(loaded, kind.attempts, 3)
     limit = getattr(loaded, kind.time_limit)
     now = timezone.now()
     past_limit = now - timedelta(seconds=limit + 31)  # its hard time limit, then 30 s more
@@ -133,7 +162,7 @@ def test_it_resends_lost_jobs_and_fails_those_out_of_attempts(
     def state(job: Any) -> tuple[Any, ...]:
         job.refresh_from_db()
         return (job.status, job.claimed_by, job.attempts, job.failure_reason,
-                getattr(job, kind.finished) is not None)
+                job.finished_at is not None)
 
     assert state(lost_worker) == ("queued", "", 2, "", False)
     assert lost_worker.queued_at >= now
@@ -187,14 +216,14 @@ def test_it_resends_an_audit_to_its_kinds_queue(
 def test_it_lets_only_the_claim_holder_fail_an_audit_and_counts_its_starts(
     loaded: Settings,
 ) -> None:
-    loaded.EVALSERVER_SCORING_MAX_ATTEMPTS = 2
+    loaded.EVALSERVER_AUDIT_MAX_ATTEMPTS = 2
     audit = _audit(0)
     Audit.objects.filter(pk=audit.pk).update(result={"progress": {"epochs_done": 1}})
 
     def state() -> tuple[Any, ...]:
         audit.refresh_from_db()
         return (audit.status, audit.claimed_by, audit.attempts, audit.failure_reason,
-                audit.result, audit.finished is not None)
+                audit.result, audit.finished_at is not None)
 
     assert audit_fail(audit_id=audit.pk, task_id="a", reason="no claim yet") is False
     assert audit_claim(audit_id=audit.pk, task_id="a") is True
@@ -229,14 +258,14 @@ def test_it_runs_a_rescore_again_when_asked_for_while_it_ran(
         job.refresh_from_db()
         return job.status, job.claimed_by, job.attempts, job.finished_at is not None
 
-    assert rescoring.version_rescore_run(version_id=version_id, task_id="first") == "skipped"
+    assert version_rescore_run(version_id=version_id, task_id="first") == "skipped"
     assert state() == ("queued", "", 0, False)  # the request's task finishes it
     benchmark_id = LabelSetVersion.objects.get(pk=version_id).label_set.benchmark_id
     # the rescoring that ran scheduled the boards' significance refresh (after its commit)
     assert sent == [(queue.RESCORE_VERSION, version_id),
                     (queue.REFRESH_BOARD_SIGNIFICANCE, benchmark_id)]
-    assert rescoring.version_rescore_run(version_id=version_id, task_id="second") == "done"
+    assert version_rescore_run(version_id=version_id, task_id="second") == "done"
     assert state() == ("done", "second", 1, True)
     assert job.submissions == 0  # nothing is scored in this test
-    assert rescoring.version_rescore_run(version_id=version_id, task_id="first") == "skipped"
+    assert version_rescore_run(version_id=version_id, task_id="first") == "skipped"
     assert state() == ("done", "second", 1, True)

@@ -1,5 +1,5 @@
-"""The sweep asks a real broker which messages it still holds (leaderboard/common/jobs.py,
-leaderboard/queue.py `broker_tasks_read`): a job queued past the short window whose message is
+"""The sweep asks a real broker which messages it still holds (leaderboard/jobs/sweep.py,
+leaderboard/jobs/broker.py `broker_tasks_read`): a job queued past the short window whose message is
 gone is sent again once, one whose message waits (on the queue or delivered to a worker) never
 is, a running job whose message a worker took but no live worker holds (`worker_tasks_held`,
 Celery's remote control) is queued again once, one a live worker runs never is, and a broker
@@ -25,7 +25,8 @@ from pytest_django.fixtures import Settings
 
 from evalserver.celery import app
 from leaderboard import queue
-from leaderboard.submissions.jobs import submissions_sweep
+from leaderboard.jobs import broker as jobs_broker
+from leaderboard.jobs.sweep import jobs_sweep
 from leaderboard.submissions.models import Score, Submission
 from tests import factories
 from tests.conftest import (
@@ -35,6 +36,7 @@ from tests.conftest import (
     wait_for_status,
 )
 from tests.helpers import free_port
+from workers.jobs import JOBS
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -96,14 +98,14 @@ def test_it_resends_only_the_jobs_whose_message_the_broker_no_longer_holds(
         # running_gone: the message of the task holding its claim is gone; lost: never sent;
         # running_held: its message is delivered and unacknowledged, but no worker is alive
         # to answer for its task (this test process took it, as a worker killed whole did)
-        assert queue.worker_tasks_held([taken[1].headers["id"]]) == frozenset()
-        assert submissions_sweep() == [running_gone.pk, running_held.pk, lost.pk]
+        assert jobs_broker.worker_tasks_held([taken[1].headers["id"]]) == frozenset()
+        assert jobs_sweep(JOBS["submission"]) == [running_gone.pk, running_held.pk, lost.pk]
         assert _resent(broker) == [(queue.SCORE_SUBMISSION, waiting.pk),
                                    (queue.SCORE_SUBMISSION, running_gone.pk),
                                    (queue.SCORE_SUBMISSION, running_held.pk),
                                    (queue.SCORE_SUBMISSION, lost.pk)]
         assert broker.hlen("unacked") == 2  # running_held's old message stays delivered
-        assert submissions_sweep() == []  # once: all three were sent again just now
+        assert jobs_sweep(JOBS["submission"]) == []  # once: all three were sent again just now
 
     def state(submission: Submission) -> tuple[Any, ...]:
         submission.refresh_from_db()
@@ -121,7 +123,7 @@ def test_it_resends_only_the_jobs_whose_message_the_broker_no_longer_holds(
 
 
 def test_it_lists_the_tasks_waiting_and_delivered_in_the_broker(broker: redis.Redis) -> None:
-    assert queue.broker_tasks_read() == queue.BrokerTasks(jobs=frozenset(),
+    assert jobs_broker.broker_tasks_read() == jobs_broker.BrokerTasks(jobs=frozenset(),
                                                           task_ids=frozenset())
     queue.task_send(queue.SCORE_SUBMISSION, 7)
     queue.task_send(queue.RUN_CHECKPOINT, 8)
@@ -133,10 +135,10 @@ def test_it_lists_the_tasks_waiting_and_delivered_in_the_broker(broker: redis.Re
     with app.connection_for_read() as connection:
         gpu = connection.default_channel.basic_get("gpu", no_ack=False)  # now unacked
         assert broker.llen("gpu") == 0
-        listed = queue.broker_tasks_read()
+        listed = jobs_broker.broker_tasks_read()
     cpu_ids = [json.loads(raw)["headers"]["id"] for raw in broker.lrange("cpu", 0, -1)
                if raw.startswith(b"{")]
-    assert listed == queue.BrokerTasks(
+    assert listed == jobs_broker.BrokerTasks(
         jobs=frozenset({(queue.SCORE_SUBMISSION, 7), (queue.RUN_CHECKPOINT, 8),
                         (queue.RESCORE_VERSION, 9)}),
         task_ids=frozenset({*cpu_ids, gpu.headers["id"], with_priority.id}),
@@ -158,10 +160,10 @@ def test_it_falls_back_to_the_long_cutoff_when_the_broker_cannot_be_read(
     nobody = f"redis://127.0.0.1:{free_port()}/0"  # nothing listens there
     _point_celery_app(app, broker_url=nobody, result_backend=nobody)
     try:
-        assert queue.broker_tasks_read() is None
+        assert jobs_broker.broker_tasks_read() is None
         with caplog.at_level(logging.WARNING, logger="leaderboard.queue"):
-            assert queue.worker_tasks_held(["t2"]) is None  # the workers cannot be asked
-            assert submissions_sweep() == [lost.pk]
+            assert jobs_broker.worker_tasks_held(["t2"]) is None  # the workers cannot be asked
+            assert jobs_sweep(JOBS["submission"]) == [lost.pk]
     finally:
         _point_celery_app(app, **saved)
     assert sent == [(queue.SCORE_SUBMISSION, lost.pk)]
@@ -173,7 +175,7 @@ def test_it_falls_back_to_the_long_cutoff_when_the_broker_cannot_be_read(
 
     _point_celery_app(app, broker_url="memory://", result_backend=nobody)
     try:
-        assert queue.broker_tasks_read() is None  # not Redis: not read
+        assert jobs_broker.broker_tasks_read() is None  # not Redis: not read
     finally:
         _point_celery_app(app, **saved)
 
@@ -196,8 +198,8 @@ def test_it_leaves_a_job_alone_while_a_live_worker_holds_its_message(
     Submission.objects.filter(pk=submission.pk).update(started=long_ago, queued_at=long_ago)
 
     # The live worker answers for the task it runs, so the sweep leaves the job alone.
-    assert queue.worker_tasks_held([claim, "another task"]) == frozenset({claim})
-    assert submissions_sweep() == []
+    assert jobs_broker.worker_tasks_held([claim, "another task"]) == frozenset({claim})
+    assert jobs_sweep(JOBS["submission"]) == []
     assert wait_for_status(submission.pk, ("scored", "failed"), log=worker.log) == "scored"
     submission.refresh_from_db()
     assert (submission.attempts, submission.claimed_by) == (1, claim)
@@ -223,22 +225,22 @@ def test_it_requeues_once_a_running_job_whose_worker_was_killed_whole(
                            log=worker.log) == "running"
     submission.refresh_from_db()
     claim = submission.claimed_by
-    assert queue.worker_tasks_held([claim]) == frozenset({claim})
+    assert jobs_broker.worker_tasks_held([claim]) == frozenset({claim})
     # SIGKILL to the whole worker (its main process and pool child): nothing acknowledges
     # or gives back its message, which stays in the unacked hash (for the visibility timeout).
     os.killpg(worker.pid, signal.SIGKILL)
     worker.process.wait(timeout=10)
     assert [json.loads(raw)[0]["headers"]["id"] for raw in broker.hvals("unacked")] == [claim]
-    assert queue.worker_tasks_held([claim]) == frozenset()  # no worker answers
+    assert jobs_broker.worker_tasks_held([claim]) == frozenset()  # no worker answers
 
     within = timezone.now() - timedelta(seconds=loaded.EVALSERVER_SWEEP_WINDOW - 5)
     Submission.objects.filter(pk=submission.pk).update(started=within)
-    assert submissions_sweep() == []  # not yet past the window: not asked, not touched
+    assert jobs_sweep(JOBS["submission"]) == []  # not yet past the window: not asked, not touched
     long_ago = timezone.now() - timedelta(seconds=loaded.EVALSERVER_SWEEP_WINDOW + 1)
     Submission.objects.filter(pk=submission.pk).update(started=long_ago)
     now = timezone.now()
-    assert submissions_sweep() == [submission.pk]
-    assert submissions_sweep() == []  # once
+    assert jobs_sweep(JOBS["submission"]) == [submission.pk]
+    assert jobs_sweep(JOBS["submission"]) == []  # once
     submission.refresh_from_db()
     assert (submission.status, submission.claimed_by, submission.attempts) == ("queued", "", 1)
     assert submission.queued_at >= now

@@ -21,11 +21,12 @@ from pytest_django.fixtures import Settings
 from evalserver.celery import app
 from leaderboard import queue
 from leaderboard.audits.models import Audit
-from leaderboard.submissions.jobs import submissions_sweep
+from leaderboard.jobs.sweep import jobs_sweep
 from leaderboard.submissions.models import Submission
 from tests import factories
 from tests.conftest import _point_celery_app, redis_database_empty
 from tests.helpers import free_port
+from workers.jobs import JOBS
 
 TASK_NAMES = (queue.SCORE_SUBMISSION, queue.RUN_CHECKPOINT, queue.RUN_CONFIDENT_LEARNING_AUDIT,
               queue.RUN_AUL_AUDIT, queue.RESCORE_VERSION, queue.REFRESH_BOARD_SIGNIFICANCE,
@@ -37,20 +38,22 @@ def test_it_names_only_tasks_the_workers_register() -> None:
     import workers.tasks  # noqa: F401 - registers the cpu queue's tasks
 
     assert [name for name in TASK_NAMES if name not in app.tasks] == []
-    assert set(queue.AUDIT_TASKS) == set(Audit.Kind.values)
+    assert set(settings.JOB_TASKS["audit"]) == set(Audit.Kind.values)
     # Celery beat sends the sweeps by name too: one per kind of job, each a cpu task, and the
     # hourly removals of failed submissions' files and of stray temporary upload files
-    schedule = {entry["task"]: entry["schedule"]
+    schedule = {(entry["task"], *entry.get("args", ())): entry["schedule"]
                 for entry in settings.CELERY_BEAT_SCHEDULE.values()}
-    assert sorted(schedule) == ["workers.tasks.remove_failed_files",
-                                "workers.tasks.remove_stray_upload_files",
-                                "workers.tasks.sweep_audits", "workers.tasks.sweep_bundle_uploads",
-                                "workers.tasks.sweep_submissions", "workers.tasks.sweep_versions"]
-    assert [name for name in schedule if name not in app.tasks] == []
+    assert sorted(schedule) == [("workers.tasks.remove_failed_files",),
+                                ("workers.tasks.remove_stray_upload_files",),
+                                ("workers.tasks.sweep_jobs", "audit"),
+                                ("workers.tasks.sweep_jobs", "bundle_upload"),
+                                ("workers.tasks.sweep_jobs", "rescore"),
+                                ("workers.tasks.sweep_jobs", "submission")]
+    assert [name for name, *_ in schedule if name not in app.tasks] == []
     # every EVALSERVER_SWEEP_INTERVAL seconds (15 by default: a lost message is sent again
     # about EVALSERVER_SWEEP_WINDOW + 15 s after it was sent)
-    assert {schedule.pop("workers.tasks.remove_failed_files"),
-            schedule.pop("workers.tasks.remove_stray_upload_files")} == {3600.0}
+    assert {schedule.pop(("workers.tasks.remove_failed_files",)),
+            schedule.pop(("workers.tasks.remove_stray_upload_files",))} == {3600.0}
     assert set(schedule.values()) == {float(settings.EVALSERVER_SWEEP_INTERVAL)}
 
 
@@ -78,11 +81,11 @@ def test_it_sends_each_task_by_name_to_its_queue_once_the_transaction_commits(
 ) -> None:
     cpu, gpu = broker.llen("cpu"), broker.llen("gpu")
     with transaction.atomic():
-        queue.submission_score_queue(submission_id=11)
-        queue.checkpoint_run_queue(submission_id=12)
-        queue.audit_run_queue(audit_id=13, kind="confident_learning")
-        queue.audit_run_queue(audit_id=14, kind="aul")
-        queue.version_rescore_queue(version_id=15)
+        queue.job_queue(kind="submission", job_id=11, variant="predictions")
+        queue.job_queue(kind="submission", job_id=12, variant="checkpoint")
+        queue.job_queue(kind="audit", job_id=13, variant="confident_learning")
+        queue.job_queue(kind="audit", job_id=14, variant="aul")
+        queue.job_queue(kind="rescore", job_id=15)
         assert (broker.llen("cpu"), broker.llen("gpu")) == (cpu, gpu)  # nothing before commit
     assert _sent(broker, "cpu", cpu) == [(queue.SCORE_SUBMISSION, [11]),
                                          (queue.RUN_CONFIDENT_LEARNING_AUDIT, [13]),
@@ -90,7 +93,7 @@ def test_it_sends_each_task_by_name_to_its_queue_once_the_transaction_commits(
     assert _sent(broker, "gpu", gpu) == [(queue.RUN_CHECKPOINT, [12]), (queue.RUN_AUL_AUDIT, [14])]
 
     with pytest.raises(RuntimeError), transaction.atomic():  # rolled back: nothing is sent
-        queue.submission_score_queue(submission_id=16)
+        queue.job_queue(kind="submission", job_id=16, variant="predictions")
         raise RuntimeError("the request failed")
     assert (broker.llen("cpu"), broker.llen("gpu")) == (cpu + 3, gpu + 2)
 
@@ -126,9 +129,9 @@ def test_it_keeps_a_submission_made_while_the_broker_is_down_for_the_sweep(
     assert window < loaded.EVALSERVER_SCORING_TIME_LIMIT
     Submission.objects.filter(pk=submission.pk).update(
         queued_at=timezone.now() - timedelta(seconds=window - 1))
-    assert submissions_sweep() == []
+    assert jobs_sweep(JOBS["submission"]) == []
     Submission.objects.filter(pk=submission.pk).update(
         queued_at=timezone.now() - timedelta(seconds=window + 1))
-    assert submissions_sweep() == [submission.pk]
+    assert jobs_sweep(JOBS["submission"]) == [submission.pk]
     assert _sent(broker, "cpu", cpu) == [(queue.SCORE_SUBMISSION, [submission.pk])]
-    assert submissions_sweep() == []  # its message waits on the queue now
+    assert jobs_sweep(JOBS["submission"]) == []  # its message waits on the queue now

@@ -7,13 +7,13 @@ from django.conf import settings
 from django.db import models
 
 from leaderboard.catalog.models import Benchmark, ImageSet, LabelSet
-from leaderboard.common.jobs import ClaimedJob
+from leaderboard.jobs.lifecycle import ClaimedJob
 from leaderboard.submissions.models import Submission
 
 
 class Audit(ClaimedJob):
     """One audit of one image set's original labels, run by a worker (`workers.audits`): a job
-    a worker claims (leaderboard/common/jobs.py), `finished` when done or failed."""
+    a worker claims (leaderboard/jobs/), `finished_at` when done or failed."""
 
     class Kind(models.TextChoices):
         CONFIDENT_LEARNING = "confident_learning", "Confident learning"
@@ -39,7 +39,6 @@ class Audit(ClaimedJob):
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
                                    related_name="audits")
     created = models.DateTimeField(auto_now_add=True, db_index=True)
-    finished = models.DateTimeField(null=True, blank=True)
     candidates_created = models.PositiveIntegerField(default=0)
     # Confident learning: the submissions whose probabilities are averaged.
     submissions = models.ManyToManyField(Submission, blank=True, related_name="audits")

@@ -85,7 +85,7 @@ class AuditOutput(serializers.Serializer):
     created_by = serializers.CharField(source="created_by.username")
     created = serializers.DateTimeField()
     started = serializers.DateTimeField(allow_null=True)
-    finished = serializers.DateTimeField(allow_null=True)
+    finished = serializers.DateTimeField(source="finished_at", allow_null=True)
     submission_ids = serializers.SerializerMethodField()
     config = serializers.JSONField()
     candidates_created = serializers.IntegerField()

@@ -1,9 +1,9 @@
 """Label audits (docs/metrics.md §13): a maintainer starts one, a worker runs it, and its flags,
 best first, become ground-truth review candidates on the benchmark's corrected label set.
 
-queued -> running -> done | failed, the claimed-job lifecycle of leaderboard/common/jobs.py: a
-redelivered task (same id) may take its own claim back, a duplicate cannot, and only the task
-holding the claim stores a result.
+queued -> running -> done | failed, the claimed-job lifecycle of leaderboard/jobs/: the worker's
+runner claims (workers/tasks.py), a redelivered task (same id) may take its own claim back, a
+duplicate cannot, and only the task holding the claim stores a result.
 """
 
 from __future__ import annotations
@@ -29,10 +29,9 @@ from leaderboard.audits.inputs import (
     submission_probabilities,
     submission_scores_check,
 )
-from leaderboard.audits.jobs import AUDIT_JOBS
 from leaderboard.audits.models import Audit
 from leaderboard.catalog.models import Benchmark
-from leaderboard.common.jobs import job_claim, job_fail, job_finish, job_held
+from leaderboard.jobs.lifecycle import job_finish, job_held
 from leaderboard.review.ground_truth.models import GroundTruthCandidate
 from leaderboard.review.ground_truth.services import ground_truth_candidate_create
 from leaderboard.review.panel.services import ReviewError, user_is_reviewer
@@ -44,9 +43,7 @@ log = logging.getLogger(__name__)
 
 __all__ = [
     "AuditError",
-    "audit_claim",
     "audit_create",
-    "audit_fail",
     "audit_run",
 ]
 
@@ -112,22 +109,11 @@ def audit_create(*, author: User, benchmark: Benchmark, kind: str,
                                      created_by=author)
         audit.submissions.set(submissions)
         # its task: confident learning on the cpu queue, AUL on the gpu queue
-        queue.audit_run_queue(audit_id=audit.pk, kind=kind)
+        queue.job_queue(kind="audit", job_id=audit.pk, variant=kind)
     return audit
 
 
 # ---------------------------------------------------------------- the worker's side
-
-
-def audit_claim(*, audit_id: int, task_id: str, retry: bool = False) -> bool:
-    """queued -> running for this task; a redelivery of the same task may re-claim. Every
-    start counts an attempt; past the limit only a Celery retry (`retry=True`) is let in."""
-    return job_claim(AUDIT_JOBS, job_id=audit_id, task_id=task_id, retry=retry)
-
-
-def audit_fail(*, audit_id: int, task_id: str, reason: str) -> bool:
-    """running -> failed with a reason, only while this task holds the claim."""
-    return job_fail(AUDIT_JOBS, job_id=audit_id, task_id=task_id, reason=reason)
 
 
 def _progress(audit_id: int, task_id: str) -> Callable[[int, int], None]:
@@ -224,38 +210,31 @@ def _candidates(audit: Audit, evidence: list[dict[str, Any]]
     return created, skipped
 
 
-def audit_run(*, audit_id: int, task_id: str, retry: bool = False) -> str:
-    """Claim, run the core on the original labels, then in one transaction store the result
-    and create the candidates. Returns "done", "failed" (the reason stored) or "skipped"
-    (not claimable: done, failed, or running under another task). `retry`: a Celery retry of
-    this task (audit_claim)."""
-    if not audit_claim(audit_id=audit_id, task_id=task_id, retry=retry):
-        return "skipped"
+def audit_run(*, audit_id: int, task_id: str) -> bool:
+    """The audit task's work on a claimed audit (the worker's runner claims it first): run the
+    core on the original labels, then in one transaction store the result and create the
+    candidates. True once done; False when this task no longer holds the claim. Raises
+    AuditError, DataError or ValueError for inputs the audit cannot use (the runner stores
+    them as its failure, workers/jobs.py)."""
     audit = Audit.objects.select_related("benchmark", "image_set", "label_set").get(id=audit_id)
-    try:
-        original, _ = audit_label_sets(audit.benchmark)
-        labels = given_labels(original)
-        if audit.kind == Audit.Kind.CONFIDENT_LEARNING:
-            result = _run_confident_learning(audit, labels)
-        else:
-            result = _run_aul(audit, labels, task_id)
-    except (AuditError, DataError, ValueError) as exc:
-        audit_fail(audit_id=audit_id, reason=str(exc), task_id=task_id)
-        return "failed"
+    original, _ = audit_label_sets(audit.benchmark)
+    labels = given_labels(original)
+    if audit.kind == Audit.Kind.CONFIDENT_LEARNING:
+        result = _run_confident_learning(audit, labels)
+    else:
+        result = _run_aul(audit, labels, task_id)
     flagged = [int(i) for i in result["flagged"]]
     limit = int(audit.config["max_candidates"])
     result["validation"] = _validation(audit.benchmark.slug, flagged, flagged[:limit])
     try:
         with transaction.atomic():
-            if not job_held(AUDIT_JOBS, job_id=audit_id, task_id=task_id):
-                return "skipped"
+            if not job_held(Audit, job_id=audit_id, task_id=task_id):
+                return False
             created, skipped = _candidates(audit, result["evidence"])
             result["candidates"] = {"created": len(created), "ids": created,
                                     "skipped": skipped}
-            job_finish(AUDIT_JOBS, job_id=audit_id, task_id=task_id, status=Status.DONE,
+            job_finish(Audit, job_id=audit_id, task_id=task_id, status=Status.DONE,
                        result=result, candidates_created=len(created))
     except ReviewError as exc:  # a flag the corrected label set refuses: nothing is kept
-        audit_fail(audit_id=audit_id, reason=f"ground-truth candidates: {exc.message}",
-                   task_id=task_id)
-        return "failed"
-    return "done"
+        raise AuditError(exc.code, f"ground-truth candidates: {exc.message}") from exc
+    return True

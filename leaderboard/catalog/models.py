@@ -1,6 +1,5 @@
 """Benchmarks, image sets, label sets and their immutable versions, and the bundles staff
-upload to add benchmarks (`BundleUpload`, used by leaderboard/catalog/hosting/; here rather
-than there because its job sweep, leaderboard/catalog/bundle_uploads_jobs.py, reads it too).
+upload to add benchmarks (`BundleUpload`, the job of leaderboard/catalog/hosting/).
 
 Writes go through `leaderboard.catalog.services`, reads through `leaderboard.catalog.selectors`.
 """
@@ -15,8 +14,8 @@ from django.conf import settings
 from django.core.validators import MinValueValidator, RegexValidator
 from django.db import models
 
-from leaderboard.common.jobs import ClaimedJob
 from leaderboard.common.slugs import SLUG_MAX_LENGTH
+from leaderboard.jobs.lifecycle import ClaimedJob
 
 # Public slugs (docs/metrics.md §15) may contain dots: `cifar10.1-v6`. Django's SlugField does not
 # allow them, so slugs are CharFields with this validator.
@@ -228,8 +227,9 @@ def bundle_upload_path(upload: BundleUpload, filename: str) -> str:
 
 
 class BundleUpload(ClaimedJob):
-    """One uploaded bundle: a job a worker claims (leaderboard/common/jobs.py), `finished`
-    when done or failed. A failure keeps the refusal's code, message, file and field."""
+    """One uploaded bundle: a job a worker claims (leaderboard/jobs/), `finished_at` when
+    done or failed. A failure keeps the refusal's code (`failure_code`), message
+    (`failure_reason`), file and field."""
 
     class Status(models.TextChoices):
         QUEUED = "queued", "Queued"
@@ -247,13 +247,11 @@ class BundleUpload(ClaimedJob):
     uploaded_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
                                     related_name="bundle_uploads")
     created = models.DateTimeField(auto_now_add=True, db_index=True)
-    finished = models.DateTimeField(null=True, blank=True)
     # Once done: the benchmark created or updated, and what the loader reported, line by line.
     benchmark_slug = models.CharField(max_length=SLUG_MAX_LENGTH, blank=True)
     report = models.TextField(blank=True)
-    # Once failed: the refusal (BundleError.as_dict() for a bundle problem; `worker_lost`,
-    # `time_limit`, `internal_error`, or the catalog's conflict otherwise).
-    error_code = models.CharField(max_length=32, blank=True)
+    # Once failed: where the refusal points (BundleError.as_dict()'s file and field; its code
+    # and message are the job's failure_code and failure_reason).
     error_file = models.CharField(max_length=500, blank=True)
     error_field = models.CharField(max_length=200, blank=True)
 

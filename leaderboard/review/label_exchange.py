@@ -23,7 +23,7 @@ from leaderboard.catalog.services import (
     label_set_sync,
     label_set_version_create,
 )
-from leaderboard.review.jobs import version_rescore_request
+from leaderboard.review.panel.services import version_rescore_request
 from workers.scoring import datasets, label_set_builders
 from workers.scoring.bundles import (
     BundleData,
@@ -54,7 +54,7 @@ def multilabel_import(*, path: Path, author: User | None = None,
                       note: str = "") -> list[ImportResult]:
     """Compile `multilabel` and `imagenet-m` of ImageNet from the file; each becomes a new
     version unless its latest version already has that content. New versions are re-scored
-    after the commit (review.jobs.version_rescore_request)."""
+    after the commit (review.panel.services.version_rescore_request)."""
     path = Path(path)
     if not path.is_file():
         raise LabelIOError(f"no file {path}")

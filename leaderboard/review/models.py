@@ -6,7 +6,7 @@ from django.conf import settings
 from django.db import models
 
 from leaderboard.catalog.models import ImageSet, LabelSet, LabelSetVersion
-from leaderboard.common.jobs import ClaimedJob
+from leaderboard.jobs.lifecycle import ClaimedJob
 from leaderboard.submissions.models import Submission
 
 
@@ -172,7 +172,7 @@ class PanelMistake(models.Model):
 class VersionRescore(ClaimedJob):
     """Whether every scored submission has been re-scored on a version (versions themselves are
     immutable, so this state lives beside them): a job a worker claims, keyed by the version
-    (leaderboard/common/jobs.py). Asked for again while it runs (a submission scored on an
+    (leaderboard/jobs/). Asked for again while it runs (a submission scored on an
     older version meanwhile), it is queued again and runs once more."""
 
     class Status(models.TextChoices):
@@ -181,10 +181,11 @@ class VersionRescore(ClaimedJob):
         DONE = "done", "Done"
         FAILED = "failed", "Failed"
 
+    JOB_ID_FIELD = "version_id"
+
     version = models.OneToOneField(LabelSetVersion, on_delete=models.CASCADE,
                                    related_name="rescore")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
-    finished_at = models.DateTimeField(null=True, blank=True)
     submissions = models.PositiveIntegerField(default=0, help_text="re-scored by the last run")
 
     class Meta:

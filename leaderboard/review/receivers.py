@@ -9,7 +9,7 @@ from typing import Any
 from django.dispatch import receiver
 
 from leaderboard.catalog.models import LabelSet
-from leaderboard.review.jobs import version_rescore_request
+from leaderboard.review.panel.services import version_rescore_request
 from leaderboard.review.services import review_items_record
 from leaderboard.submissions.models import Submission
 from leaderboard.submissions.signals import submission_scored

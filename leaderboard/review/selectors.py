@@ -205,7 +205,7 @@ class VersionHistory:
     @property
     def rescore_status(self) -> str:
         """"done" once every submission is scored on it, "pending" while that is under way,
-        "failed" when its re-scoring gave up (leaderboard/common/jobs.py), "none" for a first
+        "failed" when its re-scoring gave up (leaderboard/jobs/), "none" for a first
         version (submissions are scored on it directly)."""
         try:
             rescore = self.version.rescore

@@ -26,9 +26,8 @@ from django.db import transaction
 
 from leaderboard.catalog.models import Benchmark, ImageSet
 from leaderboard.common.errors import ServiceError
-from leaderboard.common.jobs import job_held
 from leaderboard.common.storage import stored_file_path
-from leaderboard.submissions.jobs import SUBMISSION_JOBS
+from leaderboard.jobs.lifecycle import job_held
 from leaderboard.submissions.models import CheckpointFile, Submission, SubmissionFile
 from workers import inference
 
@@ -164,7 +163,7 @@ def submission_infer(*, submission_id: int, task_id: str) -> bool:
             rates.append(report.scores.shape[0] / max(report.inference_seconds, 1e-9))
             device = report.device
     with transaction.atomic():
-        if not job_held(SUBMISSION_JOBS, job_id=submission_id, task_id=task_id):
+        if not job_held(Submission, job_id=submission_id, task_id=task_id):
             return False
         for old in SubmissionFile.objects.filter(submission=submission):
             old.file.delete(save=False)

@@ -6,13 +6,13 @@ from django.conf import settings
 from django.db import models
 
 from leaderboard.catalog.models import Benchmark, ImageSet, LabelSet, LabelSetVersion
-from leaderboard.common.jobs import ClaimedJob
+from leaderboard.jobs.lifecycle import ClaimedJob
 
 
 class Submission(ClaimedJob):
     """One model's predictions (one file per image set) and its scoring status: a job a worker
-    claims (queued_at, started, claimed_by, attempts, failure_reason: leaderboard/common/jobs.py),
-    `scored` when it finished."""
+    claims (queued_at, started, claimed_by, attempts, finished_at when scored or failed,
+    failure_code, failure_reason: leaderboard/jobs/)."""
 
     class Status(models.TextChoices):
         QUEUED = "queued", "Queued"
@@ -37,9 +37,7 @@ class Submission(ClaimedJob):
     public = models.BooleanField(default=True)
     kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.PREDICTIONS)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
-    failure_code = models.CharField(max_length=64, blank=True)
     created = models.DateTimeField(auto_now_add=True, db_index=True)
-    scored = models.DateTimeField(null=True, blank=True)
     # A failed submission's stored files are removed EVALSERVER_FAILED_FILES_RETENTION_DAYS
     # after it failed (leaderboard/submissions/retention.py); when that was done.
     files_removed = models.DateTimeField(null=True, blank=True)

@@ -1,10 +1,10 @@
 """How long a failed submission's stored files are kept: EVALSERVER_FAILED_FILES_RETENTION_DAYS
-after it failed (`Submission.scored` is when it finished, scored or failed), long enough for its
-owner to look at what was refused; then a periodic task (workers.tasks.remove_failed_files,
+after it failed (`Submission.finished_at` is when it finished, scored or failed), long enough
+for its owner to look at what was refused; then a periodic task (workers.tasks.remove_failed_files,
 from Celery beat) removes them. The rows stay (the page and the API still name each file, its
 size and SHA-256); the stored names are cleared, so no row points at a file that is gone.
 
-A failed submission never runs again (failed is final in leaderboard/common/jobs.py), so
+A failed submission never runs again (failed is final in leaderboard/jobs/), so
 nothing can need the files after that.
 """
 
@@ -32,9 +32,9 @@ def submission_files_kept_until(*, submission: Submission) -> datetime | None:
     """When a failed submission's stored files will be removed; None unless it failed and
     still has them."""
     if (submission.status != Submission.Status.FAILED or submission.files_removed is not None
-            or submission.scored is None):
+            or submission.finished_at is None):
         return None
-    return submission.scored + _retention()
+    return submission.finished_at + _retention()
 
 
 def _stored(submission_id: int) -> list[tuple[Storage, str]]:
@@ -56,7 +56,7 @@ def failed_submission_files_remove(*, now: datetime | None = None) -> list[int]:
     now = now or timezone.now()
     expired = (Submission.objects
                .filter(status=Submission.Status.FAILED, files_removed__isnull=True,
-                       scored__lt=now - _retention())
+                       finished_at__lt=now - _retention())
                .order_by("id").values_list("id", flat=True)[:REMOVE_BATCH])
     removed: list[int] = []
     for submission_id in list(expired):

@@ -167,8 +167,9 @@ class SubmissionDetailOutput(serializers.Serializer):
     failure_code = serializers.CharField(allow_null=True, help_text="when failed")
     failure_reason = serializers.CharField(allow_null=True, help_text="when failed")
     created = serializers.DateTimeField()
-    scored = serializers.DateTimeField(allow_null=True, help_text="when scoring finished "
-                                       "(or failed)")
+    # the API's name for the job's `finished_at` (docs/api.md)
+    scored = serializers.DateTimeField(source="finished_at", allow_null=True,
+                                       help_text="when scoring finished (or failed)")
     owner = serializers.CharField(source="owner.username")
     files = SubmissionFileOutput(many=True, help_text="for a checkpoint: its predictions, "
                                  "written by the worker that ran it")

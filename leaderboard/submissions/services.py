@@ -1,5 +1,5 @@
 """Creating submissions and moving them through queued -> running -> scored | failed (the
-claimed-job lifecycle of leaderboard/common/jobs.py).
+claimed-job lifecycle of leaderboard/jobs/; the worker's runner claims, workers/tasks.py).
 
 Every status change is a conditional UPDATE, so a redelivered or duplicated task never
 scores twice and a late task cannot overwrite a newer state.
@@ -31,11 +31,10 @@ from leaderboard.catalog.selectors import (
     label_set_versions_to_score,
 )
 from leaderboard.catalog.services import benchmark_leaderboard_touch
-from leaderboard.common.jobs import job_claim, job_fail, job_finish, job_held
 from leaderboard.common.storage import stored_file_path
+from leaderboard.jobs.lifecycle import job_finish, job_held
 from leaderboard.submissions import checkpoints
 from leaderboard.submissions.file_checks import SubmissionError, submission_files_check
-from leaderboard.submissions.jobs import SUBMISSION_JOBS, submission_queue
 from leaderboard.submissions.models import HitVector, Score, Submission, SubmissionFile
 from leaderboard.submissions.signals import submission_scored
 from leaderboard.submissions.significance import board_significance_schedule
@@ -118,7 +117,7 @@ def submission_create(
             if checkpoint is not None:
                 stored.append(checkpoints.checkpoint_store(
                     submission=submission, upload=checkpoint, info=info))
-                submission_queue(submission_id=submission.pk, kind=submission.kind)
+                queue.job_queue(kind="submission", job_id=submission.pk, variant=submission.kind)
                 return submission
             image_sets = {s.slug: s for s in benchmark.image_sets.all()}
             for slug, upload in files.items():
@@ -131,7 +130,7 @@ def submission_create(
                               File(upload), save=False)
                 stored.append(str(row.file.name))
                 row.save()
-            submission_queue(submission_id=submission.pk, kind=submission.kind)
+            queue.job_queue(kind="submission", job_id=submission.pk, variant=submission.kind)
     except BaseException:
         for name in stored:  # nothing partial: no file outlives a rolled-back row
             default_storage.delete(name)
@@ -140,19 +139,6 @@ def submission_create(
 
 
 # ---------------------------------------------------------------- the worker's side
-
-
-def submission_claim(*, submission_id: int, task_id: str, retry: bool = False) -> bool:
-    """queued -> running for this task; a redelivery of the same task may re-claim. Every
-    start counts an attempt; past EVALSERVER_SCORING_MAX_ATTEMPTS only a Celery retry of the
-    same task (`retry=True`) is let in (leaderboard/common/jobs.py)."""
-    return job_claim(SUBMISSION_JOBS, job_id=submission_id, task_id=task_id, retry=retry)
-
-
-def submission_fail(*, submission_id: int, task_id: str, code: str, reason: str) -> bool:
-    """running -> failed with a code and a reason, only while this task holds the claim."""
-    return job_fail(SUBMISSION_JOBS, job_id=submission_id, task_id=task_id, reason=reason,
-                    failure_code=code)
 
 
 def _save_compact(row: SubmissionFile, preds: Predictions) -> None:
@@ -208,12 +194,11 @@ def submission_scores_compute(*, submission_id: int, task_id: str) -> bool:
         more, newer_novel = _scores_on_versions(predictions, made, names, namers)
         scores, novel, versions = scores + more, {**novel, **newer_novel}, versions + made
     with transaction.atomic():
-        if not job_held(SUBMISSION_JOBS, job_id=submission_id, task_id=task_id):
+        if not job_held(Submission, job_id=submission_id, task_id=task_id):
             return False
         for version, record, hits in scores:
             score_upsert(submission=submission, version=version, record=record, hits=hits)
-        job_finish(SUBMISSION_JOBS, job_id=submission_id, task_id=task_id,
-                   status=Status.SCORED, failure_code="")
+        job_finish(Submission, job_id=submission_id, task_id=task_id, status=Status.SCORED)
         benchmark_leaderboard_touch(benchmark_id=benchmark.pk)
         # A version made in the last moment was re-scored without it (it was not scored yet):
         # its re-scoring must run again so that no submission misses a version. Until then it

@@ -55,7 +55,7 @@ def test_it_runs_an_aul_audit_and_creates_candidates(loaded: Settings, data_dir:
     result = audit.result
     assert (audit.status, audit.failure_reason, audit.claimed_by) == \
         ("done", "", f"audit-task-{audit.pk}")
-    assert audit.started is not None and audit.finished is not None
+    assert audit.started is not None and audit.finished_at is not None
     assert (result["num_examples"], result["num_flagged"]) == (10000, NUM_FLAGGED)
     assert round(result["noise_rate"], 4) == NOISE_RATE
     assert result["noise_rate"] == result["mixture"]["components"][1]["weight"]
@@ -142,7 +142,7 @@ def test_it_fails_with_a_reason_when_the_images_are_gone(loaded: Settings,
     assert audit.status == "failed"
     assert audit.failure_reason == ("no images configured for mnist-test: "
                                     f"{tmp_path}/mnist/t10k-images-idx3-ubyte.gz is missing")
-    assert audit.finished is not None and audit.candidates_created == 0
+    assert audit.finished_at is not None and audit.candidates_created == 0
     assert _candidates(audit) == []
     client = Client()
     client.force_login(maintainer())

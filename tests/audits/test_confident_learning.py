@@ -193,18 +193,19 @@ def test_it_sweeps_an_audit_whose_message_was_lost(
     from django.utils import timezone
 
     from leaderboard import queue
-    from leaderboard.audits.jobs import audits_sweep
+    from leaderboard.jobs.sweep import jobs_sweep
+    from workers.jobs import JOBS
 
     submission = submit_mnist(mnist_probs(data_dir), tmp_path)
     with mock.patch.object(queue, "task_send") as send:  # broker down
         audit = start(maintainer(), kind="confident_learning", submission_ids=[submission.pk])
     assert send.call_args_list == [
         mock.call(queue.RUN_CONFIDENT_LEARNING_AUDIT, audit.pk, countdown=0)]
-    assert audits_sweep() == []  # queued just now: its message may still come
+    assert jobs_sweep(JOBS["audit"]) == []  # queued just now: its message may still come
     Audit.objects.filter(pk=audit.pk).update(queued_at=timezone.now() - timedelta(hours=2))
 
-    assert audits_sweep() == [audit.pk]
+    assert jobs_sweep(JOBS["audit"]) == [audit.pk]
     assert _wait(audit, scoring_worker).status == "done", audit.failure_reason
     assert audit.result["num_flagged"] == 15
     assert audit.attempts == 1
-    assert audits_sweep() == []
+    assert jobs_sweep(JOBS["audit"]) == []

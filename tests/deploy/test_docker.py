@@ -49,9 +49,11 @@ def _example() -> dict[str, tuple[str, bool]]:
 
 
 def _settings_variables() -> set[str]:
-    """Every variable evalserver/settings.py reads through its env helper."""
-    tree = ast.parse((PROJECT_ROOT / "evalserver/settings.py").read_text())
-    return {node.args[0].value for node in ast.walk(tree)
+    """Every variable evalserver/settings.py (and settings_jobs.py, part of it) reads through
+    its env helper."""
+    trees = [ast.parse((PROJECT_ROOT / "evalserver" / name).read_text())
+             for name in ("settings.py", "settings_jobs.py")]
+    return {node.args[0].value for tree in trees for node in ast.walk(tree)
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
             and isinstance(node.func.value, ast.Name) and node.func.value.id == "env"
             and node.args and isinstance(node.args[0], ast.Constant)}
@@ -328,9 +330,9 @@ def test_it_runs_every_service_natively_through_the_entrypoint(
                 _until(lambda w=worker: healthy(w), f"{worker} answering its healthcheck")
 
             start("beat")
-            _until(lambda: "Sending due task sweep-stuck-submissions" in log("beat"),
+            _until(lambda: "Sending due task sweep-submission-jobs" in log("beat"),
                    "beat sending the sweep")
-            _until(lambda: re.search(r"workers\.tasks\.sweep_submissions\[\S+\] succeeded",
+            _until(lambda: re.search(r"workers\.tasks\.sweep_jobs\[\S+\] succeeded",
                                      log("worker-cpu")) is not None, "the cpu worker sweeping")
             _until(lambda: healthy("beat"), "beat answering its healthcheck")
         finally:

@@ -50,7 +50,7 @@ def _failed(owner_name: str, *, days_ago: float, cifar10_1: bool = False) -> Sub
     assert score_submission.apply(args=[submission.pk], task_id=f"t{submission.pk}").get() \
         == "failed"
     Submission.objects.filter(pk=submission.pk).update(
-        scored=timezone.now() - timedelta(days=days_ago))
+        finished_at=timezone.now() - timedelta(days=days_ago))
     submission.refresh_from_db()
     return submission
 
@@ -68,7 +68,7 @@ def test_it_removes_exactly_the_expired_failed_submissions_files(
     recent = _failed("recent", days_ago=6.9)
     scored = submit_model(data_dir, "resnet_basic_110")
     assert score_submission.apply(args=[scored.pk], task_id="t-scored").get() == "scored"
-    Submission.objects.filter(pk=scored.pk).update(scored=timezone.now() - timedelta(days=60))
+    Submission.objects.filter(pk=scored.pk).update(finished_at=timezone.now() - timedelta(days=60))
     queued = submit_model(data_dir, "vgg16_keras")
     gone = set().union(*(_stored_names(s) for s in expired))
     assert any(name.startswith("compact/") for name in gone)  # the worker's arrays go too
@@ -99,15 +99,15 @@ def test_it_says_until_when_the_files_are_kept_then_that_they_were_removed(
     checked_in_worker.EVALSERVER_FAILED_FILES_RETENTION_DAYS = 3
     submission = _failed("frank", days_ago=1)
     client.force_login(submission.owner)
-    assert submission.scored is not None
-    until = (submission.scored + timedelta(days=3)).strftime("%Y-%m-%d %H:%M")
+    assert submission.finished_at is not None
+    until = (submission.finished_at + timedelta(days=3)).strftime("%Y-%m-%d %H:%M")
 
     kept = client.get(f"/submissions/{submission.pk}/").content.decode()
 
     assert f'<p id="files-retention">Files kept until {until} UTC, then removed.</p>' in kept
     assert remove_failed_files.apply().get() == NOTHING_REMOVED  # not yet: failed one day ago
     Submission.objects.filter(pk=submission.pk).update(
-        scored=timezone.now() - timedelta(days=3, seconds=1))
+        finished_at=timezone.now() - timedelta(days=3, seconds=1))
     assert remove_failed_files.apply().get() == {"submissions": [submission.pk],
                                                  "bundle_uploads": []}
     submission.refresh_from_db()

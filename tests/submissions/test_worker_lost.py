@@ -16,15 +16,16 @@ from django.utils import timezone
 from pytest_django.fixtures import Settings
 
 from leaderboard import queue
-from leaderboard.submissions.jobs import submissions_sweep
+from leaderboard.jobs.sweep import jobs_sweep
 from leaderboard.submissions.models import Score, Submission
-from leaderboard.submissions.services import (
-    submission_claim,
-    submission_create,
-    submission_scores_compute,
-)
+from leaderboard.submissions.services import submission_create, submission_scores_compute
 from tests import factories
 from tests.conftest import WorkerProcess, wait_for_status
+from workers.jobs import JOBS
+
+
+def submission_claim(*, submission_id: int, task_id: str, retry: bool = False) -> bool:
+    return JOBS["submission"].claim(job_id=submission_id, task_id=task_id, retry=retry)
 
 MODEL = "resnet_basic_110"
 CIFAR10_LABEL_SETS = {"original", "corrected", "cifar10h", "cifar10.1-v4", "cifar10.1-v6"}
@@ -109,7 +110,7 @@ def test_it_sweeps_a_lost_running_submission_and_fails_one_out_of_attempts(
         status=Submission.Status.RUNNING, started=long_ago, claimed_by="vanished-2",
         attempts=max_attempts)
 
-    assert submissions_sweep() == [lost.pk]
+    assert jobs_sweep(JOBS["submission"]) == [lost.pk]
 
     assert wait_for_status(lost.pk, ("scored", "failed"), log=scoring_worker) == "scored"
     lost.refresh_from_db()
@@ -121,12 +122,12 @@ def test_it_sweeps_a_lost_running_submission_and_fails_one_out_of_attempts(
     assert exhausted.failure_code == "worker_lost"
     assert exhausted.failure_reason == (
         f"scoring stopped {max_attempts} times without finishing (worker crash or time limit)")
-    assert exhausted.scored is not None
+    assert exhausted.finished_at is not None
     time.sleep(1)  # nothing was queued for it: the worker leaves it alone
     exhausted.refresh_from_db()
     assert exhausted.status == "failed" and exhausted.attempts == max_attempts
     assert not Score.objects.filter(submission=exhausted).exists()
-    assert submissions_sweep() == []  # nothing left to sweep
+    assert jobs_sweep(JOBS["submission"]) == []  # nothing left to sweep
 
 
 @pytest.mark.django_db
@@ -226,7 +227,6 @@ def test_it_sweeps_a_version_whose_rescore_task_never_reached_the_broker(
         ground_truth_candidate_create,
         ground_truth_version_revise,
     )
-    from leaderboard.review.jobs import versions_sweep
     from leaderboard.review.models import VersionRescore
 
     submission = _submit(data_dir)
@@ -240,11 +240,11 @@ def test_it_sweeps_a_version_whose_rescore_task_never_reached_the_broker(
     assert send.call_args_list == [mock.call(queue.RESCORE_VERSION, version.pk, countdown=0)]
     pending = VersionRescore.objects.get(version=version)
     assert (pending.status, pending.finished_at) == ("queued", None)
-    assert versions_sweep() == []  # requested just now: its task may still come
+    assert jobs_sweep(JOBS["rescore"]) == []  # requested just now: its task may still come
 
     VersionRescore.objects.filter(pk=pending.pk).update(
         queued_at=timezone.now() - timedelta(hours=2))
-    assert versions_sweep() == [version.pk]
+    assert jobs_sweep(JOBS["rescore"]) == [version.pk]
 
     deadline = time.monotonic() + 60
     while VersionRescore.objects.get(pk=pending.pk).finished_at is None:
@@ -254,4 +254,4 @@ def test_it_sweeps_a_version_whose_rescore_task_never_reached_the_broker(
     assert (done.status, done.submissions, done.attempts, done.failure_reason) == (
         "done", 1, 1, "")
     assert Score.objects.filter(submission=submission, label_set_version=version).count() == 1
-    assert versions_sweep() == []  # nothing left to sweep
+    assert jobs_sweep(JOBS["rescore"]) == []  # nothing left to sweep

@@ -49,7 +49,7 @@ class BundleUploadOutput(serializers.Serializer):
     uploaded_by = serializers.CharField(source="uploaded_by.username")
     created = serializers.DateTimeField()
     started = serializers.DateTimeField(allow_null=True)
-    finished = serializers.DateTimeField(allow_null=True)
+    finished = serializers.DateTimeField(source="finished_at", allow_null=True)
     benchmark = serializers.SerializerMethodField()
     report = serializers.CharField(help_text="once done: what was created or updated, "
                                              "line by line")
@@ -66,7 +66,7 @@ class BundleUploadOutput(serializers.Serializer):
     def get_error(self, upload: BundleUpload) -> dict[str, Any] | None:
         if upload.status != BundleUpload.Status.FAILED:
             return None
-        return {"code": upload.error_code or "failed", "message": upload.failure_reason,
+        return {"code": upload.failure_code or "failed", "message": upload.failure_reason,
                 "file": upload.error_file, "field": upload.error_field}
 
     def _absolute(self, path: str) -> str:

@@ -4,10 +4,11 @@ Uploads (docs/bundles.md): the web process
 stores the file (streamed to disk under the upload cap) and queues it; a worker extracts,
 checks and loads it with the same code as `manage.py benchmark_add`, and records the outcome.
 
-queued -> running -> done | failed, the claimed-job lifecycle of leaderboard/common/jobs.py:
-a redelivered task (same id) may take its own claim back, a duplicate cannot, and only the
-task holding the claim records the outcome. Adding a bundle is idempotent (re-running the
-same bundle creates nothing), so a job run again after a lost worker is harmless.
+queued -> running -> done | failed, the claimed-job lifecycle of leaderboard/jobs/: the
+worker's runner claims (workers/tasks.py), a redelivered task (same id) may take its own claim
+back, a duplicate cannot, and only the task holding the claim records the outcome. Adding a
+bundle is idempotent (re-running the same bundle creates nothing), so a job run again after a
+lost worker is harmless.
 
 The uploaded archive is untrusted: nothing here opens it beyond its first four bytes; the
 worker's loader refuses unsafe entries, zip bombs and pickles (docs/bundles.md §7) before
@@ -34,15 +35,13 @@ from django.db import transaction
 from django.utils import timezone
 
 from leaderboard import queue
-from leaderboard.catalog.bundle_loading import BundleConflictError, benchmark_bundle_add
-from leaderboard.catalog.bundle_uploads_jobs import BUNDLE_UPLOAD_JOBS
+from leaderboard.catalog.bundle_loading import benchmark_bundle_add
 from leaderboard.catalog.models import Benchmark, BundleUpload
 from leaderboard.catalog.services import benchmark_leaderboard_touch
 from leaderboard.common.api_errors import file_too_large_error
 from leaderboard.common.errors import ServiceError
-from leaderboard.common.jobs import job_claim, job_fail, job_finish
 from leaderboard.common.storage import stored_file_path
-from workers.scoring.bundles import BundleError
+from leaderboard.jobs.lifecycle import job_finish
 
 Status = BundleUpload.Status
 BUNDLE_FIELD = "bundle"
@@ -51,9 +50,7 @@ ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
 
 __all__ = [
     "BundleUploadError",
-    "bundle_upload_claim",
     "bundle_upload_create",
-    "bundle_upload_fail",
     "bundle_upload_run",
     "failed_bundle_upload_files_remove",
 ]
@@ -93,49 +90,25 @@ def bundle_upload_create(*, uploader: User, bundle: UploadedFile,
                               uploaded_by=uploader)
         upload.bundle.save(name, bundle, save=False)  # copied in chunks by the storage
         upload.save()
-        queue.bundle_upload_queue(upload_id=upload.pk)
+        queue.job_queue(kind="bundle_upload", job_id=upload.pk)
     return upload
 
 
 # ---------------------------------------------------------------- the worker's side
 
 
-def bundle_upload_claim(*, upload_id: int, task_id: str, retry: bool = False) -> bool:
-    """queued -> running for this task; a redelivery of the same task may re-claim."""
-    return job_claim(BUNDLE_UPLOAD_JOBS, job_id=upload_id, task_id=task_id, retry=retry)
-
-
-def bundle_upload_fail(*, upload_id: int, task_id: str, code: str, message: str,
-                       file: str = "", field: str = "") -> bool:
-    """running -> failed with the refusal, only while this task holds the claim."""
-    return job_fail(BUNDLE_UPLOAD_JOBS, job_id=upload_id, task_id=task_id, reason=message,
-                    error_code=code, error_file=file[:500], error_field=field[:200])
-
-
-def bundle_upload_run(*, upload_id: int, task_id: str, retry: bool = False) -> str:
-    """Claim, add the stored bundle, record the outcome. Returns "done", "failed" (the
-    refusal stored) or "skipped" (not claimable: finished, out of attempts, or running under
-    another task). `retry`: a Celery retry of this task (bundle_upload_claim)."""
-    if not bundle_upload_claim(upload_id=upload_id, task_id=task_id, retry=retry):
-        return "skipped"
+def bundle_upload_run(*, upload_id: int, task_id: str) -> bool:
+    """The bundle task's work on a claimed upload (the worker's runner claims it first): add
+    the stored bundle, record the outcome. True once done; False when this task no longer
+    holds the claim. Raises BundleError or BundleConflictError for a refused bundle (stored
+    as its failure by the runner, workers/jobs.py)."""
     upload = BundleUpload.objects.get(id=upload_id)
-    try:
-        with stored_file_path(upload.bundle) as path:
-            report = benchmark_bundle_add(path=path, update=upload.update)
-    except BundleError as exc:
-        # `message` without the "file: field:" prefix of str(exc): those have their fields
-        bundle_upload_fail(upload_id=upload_id, task_id=task_id, code=exc.code,
-                           message=exc.message, file=exc.file, field=exc.field)
-        return "failed"
-    except BundleConflictError as exc:  # a conflict with what is loaded (the slug exists, ...)
-        bundle_upload_fail(upload_id=upload_id, task_id=task_id, code=exc.code,
-                           message=str(exc))
-        return "failed"
+    with stored_file_path(upload.bundle) as path:
+        report = benchmark_bundle_add(path=path, update=upload.update)
     text = "\n".join(line if level == "info" else f"{level}: {line}"
                      for level, line in report.lines)
-    done = job_finish(BUNDLE_UPLOAD_JOBS, job_id=upload_id, task_id=task_id,
-                      status=Status.DONE, benchmark_slug=report.slug, report=text)
-    return "done" if done else "skipped"
+    return job_finish(BundleUpload, job_id=upload_id, task_id=task_id, status=Status.DONE,
+                      benchmark_slug=report.slug, report=text)
 
 
 # ---------------------------------------------------------------- retention
@@ -151,7 +124,7 @@ def failed_bundle_upload_files_remove(*, now: datetime | None = None) -> list[in
     now = now or timezone.now()
     retention = timedelta(days=settings.EVALSERVER_FAILED_FILES_RETENTION_DAYS)
     expired = (BundleUpload.objects
-               .filter(status=Status.FAILED, finished__lt=now - retention)
+               .filter(status=Status.FAILED, finished_at__lt=now - retention)
                .exclude(bundle="")
                .order_by("id").only("id", "bundle")[:REMOVE_BATCH])
     removed: list[int] = []

@@ -19,8 +19,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
 from leaderboard.catalog.selectors import label_set_version_latest
-from leaderboard.review.jobs import version_rescore_request
-from leaderboard.review.panel.services import ReviewError
+from leaderboard.review.panel.services import ReviewError, version_rescore_request
 from leaderboard.review.rescoring.selectors import UnknownSlugError, label_sets_select
 from leaderboard.review.rescoring.services import label_set_version_upgrade, version_rescore_now
 

@@ -18,12 +18,14 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.db import IntegrityError, models, transaction
 
+from leaderboard import queue
 from leaderboard.catalog.label_set_version_files import compiled_for_version, compiled_store
 from leaderboard.catalog.models import Benchmark, LabelSet, LabelSetVersion
 from leaderboard.catalog.selectors import label_set_version_latest
 from leaderboard.catalog.services import label_set_row_lock, label_set_version_create
 from leaderboard.common.errors import ServiceError
-from leaderboard.review.jobs import version_rescore_request
+from leaderboard.jobs.lifecycle import job_request_fields
+from leaderboard.review.models import VersionRescore
 from workers.scoring.label_set_builders import CompiledLabelSet
 
 REVIEWERS_GROUP = "reviewers"
@@ -113,3 +115,13 @@ def label_set_revision_publish(
             published=False)  # current once re-scored: boards keep the parent's figures till then
         version_rescore_request(version_id=version.pk)
     return version
+
+
+def version_rescore_request(*, version_id: int) -> None:
+    """Every scored submission must be (re-)scored on this version: a job recorded in the
+    caller's transaction, sent after it commits, and sent again by the sweep if it is lost.
+    Asked for while it runs, it is queued anew: the running task may no longer finish it,
+    and the new one re-scores with what changed meanwhile."""
+    VersionRescore.objects.update_or_create(version_id=version_id,
+                                            defaults=job_request_fields())
+    queue.job_queue(kind="rescore", job_id=version_id)

@@ -33,11 +33,14 @@ from leaderboard.catalog.selectors import (
     label_set_versions_current,
 )
 from leaderboard.catalog.services import benchmark_leaderboard_touch, label_set_version_publish
-from leaderboard.common.jobs import job_claim, job_fail, job_finish
 from leaderboard.common.storage import stored_npz
-from leaderboard.review.jobs import VERSION_RESCORE_JOBS, version_rescore_request
+from leaderboard.jobs.lifecycle import job_claim, job_finish
 from leaderboard.review.models import VersionRescore
-from leaderboard.review.panel.services import ReviewError, label_set_revision_publish
+from leaderboard.review.panel.services import (
+    ReviewError,
+    label_set_revision_publish,
+    version_rescore_request,
+)
 from leaderboard.review.services import review_items_record
 from leaderboard.submissions.models import Score, Submission, SubmissionFile
 from leaderboard.submissions.services import scores_copy, scores_upsert
@@ -55,25 +58,15 @@ RESCORE_CHUNK = 200
 Progress = Callable[[int, int], None]
 
 
-def version_rescore_run(*, version_id: int, task_id: str, retry: bool = False,
-                        claimed: bool = False, progress: Progress | None = None) -> str:
-    """The re-scoring task's work: claim the version's job, re-score, finish. Returns "done",
-    or "skipped": not claimable (done, failed, running under another task) or asked for again
-    while this ran (the task that request sent finishes it). `claimed`: the caller holds the
-    claim under `task_id` already (manage.py scores_recompute takes it with its request);
-    `progress` is told how far the re-scoring is."""
-    if not claimed and not job_claim(VERSION_RESCORE_JOBS, job_id=version_id, task_id=task_id,
-                                     retry=retry):
-        return "skipped"
+def version_rescore_run(*, version_id: int, task_id: str,
+                        progress: Progress | None = None) -> bool:
+    """The re-scoring task's work on a claimed job (the worker's runner, or manage.py
+    scores_recompute, holds its claim under `task_id`): re-score, finish. True once done;
+    False when the claim was lost meanwhile, or the job asked for again while this ran (the
+    task that request sent finishes it). `progress` is told how far the re-scoring is."""
     done = label_set_version_rescore(version_id=version_id, progress=progress)
-    finished = job_finish(VERSION_RESCORE_JOBS, job_id=version_id, task_id=task_id,
-                          status=VersionRescore.Status.DONE, submissions=done)
-    return "done" if finished else "skipped"
-
-
-def version_rescore_fail(*, version_id: int, task_id: str, reason: str) -> bool:
-    """running -> failed with a reason, only while this task holds the claim."""
-    return job_fail(VERSION_RESCORE_JOBS, job_id=version_id, task_id=task_id, reason=reason)
+    return job_finish(VersionRescore, job_id=version_id, task_id=task_id,
+                      status=VersionRescore.Status.DONE, submissions=done)
 
 
 def _compact_predictions(row: SubmissionFile) -> Predictions:
@@ -297,7 +290,9 @@ def version_rescore_now(*, version_id: int, task_id: str,
     running under a task no broker knows, and the sweep hands it to a worker."""
     with transaction.atomic():
         version_rescore_request(version_id=version_id)
-        if not job_claim(VERSION_RESCORE_JOBS, job_id=version_id, task_id=task_id):
+        # the attempts of the worker's re-scoring task (workers/jobs.py), the same job
+        if not job_claim(VersionRescore, job_id=version_id, task_id=task_id,
+                         max_attempts=settings.EVALSERVER_RESCORE_MAX_ATTEMPTS):
             return "skipped"
-    return version_rescore_run(version_id=version_id, task_id=task_id, claimed=True,
-                               progress=progress)
+    done = version_rescore_run(version_id=version_id, task_id=task_id, progress=progress)
+    return "done" if done else "skipped"

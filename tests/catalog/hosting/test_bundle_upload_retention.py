@@ -35,7 +35,7 @@ def _upload(tmp_path: Path, name: str, content: bytes | None = None) -> BundleUp
 
 def _finished(upload: BundleUpload, *, days_ago: float) -> BundleUpload:
     BundleUpload.objects.filter(pk=upload.pk).update(
-        finished=timezone.now() - timedelta(days=days_ago))
+        finished_at=timezone.now() - timedelta(days=days_ago))
     upload.refresh_from_db()
     return upload
 
@@ -53,14 +53,14 @@ def test_it_removes_exactly_the_expired_refused_archives(
     recent = _finished(recent, days_ago=6.99)
     done = _finished(done, days_ago=30)
     old_name = old.bundle.name
-    assert old.error_code == "bad_zip" and default_storage.exists(old_name)
+    assert old.failure_code == "bad_zip" and default_storage.exists(old_name)
 
     assert failed_bundle_upload_files_remove() == [old.pk]
 
     assert not default_storage.exists(old_name)
     old.refresh_from_db()
     # the row stays, with the refusal, its name and size; the empty field says it is gone
-    assert (old.status, old.bundle.name, old.original_name, old.error_code) == (
+    assert (old.status, old.bundle.name, old.original_name, old.failure_code) == (
         "failed", "", "old.zip", "bad_zip")
     for kept in (recent, done, queued):
         kept.refresh_from_db()

@@ -23,11 +23,11 @@ from leaderboard.review.rescoring import services as rescoring
 from leaderboard.submissions.models import Score, Submission
 from leaderboard.submissions.selectors import submission_scores
 from leaderboard.submissions.services import (
-    submission_claim,
     submission_create,
     submission_scores_compute,
 )
 from tests import factories
+from workers.jobs import JOBS
 from workers.scoring import datasets
 from workers.scoring.metrics import score_label_set
 from workers.scoring.predictions import parse_predictions
@@ -187,7 +187,7 @@ def test_it_scores_or_requeues_a_version_made_while_a_submission_was_scoring(
         owner=factories.user_create("b"), model_name="b",
         benchmark=benchmark_get(slug="imagenet"),
         files={"imagenet-val": _resnet50_upload(data_dir, tmp_path)})
-    assert submission_claim(submission_id=second.pk, task_id="t")
+    assert JOBS["submission"].claim(job_id=second.pk, task_id="t")
     real_read = submissions.label_set_versions_to_score
     made: list[LabelSetVersion] = []
     reads = []

@@ -32,7 +32,7 @@ def backwards(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("leaderboard", "0017_image_set_names"),
+        ("leaderboard", "0018_job_field_names"),
     ]
 
     operations = [

@@ -61,7 +61,7 @@ def _vote_answers(ls: LabelSetDef) -> dict[str, Any]:
     """A validated label set's params with its vote vocabulary (the answers its workers had,
     and what each means: docs/bundles.md §5.2), which the about page states; the threshold
     stays what the compiled set was built with."""
-    if ls.kind != "validated" or ls.votes is None:
+    if ls.votes is None:  # only a vote file's label sets (kind `validated`) have one
         return {}
     return {"params": {"threshold": ls.threshold,
                        "answers": [[key, meaning] for key, meaning in ls.votes.vocabulary]}}

@@ -84,7 +84,7 @@ def measure(cluster: Cluster, api: Api, roles: tuple[str, ...], count: int,
     while True:
         [(done, failed, last)] = cluster.sql(
             "SELECT count(*) FILTER (WHERE status = 'scored'),"
-            " count(*) FILTER (WHERE status = 'failed'), max(scored)"
+            " count(*) FILTER (WHERE status = 'failed'), max(finished_at)"
             " FROM leaderboard_submission WHERE id = ANY(%s)", (ids,))
         if done + failed == count or time.monotonic() > deadline:
             break

@@ -63,6 +63,9 @@ class SubmissionFile(models.Model):
     compact = models.FileField(upload_to="compact/", max_length=300, blank=True)
 
     class Meta:
+        # In upload order wherever they are listed (the API's `files`): PostgreSQL returns
+        # rows in no set order, and the worker's update (`compact`) moves a row.
+        ordering = ("id",)
         constraints = [
             models.UniqueConstraint(
                 fields=("submission", "image_set"), name="submissionfile_one_per_image_set"

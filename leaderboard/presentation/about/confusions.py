@@ -30,12 +30,16 @@ from leaderboard.common.storage import stored_npz
 from leaderboard.review.selectors import ClassLabel
 from leaderboard.submissions.models import Submission, SubmissionFile
 from workers.scoring import datasets
+from workers.scoring.families.registry import FAMILIES
 
 logger = logging.getLogger(__name__)
 
 PANEL_CONFUSIONS_FILE = "imagenet/mistakes/class_confusion_wnids.json"
 TOP_CONFUSIONS = 15
 STATE_TIMEOUT = 7 * 24 * 3600  # seconds; a stale state is never used (the key names its inputs)
+
+# The families whose labels a ground-truth panel corrects: "ours" counts their corrections.
+GROUND_TRUTH_FAMILIES = [name for name, f in FAMILIES.items() if f.apply_ground_truth is not None]
 
 
 @dataclass(frozen=True)
@@ -156,7 +160,8 @@ def benchmark_confusions(*, benchmark: Benchmark,
     version, the one the about page describes); None when the benchmark has neither."""
     panel = panel_confusions(benchmark=benchmark)
     label_set = (LabelSet.objects.select_related("benchmark")
-                 .filter(benchmark=benchmark, slug="corrected", family="corrected").first())
+                 .filter(benchmark=benchmark, slug="corrected",
+                         family__in=GROUND_TRUTH_FAMILIES).first())
     version = None if label_set is None else label_set_version_current(label_set=label_set)
     sums = (None if label_set is None or version is None
             else _our_sums(label_set, version.content_hash))

@@ -213,12 +213,13 @@ def equation(fit: dict[str, Any], y: str = "y", x: str = "x") -> str:
     return f"{y} = {fit['slope']:.3f} × {x} {sign} {abs(intercept):.{digits}f}"
 
 
-def _intervals(*label_sets: str) -> str:
-    """What the bars are: Clopper-Pearson intervals, but the normal approximation for the
-    multi-label accuracy, a mean over classes (docs/metrics.md §1.7)."""
-    if "multilabel" in label_sets:
-        return ("intervals (Clopper-Pearson; for the multi-label mean over classes, the normal "
-                "approximation)")
+def _intervals(*axes: dict[str, Any]) -> str:
+    """What the bars are: Clopper-Pearson intervals, but the normal approximation for an
+    accuracy that is a mean over classes (docs/metrics.md §1.7), as each axis's column says."""
+    means = [axis["label_set"] for axis in axes if axis.get("ci_method", "") == "normal"]
+    if means:
+        return (f"intervals (Clopper-Pearson; for the mean over classes on "
+                f"{' and '.join(means)}, the normal approximation)")
     return "Clopper-Pearson intervals"
 
 
@@ -243,7 +244,7 @@ def scatter_svg(data: dict[str, Any], *, link: Link, layout: Layout = WIDE,
     frame.open(ident, "plot-chart plot-scatter",
                title or f"{data['benchmark']}: {x_name} against {y_name} accuracy",
                f"{len(points)} submissions: top-1 accuracy on {x_name} (x) and {y_name} (y), "
-               f"in percent, with 95% {_intervals(x_name, y_name)}; the dashed line is y = x"
+               f"in percent, with 95% {_intervals(data['x'], data['y'])}; the dashed line is y = x"
                + (" and the red line the least-squares fit." if fit else "."))
     frame.axes(nice_ticks(frame.x0, frame.x1, layout.ticks),
                nice_ticks(frame.y0, frame.y1, layout.ticks),

@@ -107,7 +107,9 @@ def _axes(board: Leaderboard, x_slug: str, y_slug: str) -> dict[str, Any]:
         column = _column(board, slug)
         out[axis] = {"label_set": slug, "name": column.name if column else slug,
                      "version": column.version_number if column else None,
-                     "version_hash": column.version_hash if column else None}
+                     "version_hash": column.version_hash if column else None,
+                     # how its intervals are computed (the board column's, from the family)
+                     "ci_method": column.ci_method if column else "clopper_pearson"}
     return out
 
 

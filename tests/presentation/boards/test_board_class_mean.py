@@ -89,7 +89,7 @@ def test_it_ranks_the_multilabel_column_by_the_class_mean_and_names_its_interval
     assert page.count('title="95% confidence interval"') == 2 * 5
     # the plot of the multi-label set against the original labels says what its bars are
     svg = client.get("/benchmarks/imagenet/plots/label-set/multilabel.svg").content.decode()
-    assert ("with 95% intervals (Clopper-Pearson; for the multi-label mean over classes, the "
-            "normal approximation)") in svg
+    assert ("with 95% intervals (Clopper-Pearson; for the mean over classes on multilabel, "
+            "the normal approximation)") in svg
     real = client.get("/benchmarks/imagenet/plots/label-set/real.svg").content.decode()
     assert "with 95% Clopper-Pearson intervals;" in real

@@ -7,7 +7,6 @@ ends scored exactly once."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import time
 from collections.abc import Iterator
@@ -19,6 +18,7 @@ import pytest
 from evalserver_client.api import Api
 from tests import factories
 from tests.deploy.topology import Cluster, unavailable_reason
+from tests.helpers import skip_unless_ci
 from tests.workers.scoring.realdata import DATA_DIR, MODELS
 from workers.scoring import datasets
 
@@ -48,9 +48,7 @@ def cluster(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Cluster]
     """The topology, started; removed at the end whatever happens (logs kept in tmp_path)."""
     reason = unavailable_reason()
     if reason is not None:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"the multi-host run must run under CI, but {reason}", pytrace=False)
-        pytest.skip(f"network namespaces unavailable: {reason}")
+        skip_unless_ci(f"network namespaces unavailable: {reason}")
     built = Cluster(data_dir=DATA_DIR, env=CLUSTER_ENV)
     request.addfinalizer(lambda: built.close(keep_logs_in=tmp_path / "logs"))
     built.start()

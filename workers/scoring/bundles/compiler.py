@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import importlib.util
+import importlib
 import json
-import sys
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
@@ -41,10 +40,7 @@ def builder_code_version(family: str) -> str:
     cache's key changes with the code, so no version number has to be bumped by hand."""
     digest = hashlib.sha256()
     for name in (*_BUILDER_MODULES, family_named(family).build.__module__):
-        source = sys.modules[name].__file__ if name in sys.modules else None
-        if source is None:
-            source = importlib.util.find_spec(name).origin  # type: ignore[union-attr]
-        digest.update(Path(str(source)).read_bytes())
+        digest.update(Path(str(importlib.import_module(name).__file__)).read_bytes())
     return digest.hexdigest()[:16]
 
 def family_of(ls: LabelSetDef) -> Family:

@@ -38,6 +38,7 @@ from leaderboard.submissions.models import (
     Submission,
     SubmissionFile,
 )
+from leaderboard.submissions.releases.models import Release
 
 __all__ = [
     "Audit",
@@ -57,6 +58,7 @@ __all__ = [
     "LabelSetVersionQuerySet",
     "MistakeCategory",
     "PanelMistake",
+    "Release",
     "ReviewItem",
     "ReviewItemSubmission",
     "ReviewVote",

@@ -142,6 +142,9 @@ def audit_label_sets(benchmark: Benchmark) -> tuple[LabelSet, LabelSet]:
                          f"{benchmark.slug} has no original and corrected label sets to audit",
                          field="benchmark")
     original, corrected = sets["original"], sets["corrected"]
+    if original.labels_hidden or corrected.labels_hidden:  # its candidates would tell them
+        raise AuditError("hidden_label_set", f"{benchmark.slug}'s labels are hidden: they are "
+                         "not audited", field="benchmark")
     if original.image_set_id != corrected.image_set_id:
         raise AuditError("no_corrected_label_set", f"{benchmark.slug}'s original and corrected "
                          "label sets are on different image sets", field="benchmark")

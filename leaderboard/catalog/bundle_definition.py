@@ -51,7 +51,8 @@ def bundle_definition(bundle: Bundle, data: BundleData, *, source: str) -> Bundl
         image_set_details=image_set_details,
         label_set_details={
             ls.slug: {"reviewable": ls.slug in bundle.reviewable, "bundle_kind": ls.kind,
-                      **_vote_answers(ls)}
+                      "labels_hidden": ls.hidden, "release": ls.release,
+                      "release_step": ls.step, **_vote_answers(ls)}
             for ls in bundle.label_sets
         },
     )

@@ -138,6 +138,14 @@ class LabelSet(models.Model):
     # `family` are what it compiles to (§6). No choices here: a new family adds a kind
     # without a migration.
     bundle_kind = models.CharField(max_length=16, blank=True)
+    # A hidden label set (docs/bundles.md, hidden label sets): its labels never leave the
+    # server; per submission only the number its release mechanism gives is shown
+    # (docs/metrics.md §17). Not to be confused with Benchmark.hidden (taken down).
+    labels_hidden = models.BooleanField(default=False)
+    # "exact", "ladder" or "parameter_free" for a hidden label set; "" for a public one.
+    release = models.CharField(max_length=16, blank=True)
+    # The Ladder's step size (eta); null: the default for its size (docs/metrics.md §17).
+    release_step = models.FloatField(null=True, blank=True)
 
     class Meta:
         ordering = ("benchmark__slug", "slug")

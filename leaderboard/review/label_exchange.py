@@ -114,6 +114,9 @@ def labels_export(*, benchmark: str, label_set: str, number: int | None = None) 
         benchmark__slug=benchmark, slug=label_set).first()
     if row is None:
         raise LabelIOError(f"no label set {benchmark}/{label_set}")
+    if row.labels_hidden:  # never exported, whoever asks (docs/metrics.md §17)
+        raise LabelIOError(f"{benchmark}/{label_set} is a hidden label set: its labels are "
+                           "never exported")
     version = _version(row, number)
     labels = compiled_for_version(version)
     family = family_named(row.family)

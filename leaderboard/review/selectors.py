@@ -306,9 +306,11 @@ _VERSION_RELATED = ("author", "parent", "label_set__benchmark", "label_set__imag
 
 
 def label_set_get(*, benchmark_slug: str, slug: str) -> LabelSet:
-    """Raises LabelSet.DoesNotExist."""
+    """A public label set (its versions, history and decisions are shown); raises
+    LabelSet.DoesNotExist, also for a hidden one, whose history of per-example changes would
+    tell its labels (docs/metrics.md §17)."""
     return LabelSet.objects.select_related("benchmark", "image_set").get(
-        benchmark__slug=benchmark_slug, slug=slug)
+        benchmark__slug=benchmark_slug, slug=slug, labels_hidden=False)
 
 
 def label_set_history(*, label_set: LabelSet, shifts: bool = True) -> list[VersionHistory]:

@@ -115,6 +115,18 @@ class HitVector(models.Model):
         return self.digest[:12]
 
 
+class PublicScoreManager(models.Manager["Score"]):
+    """Scores on public label sets only. The default manager (and so every related manager,
+    `submission.scores` included): a page, an export or an API answer that reads scores the
+    usual way cannot show a hidden label set's figures, whose per-example hits and exact
+    accuracy must never leave the server (docs/metrics.md §17). The scoring side reads
+    those through `Score.with_hidden`; what is shown of them is a Release
+    (leaderboard/submissions/releases/)."""
+
+    def get_queryset(self) -> models.QuerySet[Score]:
+        return super().get_queryset().filter(label_set__labels_hidden=False)
+
+
 class Score(models.Model):
     """A submission's figures on one label-set version (unique per pair: re-scoring updates)."""
 
@@ -137,7 +149,14 @@ class Score(models.Model):
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
 
+    # Every score, hidden label sets' included: for scoring, re-scoring and releases only.
+    with_hidden = models.Manager()
+    objects = PublicScoreManager()
+
     class Meta:
+        default_manager_name = "objects"
+        # Cascades and forward relations read every row.
+        base_manager_name = "with_hidden"
         constraints = [
             models.UniqueConstraint(
                 fields=("submission", "label_set_version"), name="score_unique_per_version"

@@ -15,6 +15,10 @@ from leaderboard.catalog.selectors import benchmark_get, benchmark_list, image_s
 from leaderboard.catalog.serializers import SLUG_SCHEMA
 from leaderboard.common.api import CodedCharField
 from leaderboard.submissions.models import Score, Submission
+from leaderboard.submissions.releases.selectors import (
+    ReleaseView,
+    release_views_for_submission,
+)
 from leaderboard.submissions.selectors import submission_scores
 
 URL_MAX_LENGTH = Submission._meta.get_field("paper_url").max_length
@@ -145,6 +149,32 @@ def latest_scores(submission: Submission) -> dict[str, Score]:
     return latest
 
 
+class ReleaseOutput(serializers.Serializer):
+    """A hidden label set's released figure (docs/metrics.md §17): the only figure of it
+    that leaves the server."""
+
+    label_set = serializers.CharField()
+    version = serializers.IntegerField(source="version_number")
+    mechanism = serializers.CharField(help_text="exact | ladder | parameter_free")
+    step = serializers.FloatField(allow_null=True, help_text="the Ladder's step (eta)")
+    improved = serializers.BooleanField(
+        help_text="whether this submission moved its participant's released best")
+    released = serializers.FloatField(
+        allow_null=True, help_text="this submission's own released accuracy; null when the "
+        "mechanism released nothing of its own")
+    best = serializers.FloatField(help_text="the participant's released best after it")
+    ci_low = serializers.SerializerMethodField()
+    ci_high = serializers.SerializerMethodField()
+    total = serializers.IntegerField(help_text="examples the figures are over")
+    message = serializers.CharField(help_text="what happened, in words")
+
+    def get_ci_low(self, view: ReleaseView) -> float:
+        return view.interval[0]
+
+    def get_ci_high(self, view: ReleaseView) -> float:
+        return view.interval[1]
+
+
 class CheckpointOutput(serializers.Serializer):
     format = serializers.CharField(help_text="onnx | safetensors")
     original_name = serializers.CharField()
@@ -175,6 +205,7 @@ class SubmissionDetailOutput(serializers.Serializer):
                                  "written by the worker that ran it")
     checkpoint = serializers.SerializerMethodField()
     scores = serializers.SerializerMethodField()
+    releases = serializers.SerializerMethodField()
 
     @extend_schema_field(CheckpointOutput(allow_null=True))
     def get_checkpoint(self, submission: Submission) -> dict[str, Any] | None:
@@ -187,6 +218,11 @@ class SubmissionDetailOutput(serializers.Serializer):
         # In the order of the leaderboard's columns (label sets as created: original first).
         latest = sorted(latest_scores(submission).items(), key=lambda item: item[1].label_set_id)
         return {slug: ScoreOutput(score).data for slug, score in latest}
+
+    @extend_schema_field(ReleaseOutput(many=True, help_text="per hidden label set"))
+    def get_releases(self, submission: Submission) -> list[dict[str, Any]]:
+        return [dict(ReleaseOutput(view).data)
+                for view in release_views_for_submission(submission=submission)]
 
     def to_representation(self, instance: Submission) -> dict[str, Any]:
         data = dict(super().to_representation(instance))

@@ -36,6 +36,7 @@ from leaderboard.jobs.lifecycle import job_finish, job_held
 from leaderboard.submissions import checkpoints
 from leaderboard.submissions.file_checks import SubmissionError, submission_files_check
 from leaderboard.submissions.models import HitVector, Score, Submission, SubmissionFile
+from leaderboard.submissions.releases.services import releases_record
 from leaderboard.submissions.signals import submission_scored
 from leaderboard.submissions.significance import board_significance_schedule
 from workers.scoring.families.base import ExampleNamer
@@ -198,6 +199,8 @@ def submission_scores_compute(*, submission_id: int, task_id: str) -> bool:
             return False
         for version, record, hits in scores:
             score_upsert(submission=submission, version=version, record=record, hits=hits)
+        # A hidden label set's figure is shown only as its release mechanism gives it.
+        releases_record(submission=submission)
         job_finish(Submission, job_id=submission_id, task_id=task_id, status=Status.SCORED)
         benchmark_leaderboard_touch(benchmark_id=benchmark.pk)
         # A version made in the last moment was re-scored without it (it was not scored yet):
@@ -209,6 +212,9 @@ def submission_scores_compute(*, submission_id: int, task_id: str) -> bool:
                         if newer.pk not in scored_on)
         # The review queue takes the unjudged top-1 pairs and re-queues the missed versions,
         # in this transaction (leaderboard/review/receivers.py).
+        # A hidden label set's unjudged pairs would tell a participant its labels; none of
+        # them reach the review queue yet (docs/bundles.md, hidden label sets).
+        novel = {ls: pairs for ls, pairs in novel.items() if not ls.labels_hidden}
         submission_scored.send(sender=Submission, submission=submission, novel=novel,
                                missed_versions=missed)
     # After the commit: the boards' rank_ub with this submission (docs/metrics.md §10.3).

@@ -123,7 +123,9 @@ def board_significance_refresh(*, benchmark_id: int) -> int:
     benchmark = Benchmark.objects.get(pk=benchmark_id)
     stored = sum(version_significance_refresh(version=version,
                                               generation=benchmark.leaderboard_generation)
-                 for version in label_set_versions_current(benchmark=benchmark))
+                 for version in label_set_versions_current(benchmark=benchmark)
+                 # pairwise discordance on hidden labels is never shown (docs/metrics.md §17)
+                 if not version.label_set.labels_hidden)
     if stored:
         benchmark_leaderboard_touch(benchmark_id=benchmark_id)
     return stored

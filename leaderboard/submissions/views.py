@@ -23,6 +23,7 @@ from leaderboard.submissions import checkpoints
 from leaderboard.submissions.display import score_view
 from leaderboard.submissions.forms import SubmissionForm
 from leaderboard.submissions.models import Submission
+from leaderboard.submissions.releases.selectors import release_views_for_submission
 from leaderboard.submissions.retention import submission_files_kept_until
 from leaderboard.submissions.selectors import (
     submission_list_for_owner,
@@ -178,6 +179,7 @@ def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
     return render(request, "leaderboard/submission_detail.html", {
         "submission": submission,
         "scores": scores,
+        "releases": release_views_for_submission(submission=submission),
         "files": submission.files.select_related("image_set").order_by("image_set__slug"),
         "is_owner": request.user.is_authenticated and submission.owner_id == request.user.pk,
         "pending": submission.status in (Status.QUEUED, Status.RUNNING),

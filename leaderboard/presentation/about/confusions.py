@@ -160,7 +160,7 @@ def benchmark_confusions(*, benchmark: Benchmark,
     version, the one the about page describes); None when the benchmark has neither."""
     panel = panel_confusions(benchmark=benchmark)
     label_set = (LabelSet.objects.select_related("benchmark")
-                 .filter(benchmark=benchmark, slug="corrected",
+                 .filter(benchmark=benchmark, slug="corrected", labels_hidden=False,
                          family__in=GROUND_TRUTH_FAMILIES).first())
     version = None if label_set is None else label_set_version_current(label_set=label_set)
     sums = (None if label_set is None or version is None

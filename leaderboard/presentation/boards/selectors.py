@@ -11,6 +11,7 @@ from django.core.cache import cache
 from leaderboard.catalog.models import Benchmark, LabelSet, LabelSetVersion
 from leaderboard.presentation.boards.significance import leaderboard_significance_add
 from leaderboard.submissions.models import Score, Submission
+from leaderboard.submissions.releases.selectors import release_board_cells
 from workers.scoring import leaderboard as core_leaderboard
 from workers.scoring.families.base import CLOPPER_PEARSON
 from workers.scoring.families.registry import family_named
@@ -133,6 +134,15 @@ def leaderboard_get(*, benchmark: Benchmark, sort: str = "original",
             digests[sub_id] = digest
         scores[sub_id][by_id[ls_id]] = {"accuracy": acc, "ci_low": low, "ci_high": high,
                                         "correct": correct, "total": total}
+    # A hidden label set's cells are its released figures, never its scores (§17).
+    hidden = {ls.slug for ls, _, _ in columns if ls.labels_hidden}
+    for ls, v, _ in columns:
+        if ls.labels_hidden:
+            for sub_id, cell in release_board_cells(
+                    version_id=v.pk, submission_ids=scores).items():
+                scores[sub_id][ls.slug] = cell
+    if sort in hidden:  # one row per released figure (under the Ladder: per participant)
+        subs = [s for s in subs if sort in scores[s[0]]]
     records = [scores[s[0]] for s in subs]
     rank_arrays = {slug: core_leaderboard.ranks(records, slug) for slug in slugs}
     rows: list[dict[str, Any]] = []
@@ -146,9 +156,15 @@ def leaderboard_get(*, benchmark: Benchmark, sort: str = "original",
                      "rank_shift": shift})
     big = len(rows) + 1
     rows.sort(key=lambda r: (cast(dict[str, int], r["ranks"]).get(sort, big), r["submission_id"]))
-    ready = leaderboard_significance_add(
-        benchmark=benchmark, version=sort_version, sort=sort, rows=rows, digests=digests,
-        current=version is None)  # a pinned version may be older: the worker computes current ones
+    if sort in hidden:
+        for row in rows:
+            row["rank_ub"] = row["mcnemar_p"] = None
+        ready = True
+    else:
+        ready = leaderboard_significance_add(
+            benchmark=benchmark, version=sort_version, sort=sort, rows=rows, digests=digests,
+            # a pinned version may be older: the worker computes current ones
+            current=version is None)
     board = Leaderboard(benchmark.slug, sort, [
         LeaderboardColumn(ls.slug, ls.name, v.number, v.content_hash,
                           None if pending is None else pending.number,

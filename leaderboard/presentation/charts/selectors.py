@@ -70,7 +70,9 @@ class PlotChoices:
 
 def plot_choices(*, benchmark: Benchmark) -> PlotChoices:
     """The label sets each chart can show on this benchmark."""
-    rows = list(LabelSet.objects.filter(benchmark=benchmark).values_list("slug", "name", "family"))
+    # Not a hidden label set: its plots come with its reveal (docs/metrics.md §17).
+    rows = list(LabelSet.objects.filter(benchmark=benchmark, labels_hidden=False)
+                .values_list("slug", "name", "family"))
     new = sorted(((s, n) for s, n, f in rows if family_named(f).gap_to_reference), reverse=True)
     # The label-set scatter's y: the families drawn against the original labels, in their
     # order, a label set named as its family first.

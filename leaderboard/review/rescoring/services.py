@@ -43,6 +43,7 @@ from leaderboard.review.panel.services import (
 )
 from leaderboard.review.services import review_items_record
 from leaderboard.submissions.models import Score, Submission, SubmissionFile
+from leaderboard.submissions.releases.services import releases_replay
 from leaderboard.submissions.services import scores_copy, scores_upsert
 from leaderboard.submissions.significance import board_significance_schedule
 from workers.scoring import label_set_builders
@@ -109,9 +110,10 @@ def _publish_when_complete(version: LabelSetVersion) -> bool:
     it, has asked for the re-scoring again (submissions.services.submission_scores_compute):
     that run publishes it."""
     with transaction.atomic():
-        scored_on = Score.objects.filter(label_set_version=version).values("submission_id")
+        scored_on = Score.with_hidden.filter(label_set_version=version).values("submission_id")
         if _scored_files(version.label_set).exclude(submission_id__in=scored_on).exists():
             return False
+        releases_replay(version=version)
         return label_set_version_publish(version_id=version.pk)
 
 
@@ -176,7 +178,7 @@ def _rescore_incrementally(version: LabelSetVersion) -> int | None:
         return None
     files = _scored_files(label_set)
     rows = list(files.values_list("submission_id", "compact"))
-    parent_ids = set(Score.objects.filter(label_set_version=parent)
+    parent_ids = set(Score.with_hidden.filter(label_set_version=parent)
                      .values_list("submission_id", flat=True))
     if any(submission_id not in parent_ids for submission_id, _ in rows):
         return None  # a submission was not scored on the parent

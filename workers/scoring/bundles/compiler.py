@@ -104,6 +104,18 @@ def missing_sources(data: BundleData, ls: LabelSetDef) -> list[str]:
     return missing
 
 
+# How a label set is published (docs/bundles.md §5.7), not what it holds: left out of the
+# fingerprint, so declaring these neither changes a compiled set nor makes its cache stale.
+_PUBLICATION_FIELDS = ("hidden", "release", "step")
+
+
+def _definition(ls: LabelSetDef) -> dict[str, Any]:
+    fields = dataclasses.asdict(ls)
+    for key in _PUBLICATION_FIELDS:
+        del fields[key]
+    return fields
+
+
 def fingerprint(data: BundleData, ls: LabelSetDef) -> str:
     """Changes whenever the label set's definition, a source file or a builder changes."""
     bundle = data.bundle
@@ -111,7 +123,7 @@ def fingerprint(data: BundleData, ls: LabelSetDef) -> str:
     parts: list[Any] = [
         builder_code_version(family_of(ls).name),
         bundle.slug,
-        [dataclasses.asdict(x) for x in related],
+        [_definition(x) for x in related],
         dataclasses.asdict(bundle.example_set(ls.example_set)),
         dataclasses.asdict(bundle.classes),
     ]

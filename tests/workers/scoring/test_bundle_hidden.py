@@ -1,9 +1,12 @@
 """Hidden label sets of a bundle (docs/bundles.md §5.7): the keys `hidden`, `release` and
-`step`, every refusal with its code, field and message, and a hidden set compiled to the same
-content hash as when it is public."""
+`step`, every refusal with its code, field and message, a hidden set compiled to the same
+content hash as when it is public, and `python -m workers.score --bundle` with and without
+the hidden set's file."""
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -218,3 +221,75 @@ def test_it_keeps_every_label_set_of_the_built_in_bundles_public() -> None:
         bundle = read_bundle(path)
         assert {(ls.hidden, ls.release, ls.step) for ls in bundle.label_sets} == \
             {(False, "", None)}, path.name
+
+
+# ------------------------------------------------------------ python -m workers.score --bundle
+
+PREDICTIONS = [0, 1, 1, 0, 2, 2]
+# original [0, 1, 2, 0, 1, 2]: examples 0, 1, 3, 5 right; heldout [0, 2, 1, 1, 2, 0]: 0, 2, 4
+NOTE = ("note: label set 'heldout' is hidden: its labels are not published, so it can be "
+        "scored only with the bundle's own files; not scored (lacks: heldout.npy)")
+
+
+def _cli_bundle(folder: Path) -> tuple[Path, Path]:
+    """The toy bundle with the hidden `heldout`, and a prediction file for its main set."""
+    path = write(folder, with_heldout())
+    preds = folder / "preds.json"
+    preds.write_text(json.dumps(PREDICTIONS))
+    return path, preds
+
+
+def test_it_scores_a_hidden_set_whose_file_is_here_and_marks_it_hidden(
+        run_score, tmp_path: Path) -> None:
+    path, preds = _cli_bundle(tmp_path / "toy")
+    result = run_score("--bundle", str(path), "--json", f"toy-test={preds}")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    out = json.loads(result.stdout)
+    assert "not_scored" not in out
+    scores = out["scores"]
+    assert list(scores) == ["original", "corrected", "corrected-t4", "real", "humans", "heldout"]
+    assert (scores["original"]["correct"], scores["original"]["total"]) == (4, 6)
+    assert "hidden" not in scores["original"]
+    heldout = scores["heldout"]
+    assert (heldout["correct"], heldout["total"], heldout["accuracy"], heldout["hidden"]) == \
+        (3, 6, 0.5, True)
+    table = run_score("--bundle", str(path), f"toy-test={preds}")
+    assert table.returncode == 0, table.stderr
+    rows = [re.split(r" {2,}", line.strip()) for line in table.stdout.splitlines()[1:]]
+    assert [row[:4] for row in rows if row[0].startswith("heldout")] == [
+        ["heldout (hidden)", "top-1", "50.00", "3/6"]]
+    assert [row[:4] for row in rows if row[0] == "original"][0] == \
+        ["original", "top-1", f"{100 * 4 / 6:.2f}", "4/6"]
+
+
+def test_it_says_a_hidden_set_without_its_file_is_not_published_and_scores_the_rest(
+        run_score, tmp_path: Path) -> None:
+    path, preds = _cli_bundle(tmp_path / "toy")
+    (path.parent / "heldout.npy").unlink()
+    result = run_score("--bundle", str(path), "--json", f"toy-test={preds}")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == NOTE + "\n"
+    out = json.loads(result.stdout)
+    assert list(out["scores"]) == ["original", "corrected", "corrected-t4", "real", "humans"]
+    assert (out["scores"]["original"]["correct"], out["scores"]["original"]["total"]) == (4, 6)
+    assert out["not_scored"] == {"heldout": {
+        "hidden": True, "lacks": ["heldout.npy"], "message": NOTE.removeprefix("note: ")}}
+    table = run_score("--bundle", str(path), f"toy-test={preds}")
+    assert (table.returncode, table.stderr) == (0, NOTE + "\n")
+    assert {line.split()[0] for line in table.stdout.splitlines()[1:]} == \
+        {"original", "corrected", "corrected-t4", "real", "humans"}
+
+
+def test_it_says_nothing_of_a_missing_hidden_set_of_an_image_set_not_scored(
+        run_score, tmp_path: Path) -> None:
+    path, _ = _cli_bundle(tmp_path / "toy")
+    (path.parent / "heldout.npy").unlink()
+    preds = tmp_path / "new.json"
+    preds.write_text(json.dumps([2, 1, 0, 1]))  # new [2, 1, 0, 0]: 3 of 4 right
+    result = run_score("--bundle", str(path), "--json", f"toy-new={preds}")
+    assert (result.returncode, result.stderr) == (0, "")
+    out = json.loads(result.stdout)
+    assert "not_scored" not in out
+    assert list(out["scores"]) == ["new"]
+    assert (out["scores"]["new"]["correct"], out["scores"]["new"]["total"]) == (3, 4)

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from tests.helpers import PROJECT_ROOT
 from tests.workers.scoring.bundle_files import (
     data_files,
     manifest,
@@ -214,6 +215,38 @@ def test_it_compiles_a_hidden_set_to_the_hash_and_cache_file_of_the_same_set_pub
     assert recompiled["heldout"].content_hash == heldout.content_hash
     assert len(before) == 7
     assert sorted((tmp_path / "cache-hidden").iterdir()) == before
+
+
+def _toml_block(text: str, heading: str) -> str:
+    """The first TOML block after a heading of docs/bundles.md."""
+    match = re.search(rf"{heading}.*?```toml\n(.*?)```", text, re.S)
+    assert match is not None, heading
+    return match.group(1)
+
+
+def test_it_compiles_the_hidden_example_of_docs_bundles(tmp_path: Path) -> None:
+    """docs/bundles.md §5.7's label set added to §10's example, with files of the shapes their
+    comments give."""
+    text = (PROJECT_ROOT / "docs/bundles.md").read_text()
+    example, hidden = (_toml_block(text, heading)
+                       for heading in (r"## 10\. Example", r"### 5\.7 Hidden label sets"))
+    (tmp_path / "reviews.toml").write_text(example + "\n" + hidden)
+    (tmp_path / "test_files.json").write_text(json.dumps([f"r{i:04d}.txt" for i in range(1, 2001)]))
+    np.save(tmp_path / "labels.npy", np.arange(2000) % 3)
+    np.save(tmp_path / "votes_per_class.npy", np.ones((2000, 3), dtype=np.int64))
+    (tmp_path / "votes.json").write_text(json.dumps([  # example 6 (label 0): 4 say positive
+        {"id": "r0007", "given_original_label": "negative", "our_guessed_label": "positive",
+         "mturk": {"given": 1, "guessed": 4, "unsure": 0}}]))
+    np.save(tmp_path / "heldout_labels.npy", np.arange(500) % 3)
+    bundle = read_bundle(tmp_path / "reviews.toml")
+    heldout = bundle.label_set("heldout")
+    assert (heldout.hidden, heldout.release, heldout.step, heldout.example_set) == \
+        (True, "ladder", 0.02, "reviews-heldout")
+    assert [ls.slug for ls in bundle.label_sets if ls.hidden] == ["heldout"]
+    compiled = compile_bundle(bundle, data_dir=NOWHERE)
+    assert list(compiled) == ["original", "corrected", "corrected-t4", "corrected-t5",
+                              "annotators", "heldout"]
+    assert compiled["heldout"].arrays["labels"].tolist() == [i % 3 for i in range(500)]
 
 
 def test_it_keeps_every_label_set_of_the_built_in_bundles_public() -> None:

@@ -9,6 +9,12 @@ directory); --bundle a benchmark that is not built in, from its manifest or .zip
 (docs/bundles.md). A plain PRED_FILE is for --image-set (default: the benchmark's main image
 set); several image sets are given as SLUG=FILE. Exit status: 0 scored, 2 bad input (a
 prediction file or a bundle: the message says what and where), 3 data directory problem.
+
+A hidden label set (docs/bundles.md §5.7) is scored when its files are here (a maintainer's
+check), marked `(hidden)` in the table and `"hidden": true` in the JSON. Its labels are never
+published, so where its files are missing it is not scored: a note on stderr (and the JSON's
+`not_scored`) says so for that label set, the others are scored, and the exit status is as
+if it were not declared.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +36,7 @@ from workers.scoring.bundles import (
     builtin_slugs,
     compile_bundle,
     compile_bundle_label_set,
+    missing_sources,
     open_bundle,
 )
 from workers.scoring.bundles.builders import optional_source
@@ -98,14 +105,18 @@ def _assign(bench: Bundle, files: Sequence[str], image_set: str | None) -> dict[
 
 
 def compile_available(
-    data: BundleData, *, cache_dir: Path | None, image_sets: Sequence[str] | None = None
+    data: BundleData, *, cache_dir: Path | None, image_sets: Sequence[str] | None = None,
+    leave_out: Collection[str] = (),
 ) -> list[label_set_builders.CompiledLabelSet]:
     """Every label set of the bundle (of these image sets) that can be built here: those
-    whose source is a server setting only when it is configured, as the server loads them."""
+    whose source is a server setting only when it is configured, as the server loads them;
+    never those of `leave_out`."""
     bench = data.bundle
     out = []
     for ls in bench.label_sets:
         if image_sets is not None and ls.example_set not in image_sets:
+            continue
+        if ls.slug in leave_out:
             continue
         setting = optional_source(bench, ls)
         if setting is not None and data.sources.get(setting) is None:
@@ -114,14 +125,28 @@ def compile_available(
     return out
 
 
+def withheld_hidden(data: BundleData) -> dict[str, list[str]]:
+    """The hidden label sets that cannot be scored here, each with what it lacks: their
+    labels are not published, so only the bundle's own files can score them."""
+    return {ls.slug: missing for ls in data.bundle.label_sets
+            if ls.hidden and (missing := missing_sources(data, ls))}
+
+
+def hidden_note(slug: str, lacks: Sequence[str]) -> str:
+    return (f"label set {slug!r} is hidden: its labels are not published, so it can be scored "
+            f"only with the bundle's own files; not scored (lacks: {', '.join(lacks)})")
+
+
 def _fmt(value: float | None, percent: bool = True) -> str:
     if value is None:
         return "-"
     return f"{100 * value:.2f}" if percent else f"{value:.4f}"
 
 
-def table_rows(scores: SubmissionScores) -> list[tuple[str, str, str, str, str]]:
-    """(label set, metric, value %, count, 95% CI) rows for every figure in the records."""
+def table_rows(scores: SubmissionScores, hidden: Collection[str] = ()
+               ) -> list[tuple[str, str, str, str, str]]:
+    """(label set, metric, value %, count, 95% CI) rows for every figure in the records; the
+    label sets of `hidden` are named `<slug> (hidden)`."""
     rows: list[tuple[str, str, str, str, str]] = []
 
     def add(slug: str, name: str, rec: dict[str, Any] | None, percent: bool = True) -> None:
@@ -137,7 +162,8 @@ def table_rows(scores: SubmissionScores) -> list[tuple[str, str, str, str, str]]
         ci = f"[{_fmt(rec['ci_low'], percent)}, {_fmt(rec['ci_high'], percent)}]"
         rows.append((slug, name, _fmt(value, percent), count, ci))
 
-    for slug, rec in scores.records.items():
+    for key, rec in scores.records.items():
+        slug = f"{key} (hidden)" if key in hidden else key
         add(slug, family_named(rec["family"]).headline, rec)
         add(slug, "top-1, pooled over images", rec.get("pooled_accuracy"))
         add(slug, "top-5", rec.get("top5"))
@@ -162,9 +188,9 @@ def table_rows(scores: SubmissionScores) -> list[tuple[str, str, str, str, str]]
     return rows
 
 
-def render_table(scores: SubmissionScores) -> str:
+def render_table(scores: SubmissionScores, hidden: Collection[str] = ()) -> str:
     header = ("label set", "metric", "value %", "count", "95% CI")
-    rows = [header, *table_rows(scores)]
+    rows = [header, *table_rows(scores, hidden)]
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     return "\n".join(
         "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
@@ -225,11 +251,13 @@ def _score(bench: Bundle, args: argparse.Namespace, *, data_dir: Path,
     data = BundleData(bench, data_dir=data_dir,
                       sources={MULTILABEL_SOURCE: args.multilabel_file})
     try:
+        withheld = withheld_hidden(data)
         if args.bundle is None:
-            compiled = compile_available(data, cache_dir=cache_dir, image_sets=list(files))
+            compiled = compile_available(data, cache_dir=cache_dir, image_sets=list(files),
+                                         leave_out=withheld)
         else:  # all of it checked, as the server checks a bundle before it loads it
             compiled = list(compile_bundle(bench, data_dir=data_dir, cache_dir=cache_dir,
-                                           sources=data.sources).values())
+                                           sources=data.sources, leave_out=withheld).values())
         class_names = data.classes.names
         namers = {slug: data.names(slug).name for slug in files}
     except BundleError as exc:
@@ -240,11 +268,24 @@ def _score(bench: Bundle, args: argparse.Namespace, *, data_dir: Path,
         return 3
     scores = score_predictions(predictions, compiled, class_names=class_names,
                                example_names=namers)
+    hidden = {ls.slug for ls in bench.label_sets if ls.hidden}
+    # only the label sets of the image sets scored, as the scores have no others
+    not_scored = {slug: lacks for slug, lacks in withheld.items()
+                  if bench.label_set(slug).example_set in files}
+    for slug, lacks in not_scored.items():
+        print(f"note: {hidden_note(slug, lacks)}", file=sys.stderr)
     if args.json:
-        out = {"benchmark": bench.slug, "image_sets": sorted(files), "scores": scores.records}
+        records = {slug: {**rec, "hidden": True} if slug in hidden else rec
+                   for slug, rec in scores.records.items()}
+        out: dict[str, Any] = {"benchmark": bench.slug, "image_sets": sorted(files),
+                               "scores": records}
+        if not_scored:
+            out["not_scored"] = {slug: {"hidden": True, "lacks": lacks,
+                                        "message": hidden_note(slug, lacks)}
+                                 for slug, lacks in not_scored.items()}
         print(json.dumps(out, indent=2))
     else:
-        print(render_table(scores))
+        print(render_table(scores, hidden))
     return 0
 
 

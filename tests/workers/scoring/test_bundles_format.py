@@ -112,7 +112,8 @@ def test_it_lists_the_files_each_label_set_reads(tmp_path: Path, slug: str) -> N
 def test_it_compiles_the_example_of_docs_bundles(tmp_path: Path) -> None:
     """docs/bundles.md §10, with files of the shapes its comments give."""
     text = (PROJECT_ROOT / "docs/bundles.md").read_text()
-    (tmp_path / "reviews.toml").write_text(re.search(r"```toml\n(.*?)```", text, re.S).group(1))
+    example = re.search(r"## 10\. Example.*?```toml\n(.*?)```", text, re.S).group(1)
+    (tmp_path / "reviews.toml").write_text(example)
     names = [f"r{i:04d}.txt" for i in range(1, 2001)]
     labels = np.arange(2000) % 3
     (tmp_path / "test_files.json").write_text(json.dumps(names))

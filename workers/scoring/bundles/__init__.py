@@ -33,16 +33,24 @@ from .compiler import (
 )
 from .errors import CODES, BundleError
 from .manifest import parse_manifest, read_manifest
-from .model import Bundle, ClassesDef, ExampleSetDef, LabelSetDef, VoteFileDef
+from .model import (
+    DEFAULT_RELEASE,
+    RELEASES,
+    Bundle,
+    ClassesDef,
+    ExampleSetDef,
+    LabelSetDef,
+    VoteFileDef,
+)
 from .zipped import ZipLimits, extract_bundle
 
 __all__ = [
-    "BUILTIN_DIR", "CODES", "Bundle", "BundleData", "BundleError", "ClassesDef",
-    "ExampleSetDef", "LabelSetDef", "VoteFileDef", "ZipLimits", "benchmark_spec_from_bundle",
-    "builtin_benchmark_spec", "builtin_bundle", "builtin_bundle_paths", "builtin_label_set_spec",
-    "builtin_slugs", "compile_bundle", "compile_bundle_label_set", "extract_bundle",
-    "label_set_files", "label_set_spec_from_bundle", "missing_sources", "open_bundle",
-    "parse_manifest", "read_bundle", "read_manifest",
+    "BUILTIN_DIR", "CODES", "DEFAULT_RELEASE", "RELEASES", "Bundle", "BundleData",
+    "BundleError", "ClassesDef", "ExampleSetDef", "LabelSetDef", "VoteFileDef", "ZipLimits",
+    "benchmark_spec_from_bundle", "builtin_benchmark_spec", "builtin_bundle",
+    "builtin_bundle_paths", "builtin_label_set_spec", "builtin_slugs", "compile_bundle",
+    "compile_bundle_label_set", "extract_bundle", "label_set_files", "label_set_spec_from_bundle",
+    "missing_sources", "open_bundle", "parse_manifest", "read_bundle", "read_manifest",
 ]
 
 

@@ -12,7 +12,7 @@ import dataclasses
 import hashlib
 import importlib
 import json
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -104,6 +104,18 @@ def missing_sources(data: BundleData, ls: LabelSetDef) -> list[str]:
     return missing
 
 
+# How a label set is published (docs/bundles.md §5.7), not what it holds: left out of the
+# fingerprint, so declaring these neither changes a compiled set nor makes its cache stale.
+_PUBLICATION_FIELDS = ("hidden", "release", "step")
+
+
+def _definition(ls: LabelSetDef) -> dict[str, Any]:
+    fields = dataclasses.asdict(ls)
+    for key in _PUBLICATION_FIELDS:
+        del fields[key]
+    return fields
+
+
 def fingerprint(data: BundleData, ls: LabelSetDef) -> str:
     """Changes whenever the label set's definition, a source file or a builder changes."""
     bundle = data.bundle
@@ -111,7 +123,7 @@ def fingerprint(data: BundleData, ls: LabelSetDef) -> str:
     parts: list[Any] = [
         builder_code_version(family_of(ls).name),
         bundle.slug,
-        [dataclasses.asdict(x) for x in related],
+        [_definition(x) for x in related],
         dataclasses.asdict(bundle.example_set(ls.example_set)),
         dataclasses.asdict(bundle.classes),
     ]
@@ -168,17 +180,22 @@ def compile_bundle(
     cache_dir: Path | None = None,
     sources: Mapping[str, Path | None] | None = None,
     skip_unconfigured: bool = True,
+    leave_out: Collection[str] = (),
 ) -> dict[str, builders.CompiledLabelSet]:
     """Every label set of a bundle, compiled (its class names are checked on the way).
 
     Label sets whose source is an unset server setting are left out when
-    `skip_unconfigured`; any other problem is a BundleError, and nothing is returned."""
+    `skip_unconfigured`, and so are the slugs of `leave_out` (`python -m workers.score`: the
+    hidden label sets whose files are not here); any other problem is a BundleError, and
+    nothing is returned."""
     data = BundleData(bundle, data_dir=data_dir, sources=sources)
     _ = data.classes  # read and check the class names even if no label set needs them
     for example_set in bundle.example_sets:
         data.names(example_set.slug)
     out = {}
     for ls in bundle.label_sets:
+        if ls.slug in leave_out:
+            continue
         setting = optional_source(bundle, ls)
         if skip_unconfigured and setting is not None and data.sources.get(setting) is None:
             continue

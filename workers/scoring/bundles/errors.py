@@ -9,7 +9,7 @@ from __future__ import annotations
 
 CODES = frozenset({
     "bad_toml",  # the manifest is not UTF-8 TOML
-    "unknown_field",  # a key the schema does not define
+    "unknown_field",  # a key the schema does not define (here: for this kind, for a public set)
     "missing_field",  # a required key is absent
     "wrong_type",  # a value of the wrong TOML type
     "bad_value",  # a value of the right type that the schema does not allow

@@ -94,6 +94,17 @@ class Table:
             raise self.error("bad_value", key, f"must be at most {maximum}, got {value}")
         return value
 
+    def boolean(self, key: str, default: Any = _MISSING) -> Any:
+        return self._get(key, default, bool, "a boolean")
+
+    def number(self, key: str, default: Any = _MISSING) -> Any:
+        """A float; an integer is taken as one (a boolean is not)."""
+        value = self.data.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            self.read.add(key)
+            return float(value)
+        return self._get(key, default, float, "a number")
+
     def choice(self, key: str, choices: tuple[str, ...], default: Any = _MISSING) -> Any:
         value = self.string(key, default)
         if value is not None and value not in choices:

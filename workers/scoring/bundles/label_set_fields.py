@@ -18,6 +18,8 @@ from ..families.registry import (
 from .fields import Table
 from .model import (
     BUILTIN_COLLAPSE,
+    DEFAULT_RELEASE,
+    RELEASES,
     VOTE_IDS,
     VOTE_LABELS,
     VOTE_MEANINGS,
@@ -41,6 +43,7 @@ def parse_label_set(table: Table, *, main_example_set: str) -> list[LabelSetDef]
         "name": table.string("name"),
         "description": table.string("description", ""),
         "citation": table.string("citation", ""),
+        **_hidden(table),
     }
     if shape == "labels":
         common["labels"] = table.path("labels")
@@ -74,6 +77,34 @@ def parse_label_set(table: Table, *, main_example_set: str) -> list[LabelSetDef]
         _exactly_one(table, "probabilities", "counts")
     table.done()
     return [LabelSetDef(**common)]
+
+
+def _hidden(table: Table) -> dict[str, Any]:
+    """`hidden`, `release` and `step` of a label set of any kind (docs/bundles.md §5.7);
+    the rules across label sets (files, headline, references) are the manifest's."""
+    if not table.boolean("hidden", False):
+        for key in ("release", "step"):
+            if table.has(key):
+                raise table.error(
+                    "unknown_field", key,
+                    f"{key!r} is only for a hidden label set: give hidden = true or leave "
+                    f"{key} out",
+                )
+        return {}
+    release = table.choice("release", RELEASES, DEFAULT_RELEASE)
+    step = None
+    if table.has("step"):
+        if release != "ladder":
+            raise table.error(
+                "unknown_field", "step",
+                f"'step' is the step size of release 'ladder' only, not of {release!r}",
+            )
+        step = table.number("step")
+        if not 0 < step < 1:
+            raise table.error(
+                "bad_value", "step", f"the ladder's step must be between 0 and 1, got {step}"
+            )
+    return {"hidden": True, "release": release, "step": step}
 
 
 def _exactly_one(table: Table, first: str, second: str) -> None:

@@ -263,3 +263,59 @@ def _check_references(bundle: Bundle, *, file: str) -> None:
                 "the human_accuracy layout names classes by key: give [classes] a key_field",
                 "bad_value",
             )
+    _check_hidden(bundle, file=file)
+
+
+def _check_hidden(bundle: Bundle, *, file: str) -> None:
+    """docs/bundles.md §5.7: a hidden label set's files come with the bundle, and nothing
+    public (the headline, the review queue, a public label set built on it) is drawn from it."""
+    hidden = {ls.slug for ls in bundle.label_sets if ls.hidden}
+    if not hidden:
+        return
+    label_sets = {s.slug: s for s in bundle.label_sets}
+
+    def refuse(field: str, message: str) -> BundleError:
+        return BundleError("bad_value", message, file=file, field=field)
+
+    if len(hidden) == len(label_sets):
+        raise refuse("label_sets", "every label set is hidden: at least one must be public")
+    if bundle.headline in hidden:
+        raise refuse(
+            "headline",
+            f"{bundle.headline!r} is hidden: the headline (the public board's default sort) "
+            "must be a public label set; it defaults to the first label set",
+        )
+    for i, slug in enumerate(bundle.reviewable):
+        if slug in hidden:
+            raise refuse(
+                f"reviewable[{i}]",
+                f"{slug!r} is hidden: a hidden label set cannot be reviewable yet (review of "
+                "hidden label sets comes later)",
+            )
+    for ls in bundle.label_sets:
+        field = f"label_sets.{ls.slug}"
+        if not ls.hidden:
+            for key, target in (("original", ls.original), ("pairs_with", ls.pairs_with),
+                                ("of", ls.of)):
+                if target in hidden:
+                    raise refuse(
+                        f"{field}.{key}",
+                        f"{target!r} is hidden and {ls.slug!r} is public: a public label set "
+                        "built on a hidden one would publish facts about its labels (hide "
+                        f"{ls.slug!r} too, or name a public label set)",
+                    )
+            continue
+        if bundle.files != "bundle":
+            raise refuse(
+                f"{field}.hidden",
+                "a hidden label set's files must come with the bundle: set files = \"bundle\" "
+                "(files = \"data\" is the server's public data directory, whose files "
+                "are listed in data-sources.toml and fetched from public sources)",
+            )
+        source = ls if ls.of is None else label_sets[ls.of]
+        if source.annotations_setting is not None:
+            raise refuse(
+                f"{field}.{'annotations_setting' if ls.of is None else 'of'}",
+                f"a hidden label set's files must come with the bundle, not from the server "
+                f"setting {source.annotations_setting!r}",
+            )

@@ -22,6 +22,10 @@ VOTE_MEANINGS = ("original", "guessed", "both", "neither", "none")
 IMAGE_FORMATS = ("folder", "idx")
 # The built-in class-collapse map of ImageNet (Vasudevan et al. 2022, appendix G).
 BUILTIN_COLLAPSE = "imagenet-vasudevan2022"
+# How the one number per submission of a hidden label set is released (docs/metrics.md,
+# released numbers of hidden label sets).
+RELEASES = ("exact", "ladder", "parameter_free")
+DEFAULT_RELEASE = "ladder"
 
 
 @dataclass(frozen=True)
@@ -101,6 +105,11 @@ class LabelSetDef:
     probabilities: str | None = None  # soft
     counts: str | None = None  # soft
     pairs_with: str | None = None  # new_test_set: the label set it is compared with
+    # Hidden (docs/bundles.md §5.7): the labels are never published; one number per submission
+    # is released. None of the three changes what the label set compiles to.
+    hidden: bool = False
+    release: str = ""  # hidden: one of RELEASES (DEFAULT_RELEASE unless given); "" if public
+    step: float | None = None  # release "ladder": its step size eta; None: 2/sqrt(n)
 
 
 @dataclass(frozen=True)

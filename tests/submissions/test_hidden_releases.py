@@ -94,6 +94,8 @@ def test_it_releases_only_what_the_ladder_gives(toy_with_secret: Benchmark) -> N
     browser.force_login(owner)
     page = browser.get(f"/submissions/{second.pk}/").content.decode()
     assert "Not released: it did not beat your released best" in page
+    for query in ("", "?sort=secret"):
+        assert Client().get(f"/benchmarks/toy/{query}").status_code == 200
 
 
 def test_it_refuses_a_hidden_label_sets_history_and_export(toy_with_secret: Benchmark) -> None:

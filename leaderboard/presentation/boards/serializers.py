@@ -68,7 +68,9 @@ class LeaderboardCellOutput(serializers.Serializer):
     ci_low = serializers.FloatField(
         allow_null=True, help_text="95% interval, computed as the column's `ci_method` says")
     ci_high = serializers.FloatField(allow_null=True)
-    correct = serializers.IntegerField(help_text="evaluated examples counted correct")
+    correct = serializers.IntegerField(
+        allow_null=True, help_text="evaluated examples counted correct; null in a hidden label "
+        "set's column, whose cells are released figures (docs/metrics.md §17)")
     total = serializers.IntegerField(help_text="examples evaluated")
 
 
@@ -123,7 +125,8 @@ def _cell(score: dict[str, Any] | None) -> dict[str, Any] | None:
     if score is None:
         return None
     return {"accuracy": _float(score["accuracy"]), "ci_low": _float(score["ci_low"]),
-            "ci_high": _float(score["ci_high"]), "correct": int(score["correct"]),
+            "ci_high": _float(score["ci_high"]),
+            "correct": None if score["correct"] is None else int(score["correct"]),
             "total": int(score["total"])}
 
 

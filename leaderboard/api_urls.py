@@ -7,6 +7,7 @@ from leaderboard.accounts import api as auth
 from leaderboard.audits import api as audits
 from leaderboard.catalog import api as catalog
 from leaderboard.catalog.hosting import api as hosting
+from leaderboard.catalog.phases import api as phases
 from leaderboard.common import slugs  # noqa: F401  (registers <catalog_slug:...>)
 from leaderboard.common.schema import SchemaView
 from leaderboard.presentation.about.api import BenchmarkAboutView
@@ -41,6 +42,10 @@ urlpatterns = [
     path("benchmarks/<catalog_slug:slug>/label-sets/<catalog_slug:label_set>/versions/"
          "<int:number>/", review.LabelSetVersionDetailView.as_view(),
          name="api-label-set-version"),
+    path("benchmarks/<catalog_slug:slug>/label-sets/<catalog_slug:label_set>/reveal/",
+         phases.HiddenPhaseRevealView.as_view(), name="api-hidden-reveal"),
+    path("benchmarks/<catalog_slug:slug>/label-sets/<catalog_slug:label_set>/phases/",
+         phases.HiddenPhaseOpenView.as_view(), name="api-hidden-phase-open"),
     path("review/<catalog_slug:slug>/ground-truth/",
          ground_truth.GroundTruthQueueView.as_view(), name="api-ground-truth-queue"),
     path("review/ground-truth/<int:candidate_id>/votes/",

@@ -6,6 +6,7 @@ from leaderboard.audits.models import Audit
 from leaderboard.catalog.models import (
     Benchmark,
     BundleUpload,
+    HiddenPhase,
     ImageSet,
     ImageSetNames,
     ImmutableVersionError,
@@ -49,6 +50,7 @@ __all__ = [
     "GroundTruthAnswer",
     "GroundTruthCandidate",
     "GroundTruthVote",
+    "HiddenPhase",
     "HitVector",
     "ImageSet",
     "ImageSetNames",

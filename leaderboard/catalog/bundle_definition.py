@@ -6,8 +6,10 @@ load; never versioned. Used by leaderboard/catalog/bundle_loading.py.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from workers.scoring.bundles import Bundle, BundleData, LabelSetDef, benchmark_spec_from_bundle
 from workers.scoring.catalog import BenchmarkSpec
@@ -22,6 +24,9 @@ class BundleDefinition:
     benchmark_details: dict[str, Any]
     image_set_details: dict[str, dict[str, Any]]
     label_set_details: dict[str, dict[str, Any]]
+    # Per hidden label set: its first phase's split (private mask or None, fraction, seed).
+    hidden_splits: dict[str, tuple[np.ndarray | None, float | None, int | None]] = field(
+        default_factory=dict)
 
 
 def bundle_definition(bundle: Bundle, data: BundleData, *, source: str) -> BundleDefinition:
@@ -55,6 +60,8 @@ def bundle_definition(bundle: Bundle, data: BundleData, *, source: str) -> Bundl
                       "release_step": ls.step, **_vote_answers(ls)}
             for ls in bundle.label_sets
         },
+        hidden_splits={ls.slug: (data.private_mask(ls), ls.split_fraction, ls.split_seed)
+                       for ls in bundle.label_sets if ls.hidden},
     )
 
 

@@ -28,6 +28,7 @@ from django.db import transaction
 from leaderboard.catalog.bundle_definition import BundleDefinition, bundle_definition
 from leaderboard.catalog.label_set_version_files import compiled_store
 from leaderboard.catalog.models import Benchmark, ImageSet, LabelSet
+from leaderboard.catalog.phases.services import hidden_phase_first_open
 from leaderboard.catalog.selectors import catalog_counts, label_set_version_first
 from leaderboard.catalog.services import (
     CatalogError,
@@ -342,11 +343,14 @@ def _rows_write(
             report.add("info", f"  {slug}: image set details updated")
         image_sets[slug] = image_set
     for label_spec in label_specs:
-        _label_set_load(
+        label_set = _label_set_load(
             benchmark=benchmark, image_set=image_sets[label_spec.image_set], spec=label_spec,
             details=definition.label_set_details[label_spec.slug],
             compiled=compiled[label_spec.slug], strict=strict, report=report,
         )
+        mask, fraction, seed = definition.hidden_splits.get(label_spec.slug, (None, None, None))
+        hidden_phase_first_open(label_set=label_set, size=compiled[label_spec.slug].size,
+                                private_mask=mask, fraction=fraction, seed=seed)
 
 
 def _label_set_load(
@@ -358,7 +362,7 @@ def _label_set_load(
     compiled: CompiledLabelSet,
     strict: bool,
     report: CatalogLoadReport,
-) -> None:
+) -> LabelSet:
     name = f"{benchmark.slug}/{spec.slug}"
     label_set, change = label_set_sync(benchmark=benchmark, image_set=image_set, spec=spec,
                                        details=details)
@@ -386,6 +390,7 @@ def _label_set_load(
         report.add("warning", message)
     else:
         report.add("info", f"  {name}: up to date (version 1, sha256 {_short(first.content_hash)})")
+    return label_set
 
 
 def _unique(items: Iterable[str]) -> list[str]:

@@ -159,6 +159,36 @@ class LabelSet(models.Model):
         return f"{self.benchmark.slug}/{self.slug}"
 
 
+class HiddenPhase(models.Model):
+    """One phase of a hidden label set (docs/metrics.md §17.4): which of its examples are
+    private (scored at once, shown only once staff reveal them) and which public (what the
+    release mechanism scores). Phase 1 comes from the bundle; after a reveal, staff may open
+    the next with a fresh split. The split is never shown: knowing it would focus an attack."""
+
+    label_set = models.ForeignKey(LabelSet, on_delete=models.PROTECT, related_name="phases")
+    number = models.PositiveIntegerField(validators=[MinValueValidator(1)])
+    size = models.PositiveIntegerField()
+    # np.packbits of the private examples, in example order; null: no split (all public).
+    private_mask = models.BinaryField(null=True, editable=False)
+    # How the split was made, for the record: a seeded fraction, or a listed file ("").
+    fraction = models.FloatField(null=True)
+    seed = models.BigIntegerField(null=True)
+    opened = models.DateTimeField(auto_now_add=True)
+    revealed = models.DateTimeField(null=True, blank=True)
+    revealed_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                                    on_delete=models.PROTECT, related_name="+")
+
+    class Meta:
+        ordering = ("label_set", "number")
+        constraints = [
+            models.UniqueConstraint(fields=("label_set", "number"),
+                                    name="hiddenphase_unique_number"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.label_set} phase {self.number}"
+
+
 class ImmutableVersionError(RuntimeError):
     """A label-set version was about to be changed; versions are never edited."""
 

@@ -148,7 +148,11 @@ def _exact(state: LadderState, hits: np.ndarray) -> tuple[LadderState, Release]:
     improved = state.best_loss is None or loss < state.best_loss
     best_loss = loss if state.best_loss is None else min(loss, state.best_loss)
     new_state = LadderState(best_loss=best_loss, leader_hits=None)
-    return new_state, Release(improved=improved, released=1.0 - loss, best=1.0 - best_loss)
+    # As counts: the released figure is the score's own accuracy, correct / n (2/3, not the
+    # float 1 - 1/3), as every other figure of the server.
+    n = hits.size
+    return new_state, Release(improved=improved, released=int(np.count_nonzero(hits)) / n,
+                              best=(n - round(best_loss * n)) / n)
 
 
 def _ladder(eta: float, state: LadderState, hits: np.ndarray) -> tuple[LadderState, Release]:

@@ -9,9 +9,14 @@ from typing import Any, cast
 from django.core.cache import cache
 
 from leaderboard.catalog.models import Benchmark, LabelSet, LabelSetVersion
+from leaderboard.presentation.boards.hidden import (
+    PRIVATE_SUFFIX,
+    hidden_cells_add,
+    private_significance_add,
+    revealed_private_slugs,
+)
 from leaderboard.presentation.boards.significance import leaderboard_significance_add
 from leaderboard.submissions.models import Score, Submission
-from leaderboard.submissions.releases.selectors import release_board_cells
 from workers.scoring import leaderboard as core_leaderboard
 from workers.scoring.families.base import CLOPPER_PEARSON
 from workers.scoring.families.registry import family_named
@@ -37,6 +42,9 @@ class LeaderboardColumn:
     # How its cells' intervals are computed (docs/metrics.md §1.3, §1.7): "clopper_pearson",
     # or "normal" for a mean over classes (the multi-label scores since the class mean).
     ci_method: str = "clopper_pearson"
+    # The column its rank shifts are from: the original labels, or for a hidden label set's
+    # revealed private part, its public part (the shake-up: docs/metrics.md §17.4).
+    shift_from: str = "original"
 
     @property
     def rescoring(self) -> bool:
@@ -105,7 +113,7 @@ def leaderboard_get(*, benchmark: Benchmark, sort: str = "original",
     the row above) on the sort label set, as the worker stored them
     (leaderboard/presentation/boards/significance.py).
     """
-    key = f"leaderboard:t3:{benchmark.pk}:{benchmark.leaderboard_generation}:{sort}:{version}"
+    key = f"leaderboard:t4:{benchmark.pk}:{benchmark.leaderboard_generation}:{sort}:{version}"
     # Only well-formed query values reach the cache; anything else is refused below.
     cacheable = _CACHEABLE_QUERY.fullmatch(f"{sort}:{version}") is not None
     cached = cache.get(key) if cacheable else None
@@ -113,7 +121,8 @@ def leaderboard_get(*, benchmark: Benchmark, sort: str = "original",
         return cast(Leaderboard, cached)
     columns = _columns(benchmark, version)
     slugs = [ls.slug for ls, _, _ in columns]
-    if sort not in slugs:
+    private = revealed_private_slugs(columns=columns)
+    if sort not in slugs + private:
         raise LeaderboardQueryError(
             "unknown_label_set", f"cannot sort by {sort!r}; {benchmark.slug} has "
             + ", ".join(slugs), "sort")
@@ -122,7 +131,8 @@ def leaderboard_get(*, benchmark: Benchmark, sort: str = "original",
         benchmark=benchmark, public=True, status=Submission.Status.SCORED)
         .values_list("id", "model_name", "owner__username", "created").order_by("id"))
     scores: dict[int, dict[str, dict[str, Any]]] = {s[0]: {} for s in subs}
-    sort_version = next(v for ls, v, _ in columns if ls.slug == sort)
+    sort_version = next(v for ls, v, _ in columns
+                        if ls.slug == sort or ls.slug + PRIVATE_SUFFIX == sort)
     digests: dict[int, str | None] = {}  # each row's hits on the sort version
     for sub_id, ls_id, acc, low, high, correct, total, digest, version_id in Score.objects.filter(
             label_set_version__in=[v for _, v, _ in columns],
@@ -135,28 +145,29 @@ def leaderboard_get(*, benchmark: Benchmark, sort: str = "original",
         scores[sub_id][by_id[ls_id]] = {"accuracy": acc, "ci_low": low, "ci_high": high,
                                         "correct": correct, "total": total}
     # A hidden label set's cells are its released figures, never its scores (§17).
-    hidden = {ls.slug for ls, _, _ in columns if ls.labels_hidden}
-    for ls, v, _ in columns:
-        if ls.labels_hidden:
-            for sub_id, cell in release_board_cells(
-                    version_id=v.pk, submission_ids=scores).items():
-                scores[sub_id][ls.slug] = cell
-    if sort in hidden:  # one row per released figure (under the Ladder: per participant)
+    hidden = hidden_cells_add(columns=columns, scores=scores)
+    slugs += [column.slug for column in hidden.private]
+    if sort in hidden.hidden:  # one row per released figure (under the Ladder: per participant)
         subs = [s for s in subs if sort in scores[s[0]]]
+    # A revealed private part's rank shift is from the public part: the shake-up.
+    shift_from = {c.slug: c.public_slug for c in hidden.private}
     records = [scores[s[0]] for s in subs]
     rank_arrays = {slug: core_leaderboard.ranks(records, slug) for slug in slugs}
     rows: list[dict[str, Any]] = []
     for i, (sub_id, model_name, owner, created) in enumerate(subs):
         ranks = {slug: int(rank_arrays[slug][i]) for slug in slugs
                  if scores[sub_id].get(slug, {}).get("accuracy") is not None}
-        shift = {slug: ranks["original"] - ranks[slug] for slug in ranks
-                 if "original" in ranks}
+        shift = {slug: ranks[shift_from.get(slug, "original")] - ranks[slug] for slug in ranks
+                 if shift_from.get(slug, "original") in ranks}
         rows.append({"submission_id": sub_id, "model_name": model_name, "owner": owner,
                      "created": created, "scores": scores[sub_id], "ranks": ranks,
                      "rank_shift": shift})
     big = len(rows) + 1
     rows.sort(key=lambda r: (cast(dict[str, int], r["ranks"]).get(sort, big), r["submission_id"]))
-    if sort in hidden:
+    if sort in hidden.packed:
+        private_significance_add(rows=rows, sort=sort, packed=hidden.packed[sort])
+        ready = True
+    elif sort in hidden.hidden:
         for row in rows:
             row["rank_ub"] = row["mcnemar_p"] = None
         ready = True
@@ -169,7 +180,10 @@ def leaderboard_get(*, benchmark: Benchmark, sort: str = "original",
         LeaderboardColumn(ls.slug, ls.name, v.number, v.content_hash,
                           None if pending is None else pending.number,
                           ci_method=_ci_method(ls, v))
-        for ls, v, pending in columns], rows, significance_ready=ready)
+        for ls, v, pending in columns] + [
+        LeaderboardColumn(c.slug, c.name, c.version.number, c.version.content_hash,
+                          shift_from=c.public_slug) for c in hidden.private],
+        rows, significance_ready=ready)
     if cacheable:
         cache.set(key, board, timeout=3600)
     return board

@@ -61,6 +61,10 @@ class LeaderboardColumnOutput(serializers.Serializer):
                   "this version's (still valid) figures until every score exists on it")
     pending_version = serializers.IntegerField(
         allow_null=True, help_text="the number of that newer version, or null")
+    shift_from = serializers.CharField(
+        help_text="the column each row's rank shift in this column is from: `original`, or "
+                  "for a hidden label set's revealed private part (slug `<label set>-private`) "
+                  "the public part, i.e. the shake-up (docs/metrics.md §17.4)")
 
 
 class LeaderboardCellOutput(serializers.Serializer):
@@ -137,8 +141,8 @@ def leaderboard_data(board: Leaderboard) -> dict[str, Any]:
         "sort": str(board.sort),
         "columns": [{"slug": c.slug, "name": c.name, "version": int(c.version_number),
                      "version_hash": c.version_hash, "ci_method": c.ci_method,
-                     "rescoring": c.rescoring,
-                     "pending_version": c.pending_version} for c in board.columns],
+                     "rescoring": c.rescoring, "pending_version": c.pending_version,
+                     "shift_from": c.shift_from} for c in board.columns],
         "rows": [{
             "submission_id": int(row["submission_id"]),
             "model_name": str(row["model_name"]),

@@ -32,6 +32,7 @@ PAGE_SIZE = 100
 # What the cached table is rendered from (the format in its cache key, see caching.py).
 BOARD_HTML_MODULES = (__name__, "leaderboard.presentation.boards.selectors",
                       "leaderboard.presentation.boards.significance",
+                      "leaderboard.presentation.boards.hidden",
                       "leaderboard.templatetags.leaderboard_extras")
 BOARD_HTML_TEMPLATES = ("leaderboard/_board.html", "leaderboard/_pages.html")
 # Page links around the current page; the first and last are always linked.

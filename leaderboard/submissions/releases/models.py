@@ -7,7 +7,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from leaderboard.catalog.models import LabelSet, LabelSetVersion
+from leaderboard.catalog.models import HiddenPhase, LabelSet, LabelSetVersion
 from leaderboard.submissions.models import Submission
 
 
@@ -20,6 +20,9 @@ class Release(models.Model):
     label_set = models.ForeignKey(LabelSet, on_delete=models.PROTECT, related_name="+")
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
                               related_name="+")
+    # The phase open when it was released: the mechanism scores that phase's public part,
+    # and each phase's mechanism starts afresh.
+    phase = models.ForeignKey(HiddenPhase, on_delete=models.PROTECT, related_name="releases")
     # Whether this submission moved its participant's released best; `released`, its own
     # released accuracy (null when it did not: under the Ladder nothing of its own is shown);
     # `best`, the participant's released best after it.
@@ -40,7 +43,7 @@ class Release(models.Model):
             models.UniqueConstraint(fields=("submission", "label_set_version"),
                                     name="release_unique_per_version"),
         ]
-        indexes = [models.Index(fields=("label_set_version", "owner", "id"))]
+        indexes = [models.Index(fields=("label_set_version", "phase", "owner", "id"))]
 
     def __str__(self) -> str:
         return f"#{self.submission_id} on {self.label_set_version_id}: {self.best}"

@@ -7,9 +7,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from leaderboard.submissions.models import Submission
+from leaderboard.catalog.models import HiddenPhase, LabelSetVersion
+from leaderboard.catalog.phases.selectors import hidden_phase_private_mask
+from leaderboard.submissions.models import Score, Submission
 from leaderboard.submissions.releases.models import Release
 from workers.scoring import release as core_release
+from workers.scoring.significance import pack_hits, unpack_hits
 
 
 @dataclass(frozen=True)
@@ -68,13 +71,35 @@ def _view(release: Release) -> ReleaseView:
         best=release.best, total=release.total)
 
 
-def release_board_cells(*, version_id: int, submission_ids: Iterable[int]
-                        ) -> dict[int, dict[str, Any]]:
+def release_private_cells(*, version: LabelSetVersion, phase: HiddenPhase,
+                          submission_ids: Iterable[int]) -> dict[int, tuple[dict[str, Any], bytes]]:
+    """After a phase's reveal: each submission's figures on the phase's private part (a cell
+    of the board) and its hits there, packed (for the paired tests of the revealed board)."""
+    private = hidden_phase_private_mask(phase=phase)
+    if private is None or phase.revealed is None:
+        return {}
+    out = {}
+    for score in (Score.with_hidden.filter(label_set_version=version,
+                                           submission_id__in=list(submission_ids))
+                  .select_related("hits")):
+        if score.hits is None or score.total != private.size:
+            continue
+        hits = unpack_hits(bytes(score.hits.bits), score.total)[private]
+        correct, total = int(hits.sum()), int(hits.size)
+        low, high = core_release.released_interval(accuracy=correct / total, total=total)
+        out[score.submission_id] = ({"accuracy": correct / total, "ci_low": low,
+                                     "ci_high": high, "correct": correct, "total": total},
+                                    pack_hits(hits))
+    return out
+
+
+def release_board_cells(*, version_id: int, phase_id: int | None,
+                        submission_ids: Iterable[int]) -> dict[int, dict[str, Any]]:
     """The hidden column's cells of a board: under "exact", every submission's released
     figure; under the Ladders, each participant's released best, on the row of the
     submission that set it (one row per participant), and no figure on their other rows."""
     wanted = set(submission_ids)
-    releases = list(Release.objects.filter(label_set_version_id=version_id)
+    releases = list(Release.objects.filter(label_set_version_id=version_id, phase_id=phase_id)
                     .order_by("id").values_list("submission_id", "owner_id", "mechanism",
                                                 "improved", "released", "best", "total"))
     shown: dict[int, tuple[float, int]] = {}

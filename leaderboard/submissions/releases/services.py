@@ -8,7 +8,9 @@ import numpy as np
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from leaderboard.catalog.models import LabelSetVersion
+from leaderboard.catalog.models import HiddenPhase, LabelSetVersion
+from leaderboard.catalog.phases.selectors import hidden_phase_current, hidden_phase_private_mask
+from leaderboard.catalog.phases.services import hidden_phase_first_open
 from leaderboard.submissions.models import Score, Submission
 from leaderboard.submissions.releases.models import Release
 from workers.scoring import release as core_release
@@ -42,12 +44,16 @@ def releases_replay(*, version: LabelSetVersion) -> int:
               .exclude(submission__in=Release.objects.filter(label_set_version=version)
                        .values("submission"))
               .select_related("label_set", "hits", "submission")}
+    phases = dict(Release.objects.filter(label_set_version_id=version.parent_id)
+                  .values_list("submission_id", "phase_id")) if order else {}
     rest = sorted(set(scores) - set(order))
     made = 0
     for submission_id in [*order, *rest]:
         score = scores.get(submission_id)
         if score is not None:
-            _release(score, owner_id=score.submission.owner_id)
+            phase = (HiddenPhase.objects.get(pk=phases[submission_id])
+                     if submission_id in phases else None)
+            _release(score, owner_id=score.submission.owner_id, phase=phase)
             made += 1
     return made
 
@@ -61,21 +67,33 @@ def _hits(score: Score) -> np.ndarray:
     return np.arange(score.total) < score.correct
 
 
-def _state(last: Release | None, version_id: int) -> core_release.LadderState | None:
+def _public_hits(score: Score, private: np.ndarray | None) -> np.ndarray:
+    """The hits on the phase's public part: what the mechanism scores (§17.4)."""
+    hits = _hits(score)
+    return hits if private is None or private.size != hits.size else hits[~private]
+
+
+def _state(last: Release | None, private: np.ndarray | None) -> core_release.LadderState | None:
     if last is None:
         return None
-    leader = (Release.objects.filter(label_set_version_id=version_id, owner_id=last.owner_id,
+    leader = (Release.objects.filter(label_set_version_id=last.label_set_version_id,
+                                     owner_id=last.owner_id, phase_id=last.phase_id,
                                      improved=True).order_by("-id").first())
     leader_hits = None
     if leader is not None and last.mechanism == "parameter_free":
         score = Score.with_hidden.select_related("hits").get(
-            submission_id=leader.submission_id, label_set_version_id=version_id)
-        leader_hits = _hits(score)
+            submission_id=leader.submission_id, label_set_version_id=last.label_set_version_id)
+        leader_hits = _public_hits(score, private)
     return core_release.LadderState(best_loss=last.state_loss, leader_hits=leader_hits)
 
 
-def _release(score: Score, *, owner_id: int) -> Release:
+def _release(score: Score, *, owner_id: int, phase: HiddenPhase | None = None) -> Release:
     label_set = score.label_set
+    if phase is None:
+        phase = hidden_phase_current(label_set_id=label_set.pk) or hidden_phase_first_open(
+            label_set=label_set, size=score.total, private_mask=None, fraction=None, seed=None)
+        assert phase is not None  # the label set is hidden
+    private = hidden_phase_private_mask(phase=phase)
     with transaction.atomic():
         # One participant's releases are made in turn: each reads the state the one before
         # left (two workers scoring two of their submissions at once).
@@ -85,17 +103,18 @@ def _release(score: Score, *, owner_id: int) -> Release:
         if existing is not None:
             return existing
         last = (Release.objects.filter(label_set_version_id=score.label_set_version_id,
-                                       owner_id=owner_id).order_by("-id").first())
+                                       owner_id=owner_id, phase=phase).order_by("-id").first())
+        hits = _public_hits(score, private)
         state, out = core_release.release_next(
             mechanism=label_set.release, step=label_set.release_step,
-            state=_state(last, score.label_set_version_id), hits=_hits(score))
+            state=_state(last, private), hits=hits)
         return Release.objects.create(
             submission_id=score.submission_id, label_set_version_id=score.label_set_version_id,
-            label_set_id=label_set.pk, owner_id=owner_id, improved=out.improved,
+            label_set_id=label_set.pk, owner_id=owner_id, phase=phase, improved=out.improved,
             released=out.released, best=out.best,
             state_loss=state.best_loss if state.best_loss is not None else 1.0,
-            total=score.total, mechanism=label_set.release,
-            step=_step(label_set.release, label_set.release_step, score.total))
+            total=int(hits.size), mechanism=label_set.release,
+            step=_step(label_set.release, label_set.release_step, int(hits.size)))
 
 
 def _step(mechanism: str, step: float | None, total: int) -> float | None:

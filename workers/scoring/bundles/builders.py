@@ -18,6 +18,7 @@ from .. import label_set_builders as builders
 from ..datasets import DataError, MturkRecord
 from ..families.registry import manifest_shape
 from ..multilabel import build_multilabel_arrays
+from ..splits import private_mask_listed, private_mask_random
 from .classes import Classes, load_classes
 from .data_files import check_labels, read_json, read_npy, read_npz_member, resolve
 from .errors import BundleError
@@ -111,6 +112,24 @@ class BundleData:
             labels.setflags(write=False)
             self._single[slug] = labels
         return self._single[slug]
+
+    def private_mask(self, ls: LabelSetDef) -> np.ndarray | None:
+        """A hidden label set's private part (docs/bundles.md §5.7), or None without a split."""
+        field = f"label_sets.{ls.slug}.split"
+        try:
+            if ls.split_private is not None:
+                indices = read_json(self.root, ls.split_private, field=f"{field}.private")
+                if not isinstance(indices, list) or not all(
+                        isinstance(i, int) and not isinstance(i, bool) for i in indices):
+                    raise ValueError("expected a JSON list of example indices")
+                return private_mask_listed(size=self.size(ls), indices=indices)
+            if ls.split_fraction is not None and ls.split_seed is not None:
+                return private_mask_random(size=self.size(ls), fraction=ls.split_fraction,
+                                           seed=ls.split_seed)
+        except ValueError as error:
+            raise BundleError("bad_value", str(error), file=ls.split_private or "",
+                              field=field) from None
+        return None
 
     def vote_records(self, slug: str) -> list[MturkRecord]:
         """The vote records of a validated label set, examples as 0-based indices and labels

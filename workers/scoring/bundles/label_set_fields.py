@@ -83,7 +83,7 @@ def _hidden(table: Table) -> dict[str, Any]:
     """`hidden`, `release` and `step` of a label set of any kind (docs/bundles.md §5.7);
     the rules across label sets (files, headline, references) are the manifest's."""
     if not table.boolean("hidden", False):
-        for key in ("release", "step"):
+        for key in ("release", "step", "split"):
             if table.has(key):
                 raise table.error(
                     "unknown_field", key,
@@ -104,7 +104,33 @@ def _hidden(table: Table) -> dict[str, Any]:
             raise table.error(
                 "bad_value", "step", f"the ladder's step must be between 0 and 1, got {step}"
             )
-    return {"hidden": True, "release": release, "step": step}
+    return {"hidden": True, "release": release, "step": step, **_split(table)}
+
+
+def _split(table: Table) -> dict[str, Any]:
+    """`split`: the hidden label set's private part (docs/bundles.md §5.7), scored at once and
+    shown only when staff reveal it: `{ private_fraction = F, seed = S }` (a seeded random
+    choice of round(F * n) examples) or `{ private = "file.json" }` (their indices)."""
+    split = table.table("split", None)
+    if split is None:
+        return {}
+    out: dict[str, Any] = {}
+    if split.has("private"):
+        for key in ("private_fraction", "seed"):
+            if split.has(key):
+                raise split.error("bad_value", key,
+                                  f"give either private or private_fraction and seed, not {key}")
+        out["split_private"] = split.path("private")
+    else:
+        fraction = split.number("private_fraction")
+        if not 0 < fraction < 1:
+            raise split.error("bad_value", "private_fraction",
+                              f"the private part's fraction must be between 0 and 1, got "
+                              f"{fraction}")
+        out["split_fraction"] = fraction
+        out["split_seed"] = split.integer("seed", minimum=0)
+    split.done()
+    return out
 
 
 def _exactly_one(table: Table, first: str, second: str) -> None:

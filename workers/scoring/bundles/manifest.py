@@ -12,6 +12,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from ..families.registry import manifest_shape
 from .errors import BundleError
 from .fields import Table
 from .label_set_fields import parse_label_set
@@ -311,6 +312,13 @@ def _check_hidden(bundle: Bundle, *, file: str) -> None:
                 "a hidden label set's files must come with the bundle: set files = \"bundle\" "
                 "(files = \"data\" is the server's public data directory, whose files "
                 "are listed in data-sources.toml and fetched from public sources)",
+            )
+        split = ls.split_fraction is not None or ls.split_private is not None
+        if split and manifest_shape(ls.kind) != "labels":
+            raise refuse(
+                f"{field}.split",
+                f"only a label set of one label per example can be split (kind {ls.kind!r} "
+                "scores some examples only): use a kind such as single or new_test_set",
             )
         source = ls if ls.of is None else label_sets[ls.of]
         if source.annotations_setting is not None:

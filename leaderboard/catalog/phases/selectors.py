@@ -1,0 +1,25 @@
+"""Reads: the phases of hidden label sets (docs/metrics.md §17.4)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from leaderboard.catalog.models import Benchmark, HiddenPhase, LabelSet
+from workers.scoring.splits import unpack_mask
+
+
+def hidden_phase_current(*, label_set_id: int) -> HiddenPhase | None:
+    """The newest phase of a hidden label set (None for a public one)."""
+    return HiddenPhase.objects.filter(label_set_id=label_set_id).order_by("-number").first()
+
+
+def hidden_phase_private_mask(*, phase: HiddenPhase) -> np.ndarray | None:
+    """The phase's private examples (bool per example), or None without a split."""
+    if phase.private_mask is None:
+        return None
+    return unpack_mask(bytes(phase.private_mask), phase.size)
+
+
+def hidden_label_set_get(*, benchmark: Benchmark, slug: str) -> LabelSet:
+    """A hidden label set of the benchmark; raises LabelSet.DoesNotExist."""
+    return LabelSet.objects.get(benchmark=benchmark, slug=slug, labels_hidden=True)

@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 from django.contrib.auth.models import User
 from django.core.files import File
+from django.db.models import Q, QuerySet
 
 from leaderboard.catalog.models import Benchmark
 from leaderboard.submissions.models import Submission
@@ -35,6 +36,8 @@ from leaderboard.submissions.services import SubmissionError, submission_create
 from workers.scoring import datasets
 
 DEMO_USERNAME = "demo"
+# The hidden demo's participants, one per model (leaderboard/submissions/demo_hidden.py).
+HIDDEN_DEMO_PARTICIPANT_PREFIX = "demo-hidden-"
 
 CIFAR10_PREDICTIONS = "cifar10/model_predictions"
 # image set slug -> folder of cifar10/model_predictions holding its files
@@ -166,7 +169,7 @@ def demo_models(*, data_dir: Path, work_dir: Path) -> list[DemoModel]:
     ]
 
 
-def _submit(owner: User, benchmark: Benchmark, model: DemoModel) -> Submission:
+def submit_demo_model(owner: User, benchmark: Benchmark, model: DemoModel) -> Submission:
     image_sets = set(benchmark.image_sets.values_list("slug", flat=True))
     files = dict(model.files)
     if model.main_file is not None:
@@ -212,7 +215,7 @@ def demo_seed(*, data_dir: Path, echo: Callable[[str], None] = print) -> DemoSee
             try:
                 if model.prepare is not None:
                     model.prepare()
-                submission = _submit(owner, benchmark, model)
+                submission = submit_demo_model(owner, benchmark, model)
             except (SubmissionError, datasets.DataError, OSError, ValueError) as exc:
                 report.skipped.append((model.benchmark, model.model_name, str(exc)))
                 echo(f"skipped {model.benchmark} / {model.model_name}: {exc}")
@@ -237,8 +240,7 @@ def demo_submissions_wait(
     deadline = time.monotonic() + timeout
     last = ""
     while True:
-        counts = Counter(Submission.objects.filter(owner__username=DEMO_USERNAME)
-                         .values_list("status", flat=True))
+        counts = Counter(demo_submissions().values_list("status", flat=True))
         line = ", ".join(f"{counts[s]} {s}" for s in Submission.Status.values if counts[s])
         if line != last:
             echo(f"demo submissions: {line or 'none'}")
@@ -246,3 +248,10 @@ def demo_submissions_wait(
         if not any(counts[s] for s in pending) or time.monotonic() >= deadline:
             return dict(counts)
         time.sleep(poll)
+
+
+def demo_submissions() -> QuerySet[Submission]:
+    """Every demo submission: the demo user's and the hidden demo's participants'."""
+    return Submission.objects.filter(
+        Q(owner__username=DEMO_USERNAME)
+        | Q(owner__username__startswith=HIDDEN_DEMO_PARTICIPANT_PREFIX))

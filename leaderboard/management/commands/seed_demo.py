@@ -11,7 +11,8 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from leaderboard.submissions.demo import DEMO_USERNAME, demo_seed, demo_submissions_wait
+from leaderboard.submissions.demo import demo_seed, demo_submissions, demo_submissions_wait
+from leaderboard.submissions.demo_hidden import hidden_demo_seed
 from leaderboard.submissions.models import Submission
 
 
@@ -20,8 +21,10 @@ class Command(BaseCommand):
         "Submit real published predictions (30 CIFAR-10 models, cleanlab's cross-validated "
         "ImageNet ResNet-50, CIFAR-10 and MNIST probabilities, and its cross-validated "
         "predictions on CIFAR-100, Caltech-256, 20 Newsgroups and IMDB) as public submissions "
-        "of the user 'demo'. Safe to run again: a model already submitted is skipped, and so "
-        "is a benchmark that is not loaded."
+        "of the user 'demo'; and host the hidden demo benchmark cifar10-hidden (CIFAR-10.1 "
+        "v6's labels hidden, split 50/50) with the 30 CIFAR-10 models, one participant each. "
+        "Safe to run again: a model already submitted is skipped, and so is a benchmark that "
+        "is not loaded."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -44,6 +47,7 @@ class Command(BaseCommand):
             raise CommandError(f"the data directory {data_dir} does not exist "
                                "(README.md, 'Data'; set EVALSERVER_DATA_DIR)")
         report = demo_seed(data_dir=data_dir, echo=self.stdout.write)
+        hidden_demo_seed(data_dir=data_dir, report=report, echo=self.stdout.write)
         self.stdout.write(f"demo: {len(report.queued)} queued, {len(report.skipped)} skipped")
         if not options["wait"]:
             return
@@ -54,8 +58,7 @@ class Command(BaseCommand):
             raise CommandError(f"{pending} demo submission(s) still queued or running after "
                                f"{options['timeout']:g} s: is a worker running "
                                "(celery -A evalserver worker -Q cpu)?")
-        failed = Submission.objects.filter(owner__username=DEMO_USERNAME,
-                                           status=Submission.Status.FAILED)
+        failed = demo_submissions().filter(status=Submission.Status.FAILED)
         for submission in failed.select_related("benchmark"):
             self.stderr.write(f"failed: {submission.benchmark.slug} / {submission.model_name} "
                               f"(#{submission.pk}): {submission.failure_reason}")

@@ -16,6 +16,7 @@ from leaderboard.catalog.hosting.views import (
     bundle_upload_status,
     bundle_uploads,
 )
+from leaderboard.catalog.phases.views import hidden_phase_open, hidden_reveal
 from leaderboard.common.slugs import SLUG_PATTERN
 from leaderboard.presentation.about.views import benchmark_about
 from leaderboard.presentation.boards.views import leaderboard
@@ -52,6 +53,10 @@ urlpatterns = [
     path("submissions/<int:submission_id>/mistakes/", submission_mistakes,
          name="submission_mistakes"),
     path("benchmarks/<catalog_slug:slug>/", leaderboard, name="leaderboard"),
+    path("benchmarks/<catalog_slug:slug>/label-sets/<catalog_slug:label_set>/reveal/",
+         hidden_reveal, name="hidden_reveal"),
+    path("benchmarks/<catalog_slug:slug>/label-sets/<catalog_slug:label_set>/phases/",
+         hidden_phase_open, name="hidden_phase_open"),
     path("benchmarks/<catalog_slug:slug>/label-sets/<catalog_slug:label_set>/history/",
          label_set_history, name="label_set_history"),
     path("benchmarks/<catalog_slug:slug>/about/", benchmark_about, name="benchmark_about"),

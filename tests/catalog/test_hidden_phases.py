@@ -132,3 +132,24 @@ def test_it_refuses_a_reveal_without_a_split_or_a_second_phase_before_a_reveal(
     assert (refused.status_code, refused.json()["error"]["code"]) == (409, "no_private_part")
     missing = staff.post("/api/benchmarks/toy/label-sets/original/reveal/")
     assert missing.status_code == 404
+
+
+def test_it_reveals_from_the_staff_panel_of_the_board_page(toy_split: Benchmark) -> None:
+    page_url = "/benchmarks/toy/label-sets/secret/reveal/"
+    assert Client().post(page_url).status_code == 302  # to the login page
+    participant = Client()
+    participant.force_login(factories.user_create("participant"))
+    assert "Reveal the private part" not in participant.get("/benchmarks/toy/").content.decode()
+    assert participant.post(page_url).status_code == 403
+    host = Client()
+    host.force_login(factories.user_create("host", staff=True))
+    assert "Reveal the private part of phase 1" in host.get("/benchmarks/toy/").content.decode()
+    response = host.post(page_url)
+    assert (response.status_code, response["Location"]) == (
+        302, "/benchmarks/toy/?sort=secret-private")
+    phase = HiddenPhase.objects.get(label_set__slug="secret")
+    assert phase.revealed_by is not None and phase.revealed_by.username == "host"
+    panel = host.get("/benchmarks/toy/").content.decode()
+    assert "Open phase 2 with a fresh split" in panel
+    assert host.post("/benchmarks/toy/label-sets/secret/phases/").status_code == 302
+    assert HiddenPhase.objects.filter(label_set__slug="secret").count() == 2

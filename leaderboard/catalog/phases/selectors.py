@@ -23,3 +23,13 @@ def hidden_phase_private_mask(*, phase: HiddenPhase) -> np.ndarray | None:
 def hidden_label_set_get(*, benchmark: Benchmark, slug: str) -> LabelSet:
     """A hidden label set of the benchmark; raises LabelSet.DoesNotExist."""
     return LabelSet.objects.get(benchmark=benchmark, slug=slug, labels_hidden=True)
+
+
+def hidden_phases_current(*, benchmark: Benchmark) -> list[tuple[LabelSet, HiddenPhase]]:
+    """Each hidden label set of the benchmark with its newest phase (the staff panel)."""
+    out = []
+    for label_set in LabelSet.objects.filter(benchmark=benchmark, labels_hidden=True):
+        phase = hidden_phase_current(label_set_id=label_set.pk)
+        if phase is not None:
+            out.append((label_set, phase))
+    return out

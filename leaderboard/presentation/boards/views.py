@@ -20,6 +20,7 @@ from django.utils.http import urlencode
 from django.utils.safestring import mark_safe
 
 from leaderboard.catalog.models import Benchmark
+from leaderboard.catalog.phases.selectors import hidden_phases_current
 from leaderboard.catalog.selectors import benchmark_get
 from leaderboard.presentation.boards.selectors import (
     Leaderboard,
@@ -133,4 +134,7 @@ def leaderboard(request: HttpRequest, slug: str) -> HttpResponse:
             "benchmark": benchmark, "error": exc.message}, status=400)
     return render(request, "leaderboard/leaderboard.html", {
         "benchmark": benchmark, "board_html": mark_safe(board_html),  # rendered by a template
+        # staff only, outside the cached board: reveal a hidden label set, open its next phase
+        "hidden_phases": (hidden_phases_current(benchmark=benchmark)
+                          if request.user.is_staff else []),
     })

@@ -212,9 +212,6 @@ def submission_scores_compute(*, submission_id: int, task_id: str) -> bool:
                         if newer.pk not in scored_on)
         # The review queue takes the unjudged top-1 pairs and re-queues the missed versions,
         # in this transaction (leaderboard/review/receivers.py).
-        # A hidden label set's unjudged pairs would tell a participant its labels; none of
-        # them reach the review queue yet (docs/bundles.md, hidden label sets).
-        novel = {ls: pairs for ls, pairs in novel.items() if not ls.labels_hidden}
         submission_scored.send(sender=Submission, submission=submission, novel=novel,
                                missed_versions=missed)
     # After the commit: the boards' rank_ub with this submission (docs/metrics.md §10.3).

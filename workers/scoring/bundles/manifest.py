@@ -286,13 +286,6 @@ def _check_hidden(bundle: Bundle, *, file: str) -> None:
             f"{bundle.headline!r} is hidden: the headline (the public board's default sort) "
             "must be a public label set; it defaults to the first label set",
         )
-    for i, slug in enumerate(bundle.reviewable):
-        if slug in hidden:
-            raise refuse(
-                f"reviewable[{i}]",
-                f"{slug!r} is hidden: a hidden label set cannot be reviewable yet (review of "
-                "hidden label sets comes later)",
-            )
     for ls in bundle.label_sets:
         field = f"label_sets.{ls.slug}"
         if not ls.hidden:

@@ -25,6 +25,7 @@ from django.utils import timezone
 from leaderboard import queue
 from leaderboard.catalog.label_set_version_files import compiled_for_version
 from leaderboard.catalog.models import Benchmark, LabelSet, LabelSetVersion
+from leaderboard.catalog.phases.selectors import benchmark_phase_opened
 from leaderboard.catalog.selectors import (
     benchmark_class_names,
     image_set_example_namer,
@@ -63,6 +64,9 @@ def submission_quota_left(*, owner: User, benchmark: Benchmark) -> int | None:
     if not quota:
         return None
     since = timezone.now() - timedelta(days=1)
+    opened = benchmark_phase_opened(benchmark=benchmark)
+    if opened is not None and opened > since:  # a new phase: its own quota
+        since = opened
     used = Submission.objects.filter(owner=owner, benchmark=benchmark, created__gte=since).count()
     return max(0, quota - used)
 

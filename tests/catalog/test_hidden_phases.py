@@ -153,3 +153,25 @@ def test_it_reveals_from_the_staff_panel_of_the_board_page(toy_split: Benchmark)
     assert "Open phase 2 with a fresh split" in panel
     assert host.post("/benchmarks/toy/label-sets/secret/phases/").status_code == 302
     assert HiddenPhase.objects.filter(label_set__slug="secret").count() == 2
+
+
+def test_it_gives_each_phase_its_own_quota(toy_split: Benchmark, settings: Settings) -> None:
+    settings.EVALSERVER_DAILY_QUOTA = 1
+    owner = factories.user_create("participant")
+    api = APIClient()
+    api.force_authenticate(owner)
+
+    def submit() -> int:
+        return api.post("/api/submissions/", {
+            "benchmark": "toy", "model_name": "m", "public": "true",
+            "toy-test": factories.upload_json(A)}, format="multipart").status_code
+
+    assert submit() == 201
+    assert submit() == 429
+    staff = APIClient()
+    staff.force_authenticate(factories.user_create("host", staff=True))
+    staff.post(REVEAL)
+    assert staff.post("/api/benchmarks/toy/label-sets/secret/phases/",
+                      {"seed": 2}).status_code == 201
+    assert submit() == 201  # the new phase's quota
+    assert submit() == 429

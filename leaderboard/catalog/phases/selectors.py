@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import numpy as np
 
 from leaderboard.catalog.models import Benchmark, HiddenPhase, LabelSet
@@ -33,3 +35,10 @@ def hidden_phases_current(*, benchmark: Benchmark) -> list[tuple[LabelSet, Hidde
         if phase is not None:
             out.append((label_set, phase))
     return out
+
+
+def benchmark_phase_opened(*, benchmark: Benchmark) -> datetime | None:
+    """When the newest phase of the benchmark's hidden label sets opened (None: it has
+    none): the daily quota counts from it, so each phase has its own (docs/metrics.md §17.4)."""
+    return (HiddenPhase.objects.filter(label_set__benchmark=benchmark)
+            .order_by("-opened").values_list("opened", flat=True).first())

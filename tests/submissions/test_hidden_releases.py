@@ -6,6 +6,7 @@ worked out by hand below, not by the release core."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from django.test import Client
 from pytest_django.fixtures import Settings
 from rest_framework.test import APIClient
 
+from evalserver_client.cli import report
 from leaderboard.catalog.models import Benchmark, LabelSet
 from leaderboard.review.label_exchange import LabelIOError, labels_export
 from leaderboard.submissions.models import Score, Submission
@@ -105,3 +107,21 @@ def test_it_refuses_a_hidden_label_sets_history_and_export(toy_with_secret: Benc
     assert Client().get("/benchmarks/toy/label-sets/original/history/").status_code == 200
     with pytest.raises(LabelIOError, match="hidden label set"):
         labels_export(benchmark="toy", label_set="secret")
+
+
+def test_it_prints_only_the_released_figures_in_the_client(toy_with_secret: Benchmark) -> None:
+    owner = factories.user_create("researcher")
+    _scored(toy_with_secret, owner, "first", FIRST)  # the released best, 50%
+    second = _scored(toy_with_secret, owner, "second", SECOND)
+    api = APIClient()
+    api.force_authenticate(owner)
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        assert report(api.get(f"/api/submissions/{second.pk}/").json()) == 0
+    lines = printed.getvalue().splitlines()
+    assert "secret" not in "".join(lines[:lines.index(
+        "hidden label set  released  your best  mechanism")])
+    assert lines[-2:] == [
+        "secret                   -     50.00%     ladder",
+        "secret: Not released: it did not beat your released best, 50.00%, by more than the "
+        "step 0.25 the Ladder needs; the board still shows 50.00%."]

@@ -60,6 +60,13 @@ def scores_table(scores: dict[str, Any]) -> str:
     return table(["label set", "accuracy", "correct/total", "95% CI"], rows)
 
 
+def releases_table(releases: list[dict[str, Any]]) -> str:
+    """A hidden label set's released figures: the only figures of it the server gives."""
+    rows = [[r["label_set"], percent(r.get("released")), percent(r.get("best")), r["mechanism"]]
+            for r in releases]
+    return table(["hidden label set", "released", "your best", "mechanism"], rows)
+
+
 def leaderboard_table(board: dict[str, Any]) -> str:
     slugs = [c["slug"] for c in board["columns"]]
     rows = []
@@ -108,6 +115,11 @@ def report(sub: dict[str, Any]) -> int:
                           f"{sub.get('failure_reason') or 'no reason given'}")
     if sub["status"] == "scored":
         print(scores_table(sub["scores"]))
+        releases = sub.get("releases") or []
+        if releases:
+            print(releases_table(releases))
+            for release in releases:
+                print(f"{release['label_set']}: {release['message']}")
     return 0
 
 

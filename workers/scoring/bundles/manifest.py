@@ -320,3 +320,14 @@ def _check_hidden(bundle: Bundle, *, file: str) -> None:
                 f"a hidden label set's files must come with the bundle, not from the server "
                 f"setting {source.annotations_setting!r}",
             )
+    # A new test set's gap is computed against the label set named `original`, whatever
+    # its `pairs_with` (workers/scoring/metrics.py): a public one would publish a figure of a
+    # hidden `original`.
+    if "original" in hidden:
+        for ls in bundle.label_sets:
+            if not ls.hidden and ls.pairs_with is not None:  # a family with a gap
+                raise refuse(
+                    f"label_sets.{ls.slug}.hidden",
+                    f"'original' is hidden and {ls.slug!r} is a public new test set, whose gap "
+                    "is computed against 'original': hide it too, or rename the hidden set",
+                )

@@ -6,6 +6,7 @@ exception may escape."""
 
 from __future__ import annotations
 
+import copy
 import io
 import json
 import pickle
@@ -78,7 +79,9 @@ def mutate(document: dict[str, Any], data: st.DataObject) -> None:
         if op == "delete":
             del parent[path[-1]]
             return
-        value = data.draw(PLAUSIBLE | TOML_VALUES)
+        # a copy: sampled_from hands out the same list or dict object every time, and a later
+        # mutation inside it would change the strategy itself (and could make it contain itself)
+        value = copy.deepcopy(data.draw(PLAUSIBLE | TOML_VALUES))
         if op == "set":
             parent[path[-1]] = value
         elif isinstance(parent, dict):

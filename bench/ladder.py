@@ -259,6 +259,7 @@ def attack_served(data: Draw, *, mechanism: str, step: float | None, owner: Any,
     from leaderboard.submissions.models import Score
     from leaderboard.submissions.releases.selectors import (
         ReleaseView,
+        release_board_cells,
         release_views_for_submission,
     )
     from leaderboard.submissions.services import submission_create
@@ -268,8 +269,7 @@ def attack_served(data: Draw, *, mechanism: str, step: float | None, owner: Any,
                         hidden=data.hidden)
     call_command("benchmark_add", str(path), stdout=io.StringIO(), stderr=io.StringIO())
     benchmark = Benchmark.objects.get(slug=slug(mechanism))
-    content_hash = LabelSetVersion.objects.get(label_set__benchmark=benchmark,
-                                               label_set__slug=HIDDEN).content_hash
+    version = LabelSetVersion.objects.get(label_set__benchmark=benchmark, label_set__slug=HIDDEN)
     problems: list[str] = []
 
     def submit(name: str, vector: np.ndarray) -> tuple[int, ReleaseView]:
@@ -317,12 +317,24 @@ def attack_served(data: Draw, *, mechanism: str, step: float | None, owner: Any,
         problems.append(f"{len(differ)} releases differ from the release core's (first: "
                         f"submission {differ[0]}: {views[differ[0]]} vs "
                         f"{reference.releases[differ[0]]})")
+    # What the board shows: the final submission's figure under "exact"; under the Ladders
+    # the participant's released best, on one row.
+    cells = release_board_cells(version_id=version.pk, submission_ids=ids)
+    board = [cell["accuracy"] for cell in cells.values()]
+    if mechanism == "exact":
+        board_ok = cells.get(pk, {}).get("accuracy") == last.released
+    else:
+        board_ok = board == [last.best]
+    if not board_ok:
+        problems.append(f"the board's hidden column shows {board[-3:]} (last of {len(board)}), "
+                        f"not the final submission's release ({last.released}, best "
+                        f"{last.best})")
     outcome = Outcome(mechanism=mechanism, step=last.step, kept=int(kept.sum()),
                       released=last.released if last.released is not None else last.best,
                       own=last.released is not None,
                       holdout=1.0 - float(np.mean(final != data.hidden)),
                       fresh=float(np.mean(final == data.fresh)), releases=reference.releases)
-    return Served(outcome=outcome, wall=wall, problems=problems, content_hash=content_hash)
+    return Served(outcome=outcome, wall=wall, problems=problems, content_hash=version.content_hash)
 
 
 # -- printing and verdicts ------------------------------------------------------------------------
@@ -356,11 +368,11 @@ def run_served(args: argparse.Namespace, examples: int, submissions: int) -> int
     try:
         env = server_env(work)
         env["EVALSERVER_DAILY_QUOTA"] = "0"  # one participant, K + 1 submissions a day
-        env.setdefault("REDIS_URL", "redis://127.0.0.1:6379/8")
         manage(env, "migrate", "--noinput", "-v", "0")
+        # No broker and no Redis: nothing is sent (below), and the cache is in-process.
         os.environ.update({k: env[k] for k in (
             "DJANGO_SETTINGS_MODULE", "DATABASE_URL", "MEDIA_ROOT", "EVALSERVER_CACHE_DIR",
-            "SECRET_KEY", "DEBUG", "LOG_LEVEL", "EVALSERVER_DAILY_QUOTA", "REDIS_URL")})
+            "SECRET_KEY", "DEBUG", "LOG_LEVEL", "EVALSERVER_DAILY_QUOTA")})
         import django
 
         django.setup()

@@ -435,37 +435,52 @@ def run_served(args: argparse.Namespace, examples: int, submissions: int) -> int
 
 
 def run_sweep(args: argparse.Namespace, examples: int, submissions: int) -> int:
-    seeds = range(args.seed, args.seed + args.sweep_seeds)
-    configs: list[tuple[str, float | None]] = [("exact", None), ("parameter_free", None),
-                                               ("ladder", None)]
-    configs += [("ladder", s) for s in args.sweep_steps]
-    outcomes: dict[tuple[str, float | None], list[Outcome]] = {c: [] for c in configs}
+    """The attack on the release core alone, over seeds (and sizes), per mechanism and step."""
+    sizes = args.sweep_examples or [examples]
+    # (name, mechanism, the Ladder's step for a size N: None is the server's default)
+    configs: list[tuple[str, str, Any]] = [
+        ("exact", "exact", lambda n: None), ("parameter_free", "parameter_free", lambda n: None)]
+    default = "ladder default 2/sqrt(N)" if len(sizes) > 1 else \
+        f"ladder {core.default_step(sizes[0]):.4f} default"
+    configs.append((default, "ladder", lambda n: None))
+    configs += [(f"ladder {s:.4f}", "ladder", lambda n, s=s: s) for s in args.sweep_steps]
+    configs += [(f"ladder {c:g}/sqrt(N)" + (f" = {c / sizes[0] ** 0.5:.4f}"
+                                             if len(sizes) == 1 else ""),
+                 "ladder", lambda n, c=c: c / n ** 0.5) for c in args.sweep_scales]
+    outcomes: dict[str, list[Outcome]] = {name: [] for name, _, _ in configs}
     started = time.perf_counter()
-    for seed in seeds:
-        data = draw(seed=seed, examples=examples, submissions=submissions)
-        for mechanism, step in configs:
-            outcomes[mechanism, step].append(attack_core(data, mechanism=mechanism, step=step))
-    print(f"Boosting attack on the release core alone: {examples:,} hidden binary labels, "
-          f"{submissions:,} random submissions + their majority vote, seeds "
-          f"{seeds.start}-{seeds.stop - 1} ({len(seeds)}), {time.perf_counter() - started:.1f} s")
+    runs = 0
+    for j, n in enumerate(sizes):
+        # several sizes: each its own seeds, so no two draws share a seed
+        first = args.seed + j * args.sweep_seeds
+        for seed in range(first, first + args.sweep_seeds):
+            data = draw(seed=seed, examples=n, submissions=submissions)
+            runs += 1
+            for name, mechanism, step in configs:
+                outcomes[name].append(attack_core(data, mechanism=mechanism, step=step(n)))
+    last = args.seed + runs - 1
+    where = f"{sizes[0]:,} hidden binary labels" if len(sizes) == 1 else \
+        f"{len(sizes)} sizes of {min(sizes):,} to {max(sizes):,} hidden binary labels"
+    print(f"Boosting attack on the release core alone: {where}, {submissions:,} random "
+          f"submissions + their majority vote, seeds {args.seed}-{last} ({runs} runs), "
+          f"{time.perf_counter() - started:.1f} s")
     print(f"  {'mechanism':<28} {'gap vs fresh draw: mean':>24} {'min':>6} {'max':>6} "
           f"{'> +2':>6} {'< +5':>6}   gap vs 50%: values (runs)")
-    for (mechanism, step), results in outcomes.items():
+    for name, results in outcomes.items():
         gaps = np.array([o.gap for o in results])
         truth = np.round([o.gap_truth for o in results], 1)
         values, counts = np.unique(truth, return_counts=True)
         spread = ", ".join(f"{v:+.1f} ({c})" for v, c in zip(values, counts, strict=True))
         if len(values) > 6:
-            spread = f"mean {truth.mean():+.1f}, {truth.min():+.1f} to {truth.max():+.1f}"
-        name = describe(mechanism, used_step(mechanism, step, examples))
-        if mechanism == "ladder" and step is None:
-            name += " default"
+            spread = (f"mean {truth.mean():+.1f}, {truth.min():+.1f} to {truth.max():+.1f}; "
+                      f"over +2 in {int(np.sum(truth > LADDER_MAX_GAP))}")
         print(f"  {name:<28} {gaps.mean():>+24.2f} {gaps.min():>+6.2f} {gaps.max():>+6.2f} "
               f"{int(np.sum(gaps > LADDER_MAX_GAP)):>6} {int(np.sum(gaps < EXACT_MIN_GAP)):>6}"
               f"   {spread}")
     print("  gap: the final submission's released score (its own, else the board's best) - "
-          "its true accuracy, in points; > +2: runs over the Ladder's requirement; < +5: runs "
-          "under the exact attack's")
+          "its true accuracy (fresh draw), in points; > +2: runs over the Ladder's "
+          "requirement; < +5: runs under the exact attack's; gap vs 50%: against the exact "
+          "truth, rounded to 0.1")
     return 0
 
 
@@ -498,6 +513,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--sweep-seeds", type=int, default=10, help="--sweep: how many seeds")
     parser.add_argument("--sweep-steps", type=float, nargs="*", default=[0.02, 0.04, 0.05],
                         help="--sweep: Ladder steps besides the default")
+    parser.add_argument("--sweep-scales", type=float, nargs="*", default=[],
+                        help="--sweep: Ladder steps C/sqrt(N), for each C given (the default "
+                        "is C = 2)")
+    parser.add_argument("--sweep-examples", type=int, nargs="*", default=[],
+                        help="--sweep: pool the runs over these sizes N (each with "
+                        "--sweep-seeds seeds of its own): where chance falls between the "
+                        "rungs of C/sqrt(N) changes with N")
     args = parser.parse_args(argv)
     examples = args.examples or (4_096 if args.quick else 4_000)
     submissions = args.submissions or (500 if args.quick else 1_000)

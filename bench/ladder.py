@@ -22,7 +22,8 @@ One participant for all three, the daily quota lifted (EVALSERVER_DAILY_QUOTA=0)
 Timed, per mechanism: the participant submits K uniformly random label vectors through the
 services as the web side and the worker do (`submission_create`, then the worker's task run
 eagerly, `score_submission.apply`: its claim, `submission_scores_compute` and the Release row
-made in its transaction; the broker is replaced by nothing), reads each one's release through
+made in its transaction; nothing is sent to a broker, so the boards' significance refresh
+queued after each scoring does not run), reads each one's release through
 the selector the API uses (`release_views_for_submission`), keeps those whose own released
 accuracy is above chance (0.5; under the Ladders a submission that released nothing of its own
 is not kept: that is what the participant sees) and submits their per-example majority vote
@@ -37,23 +38,27 @@ Requirements (exit status 1 when one fails): under `exact` the released score is
 points above the truth (the attack works), under `ladder` at most 2 points (the mechanism
 holds); `parameter_free` is reported only. Checked too, in every mode (exit status 1): every
 submission scored, every release equal to what the release core (`release_next`) gives on the
-same hits in the same order, every stored hidden score equal to the accuracy counted here.
+same hits in the same order, every stored hidden score equal to the accuracy counted here,
+the board's hidden column (`release_board_cells`) showing the final release.
 
 `--quick` is a smoke test of the whole path whose verdicts are still checked: 4,096 labels and
 500 submissions, sizes chosen with the release core over 1,000 seeds (seeds 0-999):
-`exact` +5.15 to +11 points (never under 5), `ladder` over 2 points in 39 seeds (3.9%). At
-N = 4,096 the default step is 1/32 and chance (50%) lies on a rung, so the first release is
-50% and noise must climb a whole step (four standard errors); the seeds over 2 points are
+`exact` +5.15 to +10.91 points (never under 5), `ladder` over 2 points in 39 seeds (3.9%).
+At N = 4,096 the default step is 1/32 and chance (50%) lies on a rung, so the first release
+is 50% and noise must climb a whole step (four standard errors); the seeds over 2 points are
 those where the first vector alone is 2 standard errors above chance (its release rounds up a
 rung) or a later one climbs, plus the fresh draw's own noise. At the full size (N = 4,000)
-chance lies 0.19 step below a rung and the default step leaves `ladder` about +2.6 points
-above the truth in about half the seeds, seed 0 among them: the full run fails its `ladder`
-requirement (bench/README.md, `--sweep`).
+the rungs nearest chance are 49.4% and 52.6%: the first release is 49.4%, and the best of
+1,000 random vectors (about 3.2 standard errors, 2.6 points, above chance) reaches 52.6% in
+about half the seeds, seed 0 among them; so the full run fails its `ladder` requirement
+(bench/README.md, `--sweep`).
 
 `--sweep` runs the attack on the release core alone (`workers/scoring/release.py`; the full
 run checks that the services give the same releases) for `--sweep-seeds` seeds (default 10)
-with `exact`, `parameter_free`, the Ladder's default step and each of `--sweep-steps`, and
-prints the distribution of the gap, against the fresh draw and against 50%.
+with `exact`, `parameter_free`, the Ladder's default step, each of `--sweep-steps` and each
+C/sqrt(N) of `--sweep-scales`, pooled over the sizes of `--sweep-examples` if given (where
+chance falls between the rungs changes with N), and prints the distribution of the gap,
+against the fresh draw and against 50%.
 """
 
 from __future__ import annotations

@@ -131,6 +131,7 @@ step "benchmarks: re-scoring after a review decision (quick)" .venv/bin/python b
 step "benchmarks: most confused classes of the about page (quick)" .venv/bin/python bench/confusions.py --quick
 step "benchmarks: checkpoint inference (quick)" .venv/bin/python bench/checkpoint.py --quick
 step "benchmarks: label audits (quick)" .venv/bin/python bench/audit.py --quick
+step "benchmarks: boosting attack on a hidden label set (quick)" .venv/bin/python bench/ladder.py --quick
 
 # pytest-xdist: one process per core unless PYTEST_WORKERS says otherwise; each test module
 # runs whole in one process (--dist loadfile: a module's fixtures and its Redis database

@@ -11,7 +11,7 @@ Setup (untimed), in a throwaway SQLite database and media folder (on /dev/shm wh
 one: `--work-dir`): one benchmark per mechanism, its bundle (`files = "bundle"`, two classes)
 written to a temporary folder and added with `benchmark_add`: a hidden label set `hidden` of N
 binary labels drawn uniformly at random (seeded) on the main example set, released by `exact`,
-`ladder` (the bundle's step: none, so the server's default 2/sqrt(N), unless `--step` is given)
+`ladder` (the bundle's step: none, so the server's default 3/sqrt(N), unless `--step` is given)
 or `parameter_free`, and a public `original` on a separate example set of two examples (a
 bundle needs a public label set, its headline; submissions predict the main example set only).
 The three benchmarks hold the same draw, each rotated by one more example (identical label
@@ -42,16 +42,13 @@ same hits in the same order, every stored hidden score equal to the accuracy cou
 the board's hidden column (`release_board_cells`) showing the final release.
 
 `--quick` is a smoke test of the whole path whose verdicts are still checked: 4,096 labels and
-500 submissions, sizes chosen with the release core over 1,000 seeds (seeds 0-999):
-`exact` +5.15 to +10.91 points (never under 5), `ladder` over 2 points in 39 seeds (3.9%).
-At N = 4,096 the default step is 1/32 and chance (50%) lies on a rung, so the first release
-is 50% and noise must climb a whole step (four standard errors); the seeds over 2 points are
-those where the first vector alone is 2 standard errors above chance (its release rounds up a
-rung) or a later one climbs, plus the fresh draw's own noise. At the full size (N = 4,000)
-the rungs nearest chance are 49.4% and 52.6%: the first release is 49.4%, and the best of
-1,000 random vectors (about 3.2 standard errors, 2.6 points, above chance) reaches 52.6% in
-about half the seeds, seed 0 among them; so the full run fails its `ladder` requirement
-(bench/README.md, `--sweep`).
+500 submissions. Over seeds 0-999 on the release core (`--sweep --sweep-seeds 1000 --examples
+4096 --submissions 500`): `exact` +5.15 to +10.91 points against the fresh draw (never under
+5); `ladder` at its default step (3/sqrt(N): the first release is the first submission's own
+accuracy, and a rung is six standard errors) over 2 points in 36 seeds (3.6%) against the
+fresh draw and in 9 against 50%: those where the first random vector alone is about 2.5
+standard errors above chance, or the fresh draw that far below it. The full size (seed 0)
+meets both (bench/README.md, with the sweep over 300 seeds).
 
 `--sweep` runs the attack on the release core alone (`workers/scoring/release.py`; the full
 run checks that the services give the same releases) for `--sweep-seeds` seeds (default 10)
@@ -261,6 +258,7 @@ def attack_served(data: Draw, *, mechanism: str, step: float | None, owner: Any,
     from django.core.management import call_command
 
     from leaderboard.catalog.models import Benchmark, LabelSetVersion
+    from leaderboard.catalog.phases.selectors import hidden_phase_current
     from leaderboard.submissions.models import Score
     from leaderboard.submissions.releases.selectors import (
         ReleaseView,
@@ -324,7 +322,9 @@ def attack_served(data: Draw, *, mechanism: str, step: float | None, owner: Any,
                         f"{reference.releases[differ[0]]})")
     # What the board shows: the final submission's figure under "exact"; under the Ladders
     # the participant's released best, on one row.
-    cells = release_board_cells(version_id=version.pk, submission_ids=ids)
+    phase = hidden_phase_current(label_set_id=version.label_set_id)
+    cells = release_board_cells(version_id=version.pk, phase_id=phase.pk if phase else None,
+                                submission_ids=ids)
     board = [cell["accuracy"] for cell in cells.values()]
     if mechanism == "exact":
         board_ok = cells.get(pk, {}).get("accuracy") == last.released
@@ -445,7 +445,7 @@ def run_sweep(args: argparse.Namespace, examples: int, submissions: int) -> int:
     # (name, mechanism, the Ladder's step for a size N: None is the server's default)
     configs: list[tuple[str, str, Any]] = [
         ("exact", "exact", lambda n: None), ("parameter_free", "parameter_free", lambda n: None)]
-    default = "ladder default 2/sqrt(N)" if len(sizes) > 1 else \
+    default = "ladder default 3/sqrt(N)" if len(sizes) > 1 else \
         f"ladder {core.default_step(sizes[0]):.4f} default"
     configs.append((default, "ladder", lambda n: None))
     configs += [(f"ladder {s:.4f}", "ladder", lambda n, s=s: s) for s in args.sweep_steps]
@@ -507,7 +507,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="the data's seed (default 0); "
                         "--sweep: the first seed")
     parser.add_argument("--step", type=float, help="the Ladder's step in the bundle (default: "
-                        "none, so the server's 2/sqrt(N))")
+                        "none, so the server's 3/sqrt(N))")
     parser.add_argument("--work-dir", type=Path, default=default_work_dir(),
                         help="where the throwaway database and media go (default: /dev/shm "
                         "where there is one, else the temporary folder)")

@@ -6,7 +6,8 @@ the Ladder releases a new number only for a clear improvement, and rounds it. Th
 applied per participant in the order the server receives that participant's submissions:
 
 - "exact": every accuracy as is;
-- "ladder": Algorithm 1 of the paper, with a fixed step eta;
+- "ladder": Algorithm 1 of the paper, with a fixed step eta, its rungs counted from the
+  participant's first release (docs/metrics.md §17.1 says why);
 - "parameter_free": the paper's parameter-free Ladder (a paired one-sided test against the
   participant's leader, as in the reference implementation github.com/mrtzh/Ladder.jl).
 
@@ -40,6 +41,8 @@ class LadderState:
     """R_{t-1}, the participant's released loss (None: +inf, nothing released yet)."""
     leader_hits: np.ndarray | None
     """The leader's hits, read-only; kept by "parameter_free" only (the others need none)."""
+    anchor_loss: float | None = None
+    """"ladder": R_1, the participant's first released loss, where its rungs start."""
 
 
 @dataclass(frozen=True)
@@ -55,15 +58,16 @@ class Release:
 
 
 def default_step(total: int) -> float:
-    """The ladder's step eta when a bundle gives none: 2 / sqrt(n) (docs/metrics.md §17.3).
+    """The ladder's step eta when a bundle gives none: 3 / sqrt(n) (docs/metrics.md §17.3).
 
-    The standard error of an accuracy on n examples is at most 0.5 / sqrt(n), so this is four
-    standard errors: pure noise climbs one rung with probability about 3e-5. For n <= 4 the step
-    is 1 or more: the first submission releases a rounded number and none after it can move it.
+    The standard error of an accuracy on n examples is at most 0.5 / sqrt(n), so this is six
+    standard errors: a submission of pure noise beats a participant's first release by it with
+    probability about 1e-9. For n <= 9 the step is 1 or more: nothing after the first
+    submission can move the released best.
     """
     if total < 1:
         raise ValueError(f"default_step needs at least one example, got total={total}")
-    return 2.0 / math.sqrt(total)
+    return 3.0 / math.sqrt(total)
 
 
 def release_next(
@@ -134,7 +138,7 @@ def _checked_step(step: float) -> float:
 
 
 def _accuracy(loss: float) -> float:
-    # A rounded loss can pass 1 (L = 1, eta = 0.4 gives 3 * 0.4 = 1.2): no accuracy below 0.
+    # A rung can pass 0 (R_1 = 0.5, eta = 0.3: two rungs are -0.1): no accuracy above 1.
     return min(max(1.0 - loss, 0.0), 1.0)
 
 
@@ -157,16 +161,29 @@ def _exact(state: LadderState, hits: np.ndarray) -> tuple[LadderState, Release]:
 
 def _ladder(eta: float, state: LadderState, hits: np.ndarray) -> tuple[LadderState, Release]:
     loss = _loss(hits)
+    if state.best_loss is None:
+        # R_0 = +inf: the first submission is released as scored, and its loss R_1 is where the
+        # participant's rungs start. Algorithm 1 rounds it to a multiple of eta instead; that
+        # puts the first rung up to eta / 2 from the truth wherever chance falls between two
+        # multiples, and noise then climbs one rung (docs/metrics.md §17.3).
+        accuracy = int(np.count_nonzero(hits)) / hits.size
+        return (LadderState(best_loss=loss, leader_hits=None, anchor_loss=loss),
+                Release(improved=True, released=accuracy, best=accuracy))
     # Algorithm 1: improve only when L_t < R_{t-1} - eta. The tolerance keeps an improvement of
     # exactly eta from passing on float noise (3 * 0.1 - 0.1 = 0.20000000000000004 > 0.2).
-    if state.best_loss is not None and not loss < state.best_loss - eta - _TOL:
-        return state, Release(improved=False, released=None, best=_accuracy(state.best_loss))
-    # [L]_eta, the nearest multiple of eta. A tie (within float noise) goes to the larger loss,
-    # so the released accuracy is the lower one: a tie never flatters. R_t <= R_{t-1} - eta
-    # still holds: L / eta < k - 1 rounds to at most k - 1.
-    rounded = math.floor(loss / eta + 0.5 + _TOL) * eta
+    if not loss < state.best_loss - eta - _TOL:
+        best = _accuracy(state.best_loss)
+        if state.best_loss == state.anchor_loss:  # still the first release: as it was shown
+            best = (hits.size - round(state.best_loss * hits.size)) / hits.size
+        return state, Release(improved=False, released=None, best=best)
+    anchor = state.best_loss if state.anchor_loss is None else state.anchor_loss
+    # [L]_eta on the rungs R_1 - k eta: the nearest one. A tie (within float noise) goes to the
+    # larger loss, so the released accuracy is the lower one: a tie never flatters. R_t <=
+    # R_{t-1} - eta still holds: (R_1 - L) / eta > k' + 1 rounds to at least k' + 1 rungs.
+    rungs = math.floor((anchor - loss) / eta + 0.5 - _TOL)
+    rounded = anchor - rungs * eta
     accuracy = _accuracy(rounded)
-    new_state = LadderState(best_loss=rounded, leader_hits=None)
+    new_state = LadderState(best_loss=rounded, leader_hits=None, anchor_loss=anchor)
     return new_state, Release(improved=True, released=accuracy, best=accuracy)
 
 

@@ -84,7 +84,12 @@ def _state(last: Release | None, private: np.ndarray | None) -> core_release.Lad
         score = Score.with_hidden.select_related("hits").get(
             submission_id=leader.submission_id, label_set_version_id=last.label_set_version_id)
         leader_hits = _public_hits(score, private)
-    return core_release.LadderState(best_loss=last.state_loss, leader_hits=leader_hits)
+    # The Ladder's rungs start at the participant's first release in this phase (§17.1).
+    first = (Release.objects.filter(label_set_version_id=last.label_set_version_id,
+                                    owner_id=last.owner_id, phase_id=last.phase_id)
+             .order_by("id").values_list("state_loss", flat=True).first())
+    return core_release.LadderState(best_loss=last.state_loss, leader_hits=leader_hits,
+                                    anchor_loss=first)
 
 
 def _release(score: Score, *, owner_id: int, phase: HiddenPhase | None = None) -> Release:

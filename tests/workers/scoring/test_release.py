@@ -61,16 +61,16 @@ def test_it_releases_every_accuracy_as_is_under_exact() -> None:
 # ladder, eta = 0.1 unless said
 
 
-def test_it_releases_the_first_ladder_submission_rounded_to_the_step() -> None:
-    # L = 4/10 = 0.4 < +inf; [0.4]_0.1 = 0.4, released 1 - 0.4
+def test_it_releases_the_first_ladder_submission_as_scored() -> None:
+    # L = 4/10 = 0.4 < +inf: released as scored; the participant's rungs start at 0.4
     state, release = release_next(mechanism="ladder", step=0.1, state=None, hits=hits(6, 10))
-    assert fields(release) == (True, pytest.approx(0.6), pytest.approx(0.6))
-    assert state.best_loss == pytest.approx(0.4)
+    assert fields(release) == (True, 0.6, 0.6)
+    assert (state.best_loss, state.anchor_loss) == (pytest.approx(0.4), pytest.approx(0.4))
     assert state.leader_hits is None
 
 
 def test_it_climbs_the_ladder_on_an_improvement_by_more_than_the_step() -> None:
-    # L: 0.4, then 0.2 < 0.4 - 0.1
+    # L: 0.4, then 0.2 < 0.4 - 0.1: (0.4 - 0.2) / 0.1 = 2 rungs, R = 0.2
     improved, released, best = replay("ladder", 0.1, hits(6, 10), hits(8, 10))
     assert improved == [True, True]
     assert released == pytest.approx([0.6, 0.8])
@@ -86,8 +86,8 @@ def test_it_keeps_the_ladder_on_an_improvement_by_less_than_the_step() -> None:
 
 
 def test_it_keeps_the_ladder_on_an_improvement_of_exactly_the_step() -> None:
-    # L 0.3 (stored as 3 * 0.1), then 0.2: the gap is eta, not more. In floats a plain
-    # comparison would let it through:
+    # L 0.3, then 0.2: the gap is eta, not more. In floats a plain comparison would let it
+    # through:
     assert 0.2 < 3 * 0.1 - 0.1
     improved, released, best = replay("ladder", 0.1, hits(7, 10), hits(8, 10))
     assert improved == [True, False]
@@ -103,38 +103,43 @@ def test_it_keeps_the_ladder_on_equal_and_worse_losses() -> None:
     assert best == pytest.approx([0.7, 0.7, 0.7])
 
 
-def test_it_rounds_ladder_losses_to_the_nearest_multiple_of_the_step() -> None:
-    # n = 20, eta = 0.12:
-    #   11 right: L 0.45, 0.45 / 0.12 = 3.75 -> 4, R = 0.48, released 0.52 (below 0.55)
-    #   14 right: L 0.30 < 0.48 - 0.12 = 0.36; 2.5, a tie -> 3 (the larger loss), R = 0.36
-    #   16 right: L 0.20 < 0.36 - 0.12 = 0.24; 1.67 -> 2, R = 0.24, released 0.76 (below 0.8)
-    #   19 right: L 0.05 < 0.24 - 0.12 = 0.12; 0.42 -> 0, R = 0, released 1.0 (above 0.95)
-    #   20 right: L 0 is not below 0 - 0.12
+def test_it_rounds_ladder_losses_to_the_nearest_rung_from_the_first_release() -> None:
+    # n = 20, eta = 0.12; rungs 0.45 - k 0.12:
+    #   11 right: L 0.45, released as scored, 0.55; the rungs start at 0.45
+    #   14 right: L 0.30 < 0.45 - 0.12 = 0.33; (0.45 - 0.30) / 0.12 = 1.25 -> 1, R = 0.33
+    #   16 right: L 0.20 < 0.33 - 0.12 = 0.21; 2.08 -> 2, R = 0.21, released 0.79 (below 0.8)
+    #   19 right: L 0.05 < 0.21 - 0.12 = 0.09; 3.33 -> 3, R = 0.09, released 0.91 (below 0.95)
+    #   20 right: L 0 is not below 0.09 - 0.12
     improved, released, best = replay("ladder", 0.12, *(hits(c, 20) for c in (11, 14, 16, 19, 20)))
     assert improved == [True, True, True, True, False]
-    assert released == pytest.approx([0.52, 0.64, 0.76, 1.0, None])
-    assert best == pytest.approx([0.52, 0.64, 0.76, 1.0, 1.0])
+    assert released == pytest.approx([0.55, 0.67, 0.79, 0.91, None])
+    assert best == pytest.approx([0.55, 0.67, 0.79, 0.91, 0.91])
 
 
-def test_it_clips_a_rounded_loss_above_one_to_accuracy_zero() -> None:
-    # all wrong, L = 1: eta 0.4: 2.5 -> 3, R = 1.2, accuracy -0.2 clipped to 0;
-    # eta 0.3: 3.33 -> 3, R = 0.9, released 0.1
-    assert replay("ladder", 0.4, hits(0, 10)) == ([True], [0.0], [0.0])
-    assert replay("ladder", 0.3, hits(0, 10)) == ([True], pytest.approx([0.1]),
-                                                  pytest.approx([0.1]))
+def test_it_rounds_a_tie_between_two_rungs_to_the_larger_loss() -> None:
+    # n = 100, eta = 0.12: L 0.45, then 0.27 < 0.33: (0.45 - 0.27) / 0.12 = 1.5 rungs, a tie:
+    # 1 rung (R = 0.33, released 0.67), not 2 (0.79, above its own 0.73)
+    assert replay("ladder", 0.12, hits(55, 100), hits(73, 100)) == (
+        [True, True], pytest.approx([0.55, 0.67]), pytest.approx([0.55, 0.67]))
 
 
-def test_it_uses_two_over_root_n_as_the_default_step() -> None:
-    assert default_step(400) == pytest.approx(0.1)
-    assert default_step(10_000) == pytest.approx(0.02)
-    assert default_step(4_000) == pytest.approx(0.0316227766)
-    assert default_step(1) == 2.0
-    # n = 400, eta = 0.1: L 0.225 -> 2.25 -> R 0.2; L 0.175 is not below 0.1;
-    # L 0.075 < 0.1 -> 0.75 -> R 0.1
-    improved, released, best = replay("ladder", None, *(hits(c, 400) for c in (310, 330, 370)))
+def test_it_clips_a_rung_below_zero_to_accuracy_one() -> None:
+    # eta 0.3: L 0.5, then 0 < 0.2: (0.5 - 0) / 0.3 = 1.67 -> 2 rungs, R = -0.1, accuracy 1.1
+    assert replay("ladder", 0.3, hits(5, 10), hits(10, 10)) == (
+        [True, True], [0.5, 1.0], [0.5, 1.0])
+
+
+def test_it_uses_three_over_root_n_as_the_default_step() -> None:
+    assert default_step(400) == pytest.approx(0.15)
+    assert default_step(10_000) == pytest.approx(0.03)
+    assert default_step(4_000) == pytest.approx(0.0474341649)
+    assert default_step(1) == 3.0
+    # n = 400, eta = 0.15: L 0.225 (released 0.775); L 0.175 is not below 0.075; L 0.025 <
+    # 0.075: (0.225 - 0.025) / 0.15 = 1.33 -> 1 rung, R = 0.075
+    improved, released, best = replay("ladder", None, *(hits(c, 400) for c in (310, 330, 390)))
     assert improved == [True, False, True]
-    assert released == pytest.approx([0.8, None, 0.9])
-    assert best == pytest.approx([0.8, 0.8, 0.9])
+    assert released == pytest.approx([0.775, None, 0.925])
+    assert best == pytest.approx([0.775, 0.775, 0.925])
 
 
 @settings(max_examples=300, deadline=None)
@@ -143,25 +148,29 @@ def test_it_uses_two_over_root_n_as_the_default_step() -> None:
     eta=st.floats(0.005, 0.995),
     data=st.data(),
 )
-def test_it_never_lowers_the_ladders_best_and_keeps_it_on_the_grid(
+def test_it_never_lowers_the_ladders_best_and_keeps_it_on_the_rungs(
     n: int, eta: float, data: st.DataObject
 ) -> None:
     vectors = data.draw(st.lists(st.lists(st.booleans(), min_size=n, max_size=n), min_size=1,
                                  max_size=25))
     state = None
     previous = -1.0
-    for vector in vectors:
+    for i, vector in enumerate(vectors):
         state, release = release_next(mechanism="ladder", step=eta, state=state,
                                       hits=np.array(vector, dtype=bool))
         assert release.best >= previous
         previous = release.best
-        # the released loss R is a whole number of steps; the accuracy is 1 - R, or 0 when R > 1
-        assert state.best_loss is not None
-        rungs = state.best_loss / eta
+        assert state.best_loss is not None and state.anchor_loss is not None
+        if i == 0:  # the first release is the submission's own accuracy
+            assert release.best == sum(vector) / n
+            assert state.anchor_loss == pytest.approx(1 - sum(vector) / n, abs=1e-12)
+        # the released loss R is a whole number of steps below the first; the accuracy is
+        # 1 - R, or 1 when R < 0
+        rungs = (state.anchor_loss - state.best_loss) / eta
         assert abs(rungs - round(rungs)) < 1e-9
-        expected = 0.0 if state.best_loss > 1 else 1 - state.best_loss
+        expected = 1.0 if state.best_loss < 0 else 1 - state.best_loss
         assert release.best == pytest.approx(expected, abs=1e-12)
-        # a new rung is the nearest multiple: at most half a step above its own accuracy
+        # a new rung is the nearest one: at most half a step above its own accuracy
         if release.improved:
             assert release.best <= sum(vector) / n + eta / 2 + 1e-9
 

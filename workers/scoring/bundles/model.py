@@ -109,7 +109,7 @@ class LabelSetDef:
     # is released. None of the three changes what the label set compiles to.
     hidden: bool = False
     release: str = ""  # hidden: one of RELEASES (DEFAULT_RELEASE unless given); "" if public
-    step: float | None = None  # release "ladder": its step size eta; None: 2/sqrt(n)
+    step: float | None = None  # release "ladder": its step size eta; None: 3/sqrt(n)
     # hidden, split in a public and a private part: the private part's seeded fraction, or a
     # JSON file of its example indices (neither changes what the label set compiles to)
     split_fraction: float | None = None

@@ -11,6 +11,7 @@ used in memory.
 
 from __future__ import annotations
 
+import dataclasses
 from functools import lru_cache
 
 from django.conf import settings
@@ -82,5 +83,10 @@ def compiled_for_version(version: LabelSetVersion) -> CompiledLabelSet:
     benchmark = label_set.benchmark
     # By slug, not by the row's source: an upload may add label sets to a built-in benchmark,
     # whose built-in label sets can still be compiled again (the others raise KeyError there).
-    return _load(version.content_hash, benchmark.slug, label_set.slug,
-                 benchmark.slug in builtin_slugs())
+    compiled = _load(version.content_hash, benchmark.slug, label_set.slug,
+                     benchmark.slug in builtin_slugs())
+    # The content hash covers the labels, not whose they are: two benchmarks with the same
+    # label file share one stored file, which names the first one's benchmark, label set and
+    # image set. The names are this version's own (scoring matches predictions by image set).
+    return dataclasses.replace(compiled, slug=label_set.slug, benchmark=benchmark.slug,
+                               image_set=label_set.image_set.slug)

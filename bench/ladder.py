@@ -14,9 +14,10 @@ binary labels drawn uniformly at random (seeded) on the main example set, releas
 `ladder` (the bundle's step: none, so the server's default 3/sqrt(N), unless `--step` is given)
 or `parameter_free`, and a public `original` on a separate example set of two examples (a
 bundle needs a public label set, its headline; submissions predict the main example set only).
-The three benchmarks hold the same draw, each rotated by one more example (identical label
-files in two benchmarks share one compiled file, which names the first one's example set, so
-the second's submissions would get no score on them); every figure is the same under rotation.
+The three benchmarks hold the same draw, each rotated by one more example, so that each has a
+label file and a content hash of its own (every figure is the same under rotation; identical
+files would share one stored compiled file, which the server also handles:
+tests/catalog/test_shared_compiled_labels.py).
 One participant for all three, the daily quota lifted (EVALSERVER_DAILY_QUOTA=0).
 
 Timed, per mechanism: the participant submits K uniformly random label vectors through the

@@ -15,9 +15,11 @@ register = template.Library()
 
 
 @register.filter
-def signed_points(value: float | None) -> str:
-    """A difference of accuracies in percentage points: 0.0052 -> "+0.52"; None -> "—"."""
-    return "—" if value is None else f"{value * 100:+.2f}"
+def signed_points(value: object) -> str:
+    """A difference of accuracies in percentage points: 0.0052 -> "+0.52"; None -> "—", and
+    so is a missing one (the template's "": a point has no residual when there is no fit,
+    under 3 points; that answered 500)."""
+    return f"{value * 100:+.2f}" if isinstance(value, int | float) else "—"
 
 
 @register.filter

@@ -22,6 +22,7 @@ from pytest_django.fixtures import Settings
 from leaderboard.presentation.charts import selectors as selectors_plots
 from leaderboard.presentation.charts.noise import auto_max_prevalence
 from leaderboard.submissions.models import Score, Submission
+from leaderboard.templatetags.plots_extras import signed_points
 from tests.scored_models import predictions, score_in_process, submit_model
 from workers.scoring import stats
 
@@ -328,3 +329,9 @@ def test_it_draws_empty_charts_before_any_submission(
     data = client.get("/benchmarks/mnist/plots/noise-prevalence.json").json()
     assert data["submissions"] == [] and data["crossings"] == []
     assert client.get("/benchmarks/mnist/plots/new-test-set/corrected.json").status_code == 400
+
+
+def test_it_shows_a_dash_for_a_point_without_a_residual() -> None:
+    """Under 3 points there is no fit and a point has no residual: the page's table gave the
+    filter the template's "" for it, which answered 500."""
+    assert [signed_points(v) for v in (0.0052, -0.01, None, "")] == ["+0.52", "-1.00", "—", "—"]

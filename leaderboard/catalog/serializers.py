@@ -31,7 +31,8 @@ class LabelSetOutput(serializers.Serializer):
     version = serializers.SerializerMethodField(
         help_text="number of the current version (the newest published: a newer one is "
                   "published once every submission has its score on it)")
-    version_hash = serializers.SerializerMethodField(help_text="content hash of that version")
+    version_hash = serializers.SerializerMethodField(
+        help_text="content hash of that version; null for a hidden label set")
 
     @staticmethod
     def _latest(label_set: LabelSet) -> Any:
@@ -50,7 +51,9 @@ class LabelSetOutput(serializers.Serializer):
     @extend_schema_field(serializers.CharField(allow_null=True))
     def get_version_hash(self, label_set: LabelSet) -> str | None:
         latest = self._latest(label_set)
-        return None if latest is None else str(latest.content_hash)
+        # Not a hidden label set's: the hash of its labels would let anyone check a guess of
+        # them (docs/metrics.md §17).
+        return None if latest is None or label_set.labels_hidden else str(latest.content_hash)
 
 
 class BenchmarkOutput(serializers.Serializer):

@@ -51,9 +51,11 @@ class LabelSetAboutOutput(serializers.Serializer):
     evaluated = serializers.IntegerField(allow_null=True,
                                          help_text="examples evaluated (current version)")
     version = serializers.IntegerField(allow_null=True, help_text="current version number")
-    version_hash = serializers.CharField(allow_null=True)
+    version_hash = serializers.CharField(allow_null=True,
+                                         help_text="null for a hidden label set")
     version_count = serializers.IntegerField()
-    history_url = serializers.SerializerMethodField(help_text="the versions page (HTML)")
+    history_url = serializers.SerializerMethodField(
+        help_text="the versions page (HTML); null for a hidden label set, which has none")
     versions_url = serializers.SerializerMethodField(help_text="the versions in this API")
     citations = CitationOutput(many=True)
 
@@ -62,11 +64,11 @@ class LabelSetAboutOutput(serializers.Serializer):
 
     def get_history_url(self, label_set: selectors_about.LabelSetAbout) -> str | None:
         return (reverse("label_set_history", args=self._url_args(label_set))
-                if label_set.version is not None else None)
+                if label_set.version is not None and not label_set.hidden else None)
 
     def get_versions_url(self, label_set: selectors_about.LabelSetAbout) -> str | None:
         return (reverse("api-label-set-versions", args=self._url_args(label_set))
-                if label_set.version is not None else None)
+                if label_set.version is not None and not label_set.hidden else None)
 
 
 class BenchmarkAboutOutput(serializers.Serializer):

@@ -33,10 +33,11 @@ class LabelSetAbout:
     facts: list[Fact]
     evaluated: int | None  # examples the label set scores (its latest version)
     version: int | None
-    version_hash: str | None
+    version_hash: str | None  # None for a hidden label set (docs/metrics.md §17)
     version_count: int
     citations: list[Citation]
     needs: str = ""  # why an unavailable label set is missing
+    hidden: bool = False  # its labels are hidden: no hash, no history (docs/metrics.md §17)
 
 
 @dataclass(frozen=True)
@@ -68,8 +69,10 @@ def _loaded(label_set: LabelSet, latest: LabelSetVersion | None, count: int,
         evaluated=int(evaluated) if isinstance(evaluated, int) else (
             int(label_set.image_set.size) if latest is not None else None),
         version=int(latest.number) if latest else None,
-        version_hash=str(latest.content_hash) if latest else None,
-        version_count=count, citations=citations)
+        # not a hidden label set's: its labels' hash would let anyone check a guess of them
+        version_hash=str(latest.content_hash) if latest and not label_set.labels_hidden
+        else None,
+        version_count=count, citations=citations, hidden=label_set.labels_hidden)
 
 
 def _unloaded(bench: BenchmarkSpec, spec: LabelSetSpec, own: list[Citation]) -> LabelSetAbout:

@@ -35,7 +35,9 @@ class LeaderboardColumn:
     slug: str
     name: str
     version_number: int
-    version_hash: str
+    # None for a hidden label set: the hash of its labels would let anyone check a guess of
+    # them (docs/metrics.md §17); its version is told by its number only.
+    version_hash: str | None
     # The number of a newer version of the label set whose scores are being computed: the
     # column keeps showing this (still valid) version's figures until that one is published.
     pending_version: int | None = None
@@ -71,7 +73,10 @@ def _columns(benchmark: Benchmark, version: str | None
     unpublished: dict[int, LabelSetVersion] = {}  # the newest, per label set
     pinned = None
     if version:
-        matches = [v for v in versions if v.content_hash.startswith(version.lower())]
+        # Not a hidden label set's version: whether a guessed hash matches would tell whether
+        # the guessed labels are its labels (docs/metrics.md §17).
+        matches = [v for v in versions if not v.label_set.labels_hidden
+                   and v.content_hash.startswith(version.lower())]
         if len(version) < 6 or len(matches) != 1:
             raise LeaderboardQueryError(
                 "unknown_version",
@@ -177,11 +182,12 @@ def leaderboard_get(*, benchmark: Benchmark, sort: str = "original",
             # a pinned version may be older: the worker computes current ones
             current=version is None)
     board = Leaderboard(benchmark.slug, sort, [
-        LeaderboardColumn(ls.slug, ls.name, v.number, v.content_hash,
+        LeaderboardColumn(ls.slug, ls.name, v.number,
+                          None if ls.labels_hidden else v.content_hash,
                           None if pending is None else pending.number,
                           ci_method=_ci_method(ls, v))
         for ls, v, pending in columns] + [
-        LeaderboardColumn(c.slug, c.name, c.version.number, c.version.content_hash,
+        LeaderboardColumn(c.slug, c.name, c.version.number, None,  # a hidden label set's
                           shift_from=c.public_slug) for c in hidden.private],
         rows, significance_ready=ready)
     if cacheable:

@@ -49,7 +49,9 @@ class LeaderboardColumnOutput(serializers.Serializer):
     name = serializers.CharField()
     version = serializers.IntegerField(source="version_number",
                                        help_text="the version whose scores the column shows")
-    version_hash = serializers.CharField()
+    version_hash = serializers.CharField(
+        allow_null=True, help_text="the version's content hash; null for a hidden label set, "
+        "whose labels it would let anyone check (docs/metrics.md §17)")
     ci_method = serializers.ChoiceField(
         choices=["clopper_pearson", "normal"],
         help_text="how the column's 95% intervals are computed: `clopper_pearson` (exact "

@@ -44,6 +44,13 @@ def ground_truth_candidate_create(*, label_set: LabelSet, example_index: int, gu
 
     `given` is the example's original label in the latest version; passed explicitly (as an
     audit does, from what it saw) it must equal that label."""
+    if label_set.labels_hidden and not label_set.reviewable:
+        # A candidate shows its reviewers the example's label: a hidden label set's labels
+        # reach reviewers only where its bundle declares it reviewable (docs/bundles.md §5.7,
+        # docs/metrics.md §17.5).
+        raise ReviewError("hidden_label_set", f"{label_set} is a hidden label set its bundle "
+                          "does not declare reviewable: its labels are shown to no one",
+                          field="label_set")
     if family_named(label_set.family).apply_ground_truth is None:
         raise ReviewError("invalid_label_set",
                           f"label set {label_set.slug!r} is of family {label_set.family!r}; "

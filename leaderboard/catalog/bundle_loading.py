@@ -11,7 +11,8 @@ Two callers, one path (`_bundle_load`):
 
 The rows are written in one transaction per benchmark; the compiled labels go to the default
 storage (content-addressed, leaderboard/catalog/label_set_version_files.py) before it, so a
-worker that reads a version's hash finds its file.
+worker that reads a version's hash finds its file; those it stored are removed again when the
+rows are refused.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from django.conf import settings
 from django.db import transaction
 
 from leaderboard.catalog.bundle_definition import BundleDefinition, bundle_definition
-from leaderboard.catalog.label_set_version_files import compiled_store
+from leaderboard.catalog.label_set_version_files import compiled_store_new, compiled_unstore
 from leaderboard.catalog.models import Benchmark, ImageSet, LabelSet
 from leaderboard.catalog.phases.services import hidden_phase_first_open
 from leaderboard.catalog.selectors import catalog_counts, label_set_version_first
@@ -288,26 +289,32 @@ def _bundle_load(
         report.add(level, f"{bundle.slug}: skipped: {exc}")
         return
     existing = Benchmark.objects.filter(slug=bundle.slug).first()
+    stored = []  # the files this load added: removed again if its rows are refused
     for slug, labels in compiled.items():
         first = _first_version(existing, slug)
         if first is None or first.content_hash == labels.content_hash:
             # stored before the rows commit: a worker that reads the hash finds the whole file
-            compiled_store(labels)
+            stored.append(compiled_store_new(labels))
     # The rows' lines are reported once they are committed (a refused bundle leaves none).
     written = CatalogLoadReport()
-    with transaction.atomic():
-        try:
-            _rows_write(definition, compiled, strict=strict, report=written)
-        except BundleConflictError:
-            raise
-        except CatalogError as exc:  # a slug another benchmark holds (services' checks)
-            raise BundleConflictError("catalog_conflict", str(exc)) from exc
-        if strict and existing is not None and not update and written.changed_anything:
-            raise BundleConflictError(
-                "benchmark_exists",
-                f"benchmark {bundle.slug!r} is already loaded and this bundle would change it "
-                f"({_changes(written)}); add it with --update (update=True) to add label "
-                "sets and rewrite its details")
+    try:
+        with transaction.atomic():
+            try:
+                _rows_write(definition, compiled, strict=strict, report=written)
+            except BundleConflictError:
+                raise
+            except CatalogError as exc:  # a slug another benchmark holds (services' checks)
+                raise BundleConflictError("catalog_conflict", str(exc)) from exc
+            if strict and existing is not None and not update and written.changed_anything:
+                raise BundleConflictError(
+                    "benchmark_exists",
+                    f"benchmark {bundle.slug!r} is already loaded and this bundle would change "
+                    f"it ({_changes(written)}); add it with --update (update=True) to add "
+                    "label sets and rewrite its details")
+    except Exception:
+        # nothing of a refused bundle stays, a hidden label set's labels included (§17)
+        compiled_unstore(name for name in stored if name is not None)
+        raise
     report.merge(written)
 
 

@@ -12,6 +12,7 @@ used in memory.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from functools import lru_cache
 
 from django.conf import settings
@@ -51,6 +52,24 @@ def compiled_store(compiled: CompiledLabelSet) -> str:
         if saved != name:
             default_storage.delete(saved)
     return name
+
+
+def compiled_store_new(compiled: CompiledLabelSet) -> str | None:
+    """compiled_store; the name when this call stored the file, None when it was there."""
+    name = version_file_name(compiled.content_hash)
+    there = default_storage.exists(name)
+    compiled_store(compiled)
+    return None if there else name
+
+
+def compiled_unstore(names: Iterable[str]) -> None:
+    """Remove stored files whose version rows were not written after all (a refused bundle
+    leaves nothing behind: a hidden label set's labels never stay on a refusal, docs/metrics.md
+    §17), unless a version row names the hash by now."""
+    for name in names:
+        content_hash = name.removeprefix("labelsets/").removesuffix(".npz")
+        if not LabelSetVersion.objects.filter(content_hash=content_hash).exists():
+            default_storage.delete(name)
 
 
 @lru_cache(maxsize=32)

@@ -17,9 +17,7 @@ rows are refused.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +26,7 @@ from django.db import transaction
 
 from leaderboard.catalog.bundle_definition import BundleDefinition, bundle_definition
 from leaderboard.catalog.label_set_version_files import compiled_store_new, compiled_unstore
+from leaderboard.catalog.load_report import CatalogLoadReport
 from leaderboard.catalog.models import Benchmark, ImageSet, LabelSet
 from leaderboard.catalog.phases.services import hidden_phase_first_open
 from leaderboard.catalog.selectors import catalog_counts, label_set_version_first
@@ -76,45 +75,6 @@ class BundleConflictError(CatalogError):
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)
         self.code = code
-
-
-@dataclass
-class CatalogLoadReport:
-    """What a load did, line by line; `echo` sees each line as it comes."""
-
-    echo: Callable[[str, str], None] | None = None
-    lines: list[tuple[str, str]] = field(default_factory=list)  # (level, text)
-    created: Counter[str] = field(default_factory=Counter)
-    updated: Counter[str] = field(default_factory=Counter)
-    errors: int = 0
-    warnings: int = 0
-    slug: str = ""  # benchmark_bundle_add: the slug of the benchmark it added
-
-    def add(self, level: str, text: str) -> None:
-        if level == "error":
-            self.errors += 1
-        elif level == "warning":
-            self.warnings += 1
-        self.lines.append((level, text))
-        if self.echo is not None:
-            self.echo(level, text)
-
-    def count(self, entity: str, change: Change) -> None:
-        if change is Change.CREATED:
-            self.created[entity] += 1
-        elif change is Change.UPDATED:
-            self.updated[entity] += 1
-
-    def merge(self, other: CatalogLoadReport) -> None:
-        """Take another report's lines (echoed now) and counts."""
-        for level, text in other.lines:
-            self.add(level, text)
-        self.created.update(other.created)
-        self.updated.update(other.updated)
-
-    @property
-    def changed_anything(self) -> bool:
-        return bool(+self.created or +self.updated)
 
 
 def data_dir_missing_message(data_dir: Path) -> str:

@@ -104,6 +104,10 @@ STATUSES = {
     ("/api/benchmarks/{slug}/label-sets/{label_set}/versions/{number}/", "get"):
         {"200"} | EVERYWHERE,
     ("/api/benchmarks/{slug}/leaderboard/", "get"): {"200"} | EVERYWHERE,
+    ("/api/benchmarks/{slug}/label-sets/{label_set}/reveal/", "post"):
+        {"200", "403", "409"} | EVERYWHERE,
+    ("/api/benchmarks/{slug}/label-sets/{label_set}/phases/", "post"):
+        {"201", "409"} | WRITE_WITH_BODY,
     ("/api/review/{slug}/ground-truth/", "get"): {"200", "403"} | EVERYWHERE,
     ("/api/review/{slug}/queue/", "get"): {"200", "403"} | EVERYWHERE,
     ("/api/review/ground-truth/{candidate_id}/votes/", "post"): {"201", "409"} | WRITE_WITH_BODY,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -52,8 +53,13 @@ def _ranks(values: list[float]) -> list[int]:
 
 
 def test_it_hosts_the_hidden_demo_and_reveals_its_shake_up(
-    catalog_settings: Settings, data_dir: Path
+    run_load_benchmarks: Callable[..., tuple[str, str]], catalog_settings: Settings,
+    data_dir: Path,
 ) -> None:
+    skipped = DemoSeedReport()
+    hidden_demo_seed(data_dir=data_dir, report=skipped, echo=lambda line: None)
+    assert (skipped.queued, skipped.skipped) == ([], [])  # CIFAR-10 is not loaded yet
+    run_load_benchmarks("--benchmark", "cifar10")
     report = DemoSeedReport()
     hidden_demo_seed(data_dir=data_dir, report=report, echo=lambda line: None)
     assert len(report.queued) == 30

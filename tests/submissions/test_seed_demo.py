@@ -36,8 +36,12 @@ def test_it_submits_the_30_cifar10_models_once_and_skips_benchmarks_not_loaded(
     assert "skipped imagenet: benchmark not loaded" in out
     assert "skipped mnist: benchmark not loaded" in out
     assert "skipped imdb: benchmark not loaded" in out
-    assert "demo: 31 queued, 6 skipped" in out  # imagenet, mnist and the four of issue 11
-    files = SubmissionFile.objects.filter(submission__model_name="resnet_basic_110")
+    # imagenet, mnist and the four of issue 11 skipped; the hidden demo's 30 queued too
+    assert "demo: 61 queued, 6 skipped" in out
+    hidden = Submission.objects.filter(benchmark__slug="cifar10-hidden")
+    assert (hidden.count(), hidden.values("owner").distinct().count()) == (30, 30)
+    files = SubmissionFile.objects.filter(submission__model_name="resnet_basic_110",
+                                          submission__owner__username="demo")
     assert sorted(files.values_list("image_set__slug", flat=True)) == [
         "cifar10-test", "cifar10.1-v4", "cifar10.1-v6"]
     assert files.get(image_set__slug="cifar10.1-v6").file.read() == (
@@ -49,7 +53,7 @@ def test_it_submits_the_30_cifar10_models_once_and_skips_benchmarks_not_loaded(
     again = seed_demo()
 
     assert demo.count() == 31
-    assert "demo: 0 queued, 37 skipped" in again
+    assert "demo: 0 queued, 67 skipped" in again
     assert "skipped 31 demo model(s) already submitted" in again
 
 

@@ -39,7 +39,7 @@ def _columns() -> list[dict[str, object]]:
                 .select_related("label_set").order_by("label_set_id"))
     return [{"slug": v.label_set.slug, "name": v.label_set.name, "version": v.number,
              "version_hash": v.content_hash, "ci_method": "clopper_pearson",
-             "rescoring": False, "pending_version": None}
+             "rescoring": False, "pending_version": None, "shift_from": "original"}
             for v in versions]
 
 

@@ -104,6 +104,15 @@ def test_it_reveals_the_private_part_and_its_shake_up(toy_split: Benchmark) -> N
     assert rows == [(b.pk, 1.0, 3, 1, 1, 1, None), (a.pk, 0.0, 0, 2, -1, 1, 0.25)]
     page = Client().get("/benchmarks/toy/?sort=secret-private")
     assert page.status_code == 200 and "Secret (private part, revealed)" in page.content.decode()
+    # the shake-up drawn as the other rank shifts are: public (x) against private (y)
+    plot = Client().get("/benchmarks/toy/plots/ranks/secret-private.json").json()
+    assert (plot["x"]["label_set"], plot["y"]["label_set"]) == ("secret", "secret-private")
+    assert [(p["submission_id"], p["rank_x"], p["rank_y"], p["shift"]) for p in plot["points"]] \
+        == [(a.pk, 1, 2, -1), (b.pk, 2, 1, 1)]
+    assert plot["inversions"]["swapped_pairs"] == 1
+    plots = Client().get("/benchmarks/toy/plots/?labels=secret-private").content.decode()
+    assert "(the public part: this is the shake-up)" in plots
+    assert Client().get("/benchmarks/toy/plots/ranks/secret-private.svg").status_code == 200
 
     opened = staff.post("/api/benchmarks/toy/label-sets/secret/phases/", {"seed": 5})
     assert (opened.status_code, opened.json()["phase"], opened.json()["revealed"]) == (
@@ -112,6 +121,8 @@ def test_it_reveals_the_private_part_and_its_shake_up(toy_split: Benchmark) -> N
     assert fresh.fraction == 0.5 and fresh.seed == 5
     again = _board()
     assert [c["slug"] for c in again["columns"]][-1] == "secret"  # phase 2 is not revealed
+    refused = Client().get("/benchmarks/toy/plots/ranks/secret-private.json")
+    assert refused.status_code == 400
     assert again["rows"] == []  # nobody has released anything in phase 2 yet
 
 

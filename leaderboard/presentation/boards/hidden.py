@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from leaderboard.catalog.models import LabelSet, LabelSetVersion
+from leaderboard.catalog.models import Benchmark, LabelSet, LabelSetVersion
 from leaderboard.catalog.phases.selectors import hidden_phase_current
 from leaderboard.submissions.releases.selectors import (
     release_board_cells,
@@ -72,6 +72,17 @@ def revealed_private_slugs(*, columns: list[tuple[LabelSet, LabelSetVersion, Any
                  if label_set.labels_hidden else None)
         if phase is not None and phase.revealed is not None:
             out.append(label_set.slug + PRIVATE_SUFFIX)
+    return out
+
+
+def revealed_private_columns(*, benchmark: Benchmark) -> list[tuple[str, str]]:
+    """(column slug, label set name) of each hidden label set of the benchmark whose current
+    phase is revealed: the board's private columns (the plots draw them too)."""
+    out = []
+    for label_set in LabelSet.objects.filter(benchmark=benchmark, labels_hidden=True):
+        phase = hidden_phase_current(label_set_id=label_set.pk)
+        if phase is not None and phase.revealed is not None:
+            out.append((label_set.slug + PRIVATE_SUFFIX, label_set.name))
     return out
 
 

@@ -28,6 +28,7 @@ import numpy as np
 from django.core.cache import cache
 
 from leaderboard.catalog.models import Benchmark, LabelSet
+from leaderboard.presentation.boards.hidden import revealed_private_columns
 from leaderboard.presentation.boards.selectors import (
     Leaderboard,
     LeaderboardColumn,
@@ -50,6 +51,7 @@ FIT_SEED = 0
 CACHE_TIMEOUT = 3600  # seconds; the generation in the key, not the timeout, keeps it fresh
 # What the cached plot data are built from (the format in their cache key, see caching.py).
 PLOT_DATA_MODULES = (__name__, "leaderboard.presentation.boards.selectors",
+                     "leaderboard.presentation.boards.hidden",
                      "leaderboard.presentation.boards.significance", "workers.scoring.stats")
 
 
@@ -79,7 +81,11 @@ def plot_choices(*, benchmark: Benchmark) -> PlotChoices:
     order = {name: f.plot_order for name, f in FAMILIES.items() if f.plot_order is not None}
     labels = sorted(((s, n, f) for s, n, f in rows if f in order),
                     key=lambda r: (order[r[2]], r[0] != r[2], r[0]))
-    return PlotChoices(new, [(s, n) for s, n, _ in labels],
+    # A hidden label set's private part once revealed: drawn against its public part, the
+    # shake-up (docs/metrics.md §17.4).
+    private = [(slug, f"{name} (private part)") for slug, name in revealed_private_columns(
+        benchmark=benchmark)]
+    return PlotChoices(new, [(s, n) for s, n, _ in labels] + private,
                        any(s == NOISE_LABEL_SET for s, _, _ in rows))
 
 
@@ -224,20 +230,24 @@ def label_set_plot(*, benchmark: Benchmark, label_set: str) -> dict[str, Any]:
 
     def build() -> dict[str, Any]:
         board = _board(benchmark)
-        rows = _pairs(board, ORIGINAL, label_set)
+        # x is the column the board's rank shifts are from: the original labels, or a
+        # revealed private part's public part
+        column = _column(board, label_set)
+        x_slug = column.shift_from if column is not None else ORIGINAL
+        rows = _pairs(board, x_slug, label_set)
         records = [r["scores"] for r in rows]
-        rank_x = core.ranks(records, ORIGINAL)
+        rank_x = core.ranks(records, x_slug)
         rank_y = core.ranks(records, label_set)
         points = []
         for i, row in enumerate(rows):
             shift = int(rank_x[i] - rank_y[i])
-            points.append({**_point(row, ORIGINAL, label_set), "rank_x": int(rank_x[i]),
+            points.append({**_point(row, x_slug, label_set), "rank_x": int(rank_x[i]),
                            "rank_y": int(rank_y[i]), "shift": shift,
                            "direction": "up" if shift > 0 else "down" if shift < 0 else "same"})
         swapped = swapped_pairs(rank_x.tolist(), rank_y.tolist())
         summary = {name: sum(p["direction"] == name for p in points)
                    for name in ("up", "down", "same")}
-        return {**_axes(board, ORIGINAL, label_set), "kind": "label_set", "points": points,
+        return {**_axes(board, x_slug, label_set), "kind": "label_set", "points": points,
                 "inversions": {**summary, "swapped_pairs": swapped, "n": len(points)}}
 
     return _cached(benchmark, ("labels", label_set), build)

@@ -142,6 +142,16 @@ def _accuracy(loss: float) -> float:
     return min(max(1.0 - loss, 0.0), 1.0)
 
 
+def _count_accuracy(hits: np.ndarray) -> float:
+    """correct / n, the figure the server shows everywhere else (2/3, not the float 1 - 1/3)."""
+    return int(np.count_nonzero(hits)) / hits.size
+
+
+def _loss_accuracy(loss: float, n: int) -> float:
+    """The accuracy of a loss that is a whole number of examples out of n, as a count."""
+    return (n - round(loss * n)) / n
+
+
 def _loss(hits: np.ndarray) -> float:
     return int(np.count_nonzero(~hits)) / hits.size
 
@@ -152,11 +162,8 @@ def _exact(state: LadderState, hits: np.ndarray) -> tuple[LadderState, Release]:
     improved = state.best_loss is None or loss < state.best_loss
     best_loss = loss if state.best_loss is None else min(loss, state.best_loss)
     new_state = LadderState(best_loss=best_loss, leader_hits=None)
-    # As counts: the released figure is the score's own accuracy, correct / n (2/3, not the
-    # float 1 - 1/3), as every other figure of the server.
-    n = hits.size
-    return new_state, Release(improved=improved, released=int(np.count_nonzero(hits)) / n,
-                              best=(n - round(best_loss * n)) / n)
+    return new_state, Release(improved=improved, released=_count_accuracy(hits),
+                              best=_loss_accuracy(best_loss, hits.size))
 
 
 def _ladder(eta: float, state: LadderState, hits: np.ndarray) -> tuple[LadderState, Release]:
@@ -166,15 +173,14 @@ def _ladder(eta: float, state: LadderState, hits: np.ndarray) -> tuple[LadderSta
         # participant's rungs start. Algorithm 1 rounds it to a multiple of eta instead; that
         # puts the first rung up to eta / 2 from the truth wherever chance falls between two
         # multiples, and noise then climbs one rung (docs/metrics.md §17.3).
-        accuracy = int(np.count_nonzero(hits)) / hits.size
+        accuracy = _count_accuracy(hits)
         return (LadderState(best_loss=loss, leader_hits=None, anchor_loss=loss),
                 Release(improved=True, released=accuracy, best=accuracy))
     # Algorithm 1: improve only when L_t < R_{t-1} - eta. The tolerance keeps an improvement of
     # exactly eta from passing on float noise (3 * 0.1 - 0.1 = 0.20000000000000004 > 0.2).
     if not loss < state.best_loss - eta - _TOL:
-        best = _accuracy(state.best_loss)
-        if state.best_loss == state.anchor_loss:  # still the first release: as it was shown
-            best = (hits.size - round(state.best_loss * hits.size)) / hits.size
+        best = (_loss_accuracy(state.best_loss, hits.size)  # still the first release, as shown
+                if state.best_loss == state.anchor_loss else _accuracy(state.best_loss))
         return state, Release(improved=False, released=None, best=best)
     anchor = state.best_loss if state.anchor_loss is None else state.anchor_loss
     # [L]_eta on the rungs R_1 - k eta: the nearest one. A tie (within float noise) goes to the
@@ -207,11 +213,13 @@ def _parameter_free(state: LadderState, hits: np.ndarray) -> tuple[LadderState, 
         # strictly lower loss improves. For n >= 2 a constant d has s = 0 and the counts agree.
         improved = total < 0 and (hits.size == 1 or total * total > squares)
         if not improved:
-            return state, Release(improved=False, released=None, best=1.0 - state.best_loss)
+            return state, Release(improved=False, released=None,
+                                  best=_loss_accuracy(state.best_loss, hits.size))
     # First submission: R_0 = +inf, so it improves whatever s is (s itself is never needed).
     # R_t = [L_t]_{1/n} = L_t: a 0/1 loss is already a multiple of 1/n.
     loss = _loss(hits)
     leader_hits = hits.copy()
     leader_hits.setflags(write=False)
     new_state = LadderState(best_loss=loss, leader_hits=leader_hits)
-    return new_state, Release(improved=True, released=1.0 - loss, best=1.0 - loss)
+    accuracy = _count_accuracy(hits)
+    return new_state, Release(improved=True, released=accuracy, best=accuracy)

@@ -43,7 +43,6 @@ def _phase(label_set: LabelSet) -> HiddenPhase:
 
 
 def _output(phase: HiddenPhase) -> Response:
-    phase.has_split = phase.private_mask is not None  # type: ignore[attr-defined]
     return Response(HiddenPhaseOutput(phase).data)
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from leaderboard.catalog.models import HiddenPhase
+
 
 class HiddenPhaseOutput(serializers.Serializer):
     label_set = serializers.CharField(source="label_set.slug")
@@ -12,8 +14,10 @@ class HiddenPhaseOutput(serializers.Serializer):
     revealed = serializers.DateTimeField(allow_null=True, help_text="null until revealed")
     revealed_by = serializers.CharField(source="revealed_by.username", allow_null=True,
                                         default=None)
-    split = serializers.BooleanField(source="has_split",
-                                     help_text="whether it has a private part")
+    split = serializers.SerializerMethodField(help_text="whether it has a private part")
+
+    def get_split(self, phase: HiddenPhase) -> bool:
+        return phase.private_mask is not None
 
 
 class HiddenPhaseOpenInput(serializers.Serializer):

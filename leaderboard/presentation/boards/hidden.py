@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from leaderboard.catalog.models import Benchmark, LabelSet, LabelSetVersion
-from leaderboard.catalog.phases.selectors import hidden_phase_current
+from leaderboard.catalog.models import Benchmark, HiddenPhase, LabelSet, LabelSetVersion
+from leaderboard.catalog.phases.selectors import hidden_phase_current, hidden_phases_current
 from leaderboard.submissions.releases.selectors import (
     release_board_cells,
     release_private_cells,
@@ -34,15 +34,25 @@ class HiddenCells:
     packed: dict[str, dict[int, bytes]] = field(default_factory=dict)  # private hits
 
 
-def hidden_cells_add(*, columns: list[tuple[LabelSet, LabelSetVersion, Any]],
+Columns = list[tuple[LabelSet, LabelSetVersion, Any]]
+
+
+def hidden_phases(*, columns: Columns) -> dict[int, HiddenPhase | None]:
+    """Each hidden column's label set id -> its current phase (read once per board build)."""
+    return {label_set.pk: hidden_phase_current(label_set_id=label_set.pk)
+            for label_set, _, _ in columns if label_set.labels_hidden}
+
+
+def hidden_cells_add(*, columns: Columns, phases: dict[int, HiddenPhase | None],
                      scores: dict[int, dict[str, dict[str, Any]]]) -> HiddenCells:
-    """Fill `scores` (submission id -> column slug -> cell) with the hidden columns' cells."""
+    """Fill `scores` (submission id -> column slug -> cell) with the hidden columns' cells;
+    `phases` as `hidden_phases` gives them."""
     out = HiddenCells()
     for label_set, version, _ in columns:
-        if not label_set.labels_hidden:
+        if label_set.pk not in phases:
             continue
         out.hidden.add(label_set.slug)
-        phase = hidden_phase_current(label_set_id=label_set.pk)
+        phase = phases[label_set.pk]
         cells = release_board_cells(version_id=version.pk,
                                     phase_id=None if phase is None else phase.pk,
                                     submission_ids=scores)
@@ -63,27 +73,19 @@ def hidden_cells_add(*, columns: list[tuple[LabelSet, LabelSetVersion, Any]],
     return out
 
 
-def revealed_private_slugs(*, columns: list[tuple[LabelSet, LabelSetVersion, Any]]
+def revealed_private_slugs(*, columns: Columns, phases: dict[int, HiddenPhase | None]
                            ) -> list[str]:
     """The private columns a board has: one per hidden label set whose phase is revealed."""
-    out = []
-    for label_set, _, _ in columns:
-        phase = (hidden_phase_current(label_set_id=label_set.pk)
-                 if label_set.labels_hidden else None)
-        if phase is not None and phase.revealed is not None:
-            out.append(label_set.slug + PRIVATE_SUFFIX)
-    return out
+    return [label_set.slug + PRIVATE_SUFFIX for label_set, _, _ in columns
+            if (phase := phases.get(label_set.pk)) is not None and phase.revealed is not None]
 
 
 def revealed_private_columns(*, benchmark: Benchmark) -> list[tuple[str, str]]:
     """(column slug, label set name) of each hidden label set of the benchmark whose current
     phase is revealed: the board's private columns (the plots draw them too)."""
-    out = []
-    for label_set in LabelSet.objects.filter(benchmark=benchmark, labels_hidden=True):
-        phase = hidden_phase_current(label_set_id=label_set.pk)
-        if phase is not None and phase.revealed is not None:
-            out.append((label_set.slug + PRIVATE_SUFFIX, label_set.name))
-    return out
+    return [(label_set.slug + PRIVATE_SUFFIX, label_set.name)
+            for label_set, phase in hidden_phases_current(benchmark=benchmark)
+            if phase.revealed is not None]
 
 
 def private_significance_add(*, rows: list[dict[str, Any]], sort: str,

@@ -12,6 +12,7 @@ from leaderboard.catalog.models import Benchmark, LabelSet, LabelSetVersion
 from leaderboard.presentation.boards.hidden import (
     PRIVATE_SUFFIX,
     hidden_cells_add,
+    hidden_phases,
     private_significance_add,
     revealed_private_slugs,
 )
@@ -126,7 +127,8 @@ def leaderboard_get(*, benchmark: Benchmark, sort: str = "original",
         return cast(Leaderboard, cached)
     columns = _columns(benchmark, version)
     slugs = [ls.slug for ls, _, _ in columns]
-    private = revealed_private_slugs(columns=columns)
+    phases = hidden_phases(columns=columns)
+    private = revealed_private_slugs(columns=columns, phases=phases)
     if sort not in slugs + private:
         raise LeaderboardQueryError(
             "unknown_label_set", f"cannot sort by {sort!r}; {benchmark.slug} has "
@@ -150,7 +152,7 @@ def leaderboard_get(*, benchmark: Benchmark, sort: str = "original",
         scores[sub_id][by_id[ls_id]] = {"accuracy": acc, "ci_low": low, "ci_high": high,
                                         "correct": correct, "total": total}
     # A hidden label set's cells are its released figures, never its scores (§17).
-    hidden = hidden_cells_add(columns=columns, scores=scores)
+    hidden = hidden_cells_add(columns=columns, phases=phases, scores=scores)
     slugs += [column.slug for column in hidden.private]
     if sort in hidden.hidden:  # one row per released figure (under the Ladder: per participant)
         subs = [s for s in subs if sort in scores[s[0]]]

@@ -44,15 +44,15 @@ def releases_replay(*, version: LabelSetVersion) -> int:
               .exclude(submission__in=Release.objects.filter(label_set_version=version)
                        .values("submission"))
               .select_related("label_set", "hits", "submission")}
-    phases = dict(Release.objects.filter(label_set_version_id=version.parent_id)
-                  .values_list("submission_id", "phase_id")) if order else {}
+    phase_ids = dict(Release.objects.filter(label_set_version_id=version.parent_id)
+                     .values_list("submission_id", "phase_id")) if order else {}
+    phases = HiddenPhase.objects.in_bulk(set(phase_ids.values()))
     rest = sorted(set(scores) - set(order))
     made = 0
     for submission_id in [*order, *rest]:
         score = scores.get(submission_id)
         if score is not None:
-            phase = (HiddenPhase.objects.get(pk=phases[submission_id])
-                     if submission_id in phases else None)
+            phase = phases[phase_ids[submission_id]] if submission_id in phase_ids else None
             _release(score, owner_id=score.submission.owner_id, phase=phase)
             made += 1
     return made

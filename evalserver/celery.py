@@ -7,6 +7,9 @@ import os
 
 from celery import Celery
 
+# A pool process's metrics marked dead when it ends; a worker's own /metrics, when configured.
+import evalserver.metrics_exporter  # noqa: F401
+
 # Connects the signal handlers that end each prefork pool process with the worker's main process.
 import evalserver.pool_processes  # noqa: F401
 from evalserver.broker import detached_transport_guard_install

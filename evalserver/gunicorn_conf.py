@@ -51,3 +51,11 @@ keepalive = 5
 control_socket_disable = True
 
 _env.check()
+
+
+def child_exit(server: object, worker: object) -> None:
+    """A web worker that ended is marked dead for prometheus_client's multiprocess mode
+    (evalserver/metrics_exporter.py does it for Celery's pool processes)."""
+    from evalserver.metrics_exporter import process_mark_dead
+
+    process_mark_dead(worker.pid)  # type: ignore[attr-defined]

@@ -52,6 +52,33 @@ SECURE_PROXY_SSL_HEADER: tuple[str, str] | None = (
 # login throttle counts) is the proxy's X-Real-IP header (evalserver/client_address.py).
 EVALSERVER_TRUSTED_PROXIES: list[str] = env.get_networks("EVALSERVER_TRUSTED_PROXIES")
 
+# -- metrics (GET /metrics, Prometheus: evalserver/metrics.py, docs/operations-metrics.md) ------
+# Who may read them: clients from these addresses or networks (REMOTE_ADDR; behind a trusted
+# proxy, its X-Real-IP), and any client sending `Authorization: Bearer <token>` with this
+# token. Others get 403. Loopback only by default; empty (EVALSERVER_METRICS_ALLOWED_IPS=none)
+# leaves the token alone.
+EVALSERVER_METRICS_ALLOWED_IPS: list[str] = (
+    [] if (env.raw("EVALSERVER_METRICS_ALLOWED_IPS") or "").lower() == "none"
+    else env.get_networks("EVALSERVER_METRICS_ALLOWED_IPS") or ["127.0.0.1/32", "::1/128"])
+EVALSERVER_METRICS_TOKEN: str | None = env.get_str("EVALSERVER_METRICS_TOKEN", None)
+if EVALSERVER_METRICS_TOKEN is not None and len(EVALSERVER_METRICS_TOKEN) < 16:
+    env.errors.append("EVALSERVER_METRICS_TOKEN is too short: expected at least 16 characters")
+# The folder where every process of this start keeps its metrics (prometheus_client's
+# multiprocess mode: gunicorn's workers, Celery's pool processes). Set by scripts/serve.sh and
+# docker/entrypoint.sh to a fresh folder at each start; read by prometheus_client itself at
+# import, here only to be checked and read back at scrape time.
+PROMETHEUS_MULTIPROC_DIR: Path | None = env.get_optional_path("PROMETHEUS_MULTIPROC_DIR")
+if PROMETHEUS_MULTIPROC_DIR is not None and not PROMETHEUS_MULTIPROC_DIR.is_dir():
+    env.errors.append(f"PROMETHEUS_MULTIPROC_DIR={PROMETHEUS_MULTIPROC_DIR} is not a folder: "
+                      "create it (empty) before starting the server")
+# A worker serves its own metrics (GET /metrics, the same access rules) on this port of
+# EVALSERVER_METRICS_WORKER_ADDRESS, for a Prometheus that cannot read the web's folder (another
+# container or host); 0: none (scripts/serve.sh's workers share the web's folder instead).
+EVALSERVER_METRICS_WORKER_PORT: int = env.get_int("EVALSERVER_METRICS_WORKER_PORT", 0,
+                                                  min_value=0)
+EVALSERVER_METRICS_WORKER_ADDRESS: str = env.get_str("EVALSERVER_METRICS_WORKER_ADDRESS",
+                                                     "127.0.0.1")
+
 DATABASES = {
     "default": env.get_db("DATABASE_URL", f"sqlite:///{BASE_DIR / 'var' / 'db.sqlite3'}"),
 }
@@ -192,6 +219,9 @@ MIDDLEWARE = [
     # /healthz first: a probe on 127.0.0.1 over http is answered before the host check and
     # the https redirect (evalserver/health.py).
     "evalserver.health.HealthCheckMiddleware",
+    # /metrics (its own access rules, before the host check too), and every other request's
+    # time by route (evalserver/metrics.py)
+    "evalserver.metrics.MetricsMiddleware",
     # around all the others: removes an upload's temporary files however the request ended
     "leaderboard.common.uploads.UploadTempFilesMiddleware",
     "django.middleware.security.SecurityMiddleware",

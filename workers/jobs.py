@@ -29,6 +29,7 @@ from leaderboard.audits.models import Audit
 from leaderboard.catalog.bundle_loading import BundleConflictError
 from leaderboard.catalog.hosting import services as bundle_uploads
 from leaderboard.catalog.models import BundleUpload
+from leaderboard.common import metrics
 from leaderboard.jobs.kinds import JobKind, JobTask, Refusal
 from leaderboard.review.models import VersionRescore
 from leaderboard.review.rescoring import services as rescoring
@@ -46,12 +47,24 @@ from workers.scoring.predictions import PredictionError
 def _score(*, job_id: int, task_id: str) -> bool:
     if settings.EVALSERVER_SCORING_DELAY_MS:  # tests and debugging: a scoring in progress
         time.sleep(settings.EVALSERVER_SCORING_DELAY_MS / 1000)
-    return submissions.submission_scores_compute(submission_id=job_id, task_id=task_id)
+    return _scored_observe(job_id, submissions.submission_scores_compute(
+        submission_id=job_id, task_id=task_id))
 
 
 def _infer_then_score(*, job_id: int, task_id: str) -> bool:
-    return (checkpoints.submission_infer(submission_id=job_id, task_id=task_id)
-            and submissions.submission_scores_compute(submission_id=job_id, task_id=task_id))
+    return _scored_observe(job_id, (
+        checkpoints.submission_infer(submission_id=job_id, task_id=task_id)
+        and submissions.submission_scores_compute(submission_id=job_id, task_id=task_id)))
+
+
+def _scored_observe(job_id: int, done: bool) -> bool:
+    """Once scored: its submit-to-scored latency, by benchmark (leaderboard/common/metrics.py)."""
+    if done:
+        slug, created, finished = Submission.objects.values_list(
+            "benchmark__slug", "created", "finished_at").get(id=job_id)
+        metrics.submission_scored_observe(
+            benchmark=slug, seconds=((finished or created) - created).total_seconds())
+    return done
 
 
 def _submission_refusal(exc: Exception) -> Refusal | None:

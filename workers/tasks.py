@@ -13,6 +13,7 @@ Routing (settings.CELERY_TASK_ROUTES): everything here goes to the `cpu` queue.
 from __future__ import annotations
 
 import logging
+from time import perf_counter
 from typing import Any
 
 from celery import Task, shared_task
@@ -21,7 +22,7 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError
 
 from leaderboard.catalog.hosting import services as bundle_uploads
-from leaderboard.common import uploads
+from leaderboard.common import metrics, uploads
 from leaderboard.jobs.kinds import JobKind, Refusal
 from leaderboard.jobs.sweep import jobs_sweep
 from leaderboard.submissions import retention, significance
@@ -42,6 +43,22 @@ def ping() -> str:
 
 def job_run(kind: JobKind, variant: str, *, job_id: int, task_id: str,
             retry: bool = False) -> str:
+    """`_job_run_once`, timed and counted (leaderboard/common/metrics.py): its duration by
+    outcome ("retried": transient trouble raised for Celery to retry); a failure by its
+    code."""
+    started = perf_counter()
+    try:
+        outcome = _job_run_once(kind, variant, job_id=job_id, task_id=task_id, retry=retry)
+    except BaseException:
+        metrics.job_observe(kind=kind.name, outcome="retried", seconds=perf_counter() - started)
+        raise
+    metrics.job_observe(kind=kind.name, outcome="finished" if outcome == kind.finished
+                        else outcome, seconds=perf_counter() - started)
+    return outcome
+
+
+def _job_run_once(kind: JobKind, variant: str, *, job_id: int, task_id: str,
+                  retry: bool = False) -> str:
     """Claim the job for this task (`retry`: a Celery retry of it), do its work, store how it
     ended. Returns the kind's finished status ("scored", "done"), "failed", or "skipped" (not
     claimable: finished, failed, out of attempts, running under another task; or the claim
@@ -67,8 +84,9 @@ def job_run(kind: JobKind, variant: str, *, job_id: int, task_id: str,
         failure = refusal
     else:
         return kind.finished if done else "skipped"
-    kind.fail(job_id=job_id, task_id=task_id, code=failure.code, reason=failure.reason,
-              **failure.fields)
+    if kind.fail(job_id=job_id, task_id=task_id, code=failure.code, reason=failure.reason,
+                 **failure.fields):
+        metrics.job_failures_count(kind=kind.name, code=failure.code)
     return "failed"
 
 
@@ -119,7 +137,8 @@ def sweep_jobs(kind: str) -> list[int]:
 def refresh_board_significance(benchmark_id: int) -> int:
     """Recompute the stored significance (rank_ub, McNemar p) of a benchmark's public boards
     where their rows changed; idempotent. Returns how many label-set versions were stored."""
-    return significance.board_significance_refresh(benchmark_id=benchmark_id)
+    with metrics.significance_refresh_timed():
+        return significance.board_significance_refresh(benchmark_id=benchmark_id)
 
 
 @shared_task

@@ -46,11 +46,7 @@ def broker_tasks_read() -> BrokerTasks | None:
     if not url.startswith(("redis://", "rediss://", "unix://")):
         return None  # another transport (or Sentinel): the sweep's long cutoffs apply
     prefix = options.get("global_keyprefix", "")
-    sep = options.get("sep", RedisChannel.sep)
-    steps = options.get("priority_steps", RedisChannel.priority_steps)
-    queues = {queue.name for queue in conf.task_queues or ()} or {conf.task_default_queue}
-    lists = [prefix + (f"{queue}{sep}{step}" if step else queue)
-             for queue in sorted(queues) for step in sorted(set(steps) | {0})]
+    lists = [name for names in _queue_lists().values() for name in names]
     unacked = prefix + options.get("unacked_key", RedisChannel.unacked_key)
     try:
         client = redis.Redis.from_url(url, socket_timeout=5, socket_connect_timeout=2)
@@ -70,6 +66,39 @@ def broker_tasks_read() -> BrokerTasks | None:
                       if isinstance(message, dict))
     held = _tasks_of(message for message in unacked_messages if isinstance(message, dict))
     return BrokerTasks(jobs=tasks.jobs, task_ids=tasks.task_ids, delivered=held.task_ids)
+
+
+def _queue_lists() -> dict[str, list[str]]:
+    """The Redis lists of each declared queue's waiting messages (one per priority step),
+    by queue name."""
+    conf = current_app.conf
+    options = conf.broker_transport_options or {}
+    prefix = options.get("global_keyprefix", "")
+    sep = options.get("sep", RedisChannel.sep)
+    steps = options.get("priority_steps", RedisChannel.priority_steps)
+    queues = {queue.name for queue in conf.task_queues or ()} or {conf.task_default_queue}
+    return {queue: [prefix + (f"{queue}{sep}{step}" if step else queue)
+                    for step in sorted(set(steps) | {0})] for queue in sorted(queues)}
+
+
+def broker_queue_depths(*, timeout: float = 1.0) -> dict[str, int] | None:
+    """How many messages wait on each declared queue (the lengths of its lists; not those
+    delivered to a worker, nor a retry's countdown, which a worker holds); None when the
+    broker cannot be read or is not Redis."""
+    url = str(current_app.conf.broker_url or "")
+    if not url.startswith(("redis://", "rediss://", "unix://")):
+        return None
+    lists = _queue_lists()
+    try:
+        client = redis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout)
+        with client, client.pipeline(transaction=False) as pipe:
+            for names in lists.values():
+                for name in names:
+                    pipe.llen(name)
+            lengths = iter(pipe.execute())
+    except (redis.RedisError, OSError):
+        return None
+    return {queue: sum(next(lengths) for _ in names) for queue, names in lists.items()}
 
 
 def worker_tasks_held(task_ids: Iterable[str], *, timeout: float = 1.0) -> frozenset[str] | None:

@@ -11,6 +11,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from leaderboard import queue
+from leaderboard.common import metrics
 from leaderboard.jobs import broker as jobs_broker
 from leaderboard.jobs.kinds import JobKind
 from leaderboard.jobs.lifecycle import FAILED, QUEUED, RUNNING
@@ -67,10 +68,11 @@ def jobs_sweep(kind: JobKind) -> list[int]:
             stuck_which |= Q(**{id_field: job_id}, claimed_by=claim)
     stuck = manager.filter(stuck_which, status=RUNNING)
     max_attempts = kind.max_attempts()
-    stuck.filter(attempts__gte=max_attempts).update(
+    out_of_attempts = stuck.filter(attempts__gte=max_attempts).update(
         status=FAILED, finished_at=now, failure_code="worker_lost",
         failure_reason=f"{kind.what} stopped {max_attempts} times without finishing "
                        "(worker crash or time limit)")
+    metrics.job_failures_count(kind=kind.name, code="worker_lost", count=out_of_attempts)
     requeued: list[int] = []
     for job_id in stuck.order_by(id_field).values_list(id_field, flat=True):
         if stuck.filter(**{id_field: job_id}).update(
@@ -92,6 +94,7 @@ def jobs_sweep(kind: JobKind) -> list[int]:
             requeued.append(job_id)
     if requeued:
         _requeue(kind, requeued)
+    metrics.sweep_requeued_count(kind=kind.name, count=len(requeued))
     return requeued
 
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
-from django.db.models import Prefetch, Q, QuerySet
+from django.db.models import Count, Min, Prefetch, Q, QuerySet
 
 from leaderboard.submissions.models import Score, Submission
 
@@ -41,3 +42,22 @@ def submission_scores(*, submission: Submission) -> dict[str, Score]:
     for score in rows:
         out.setdefault(score.label_set.slug, score)
     return out
+
+
+def submission_status_counts() -> dict[str, int]:
+    """How many submissions are in each status, every status named (0 when none): what
+    /metrics reports (evalserver/metrics.py)."""
+    counts = dict.fromkeys(Submission.Status.values, 0)
+    counts.update(Submission.objects.order_by().values_list("status").annotate(n=Count("id")))
+    return counts
+
+
+def submission_oldest_waits(*, now: datetime) -> dict[str, float]:
+    """Seconds the longest-waiting queued submission has waited since it was (last) queued,
+    and the longest-running one has run since its attempt began; 0 when there is none (a
+    stuck job shows as one that only grows: docs/operations-metrics.md)."""
+    oldest = Submission.objects.aggregate(
+        queued=Min("queued_at", filter=Q(status=Submission.Status.QUEUED)),
+        running=Min("started", filter=Q(status=Submission.Status.RUNNING)))
+    return {status: max((now - since).total_seconds(), 0.0) if since else 0.0
+            for status, since in oldest.items()}

@@ -21,6 +21,17 @@ if [ -x .venv/bin/python ]; then
 fi
 export DJANGO_SETTINGS_MODULE=${DJANGO_SETTINGS_MODULE:-evalserver.settings}
 
+# Prometheus metrics (docs/operations-metrics.md): web and workers keep theirs in a folder
+# emptied at each start (prometheus_client's multiprocess mode); every other role (init, ping,
+# a one-off manage.py) keeps none, so that no healthcheck leaves a file there every minute.
+METRICS_DIR=${PROMETHEUS_MULTIPROC_DIR:-/tmp/evalserver-metrics}
+unset PROMETHEUS_MULTIPROC_DIR
+metrics_dir_fresh() {
+    mkdir -p "$METRICS_DIR"
+    find "$METRICS_DIR" -maxdepth 1 -type f -name '*.db' -delete
+    export PROMETHEUS_MULTIPROC_DIR=$METRICS_DIR
+}
+
 role=${1:-web}
 [ $# -gt 0 ] && shift
 fetch_only=() load_only=()
@@ -37,14 +48,17 @@ case $role in
         exec python manage.py load_benchmarks "${load_only[@]}"
         ;;
     web)
+        metrics_dir_fresh
         exec gunicorn -c evalserver/gunicorn_conf.py evalserver.wsgi \
             --bind "${BIND:-0.0.0.0:${PORT:-8000}}" --access-logfile - "$@"
         ;;
     worker-cpu)
+        metrics_dir_fresh
         exec celery -A evalserver worker -Q cpu --concurrency "${WORKER_CONCURRENCY:-2}" \
             --hostname "cpu@%h" --loglevel "${LOG_LEVEL:-INFO}" "$@"
         ;;
     worker-gpu)
+        metrics_dir_fresh
         exec celery -A evalserver worker -Q gpu --concurrency 1 --hostname "gpu@%h" \
             --loglevel "${LOG_LEVEL:-INFO}" "$@"
         ;;

@@ -49,8 +49,12 @@ def _serve_metrics(**_: Any) -> None:
         return
     from evalserver.metrics import wsgi_metrics_app
 
-    server: WSGIServer = make_server(settings.EVALSERVER_METRICS_WORKER_ADDRESS, port,
-                                     wsgi_metrics_app, handler_class=_QuietHandler)
+    address = settings.EVALSERVER_METRICS_WORKER_ADDRESS
+    try:
+        server: WSGIServer = make_server(address, port, wsgi_metrics_app,
+                                         handler_class=_QuietHandler)
+    except OSError as exc:  # the port is taken: the worker works on, unscraped
+        log.error("cannot serve the worker's metrics on %s:%d (%s)", address, port, exc)
+        return
     threading.Thread(target=server.serve_forever, name="metrics", daemon=True).start()
-    log.info("serving the worker's metrics on %s:%d/metrics",
-             settings.EVALSERVER_METRICS_WORKER_ADDRESS, port)
+    log.info("serving the worker's metrics on %s:%d/metrics", address, port)

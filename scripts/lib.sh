@@ -68,6 +68,17 @@ ensure_system_packages() {
     done
 }
 
+# metrics_dir_fresh DIR: make DIR the empty folder where this start's processes keep their
+# Prometheus metrics (prometheus_client's multiprocess mode: evalserver/metrics.py), and export
+# it as PROMETHEUS_MULTIPROC_DIR. Only the files prometheus_client writes (*.db) are removed:
+# those of a previous start would be added to this one's. docker/entrypoint.sh does the same.
+metrics_dir_fresh() {
+    mkdir -p "$1"
+    find "$1" -maxdepth 1 -type f -name '*.db' -delete
+    PROMETHEUS_MULTIPROC_DIR=$(cd "$1" && pwd)
+    export PROMETHEUS_MULTIPROC_DIR
+}
+
 # ensure_venv REQUIREMENTS_FILE: create .venv with python3 (or $PYTHON) if absent, and install
 # the requirements file when it (or requirements.txt, or the two variables below) changed since
 # the last install. docker/Dockerfile installs with this same function.

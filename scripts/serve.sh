@@ -163,6 +163,11 @@ if ! .venv/bin/python manage.py load_benchmarks; then
     echo "warning: load_benchmarks failed (see above); serving without those benchmarks" >&2
 fi
 
+# -- metrics ------------------------------------------------------------------------------------
+# The workers and gunicorn started from here keep their metrics in one fresh folder, so the
+# web's /metrics (open to 127.0.0.1) reports them all (docs/operations-metrics.md).
+metrics_dir_fresh var/metrics
+
 # -- Celery worker ------------------------------------------------------------------------------
 # Each start_* appends to its log, so that a restart keeps what the stopped process wrote.
 start_worker() {

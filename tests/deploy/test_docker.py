@@ -34,7 +34,7 @@ APP_SERVICES = ("init", "web", "worker-cpu", "worker-gpu", "beat")
 # variables of .env.example that are compose's or the entrypoint's, not Django settings
 COMPOSE_ONLY = {"POSTGRES_PASSWORD", "REDIS_PASSWORD", "TORCH_VARIANT", "EVALSERVER_IMAGE_TAG",
                 "PROXY_HTTP_ADDRESS", "PROXY_HTTPS_ADDRESS", "TLS_CERT_DIR",
-                "EVALSERVER_BENCHMARKS"}
+                "EVALSERVER_BENCHMARKS", "PROMETHEUS_ADDRESS"}
 ENV_LINE = re.compile(r"^#?([A-Z][A-Z0-9_]*)=(.*)$")
 
 
@@ -82,8 +82,9 @@ def _interpolate(value: str, variables: dict[str, str]) -> str:
 
 
 def test_the_compose_file_names_each_service_with_its_role() -> None:
-    assert set(SERVICES) == {"db", "redis", "proxy", *APP_SERVICES}
-    assert set(COMPOSE["volumes"]) == {"pgdata", "redisdata", "media", "data", "uploads"}
+    assert set(SERVICES) == {"db", "redis", "proxy", "prometheus", *APP_SERVICES}
+    assert set(COMPOSE["volumes"]) == {"pgdata", "redisdata", "media", "data", "uploads",
+                                       "prometheusdata"}
     for name in APP_SERVICES:
         service = SERVICES[name]
         assert service["command"] == [name], name
@@ -133,7 +134,11 @@ def test_the_services_start_in_order_and_have_healthchecks() -> None:
 
 def test_only_the_proxy_is_published_and_it_buffers_for_the_web() -> None:
     proxy, web = SERVICES["proxy"], SERVICES["web"]
-    assert [name for name, service in SERVICES.items() if "ports" in service] == ["proxy"]
+    # and, in the `monitoring` profile, Prometheus's UI on this host's loopback by default
+    assert [name for name, service in SERVICES.items() if "ports" in service] == [
+        "proxy", "prometheus"]
+    assert SERVICES["prometheus"]["ports"] == ["${PROMETHEUS_ADDRESS:-127.0.0.1:9090}:9090"]
+    assert SERVICES["prometheus"]["profiles"] == ["monitoring"]
     assert re.fullmatch(r"nginx:1\.\d+-bookworm", proxy["image"])
     assert proxy["command"] == ["sh", "/etc/evalserver-proxy/start.sh"]
     assert proxy["ports"] == ["${PROXY_HTTP_ADDRESS:-127.0.0.1:8000}:80",
@@ -269,6 +274,7 @@ def test_it_runs_every_service_natively_through_the_entrypoint(
     processes: dict[str, subprocess.Popen[bytes]] = {}
     logs = tmp_path / "logs"
     logs.mkdir()
+    metrics_ports = {"worker-cpu": free_port(), "worker-gpu": free_port()}
 
     def environment(service: str) -> dict[str, str]:
         """The service's compose environment over the env_file, with local addresses."""
@@ -279,6 +285,9 @@ def test_it_runs_every_service_natively_through_the_entrypoint(
                                                               f"@127.0.0.1:{redis_port}")
         composed["MEDIA_ROOT"] = str(tmp_path / "media")  # the media volume
         composed["EVALSERVER_DATA_DIR"] = str(tmp_path / "data")  # the data volume
+        if "EVALSERVER_METRICS_WORKER_PORT" in composed:  # each container has its own 9100
+            composed["EVALSERVER_METRICS_WORKER_PORT"] = str(metrics_ports[service])
+            composed["EVALSERVER_METRICS_WORKER_ADDRESS"] = "127.0.0.1"
         return {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "LANG": "C.UTF-8",
                 **env_file, **composed, "EVALSERVER_DATA_BASE_URL": mirror.url,
                 "EVALSERVER_BENCHMARKS": "mnist", "BIND": f"127.0.0.1:{web_port}",
@@ -328,6 +337,12 @@ def test_it_runs_every_service_natively_through_the_entrypoint(
                 start(worker)
             for worker in ("worker-cpu", "worker-gpu"):
                 _until(lambda w=worker: healthy(w), f"{worker} answering its healthcheck")
+            # each worker's own /metrics (the `monitoring` profile scrapes them on 9100)
+            for worker in ("worker-cpu", "worker-gpu"):
+                _until(lambda w=worker: _port_answers(metrics_ports[w]), f"{worker}'s metrics")
+                status, _, text = _http(metrics_ports[worker], "/metrics")
+                assert status == 200
+                assert "evalserver_significance_refresh_duration_seconds_count 0.0" in text
 
             start("beat")
             _until(lambda: "Sending due task sweep-submission-jobs" in log("beat"),

@@ -13,6 +13,8 @@ system_package_missing() {
         # which a user's PATH may lack), and makes its test certificate with openssl
         nginx-light) [ ! -x /usr/sbin/nginx ] && ! command -v nginx >/dev/null ;;
         openssl) ! command -v openssl >/dev/null ;;
+        # tests/test_metrics_rules.py checks docker/prometheus/alerts.yml with its promtool
+        prometheus) ! command -v promtool >/dev/null ;;
         # `python3 -m venv` needs ensurepip, which Debian ships apart
         python3-venv) ! "${PYTHON:-python3}" -c 'import ensurepip, venv' 2>/dev/null ;;
         *)
@@ -23,7 +25,7 @@ system_package_missing() {
 }
 
 # ensure_system_packages PACKAGE...: install those of the Debian packages (redis-server,
-# postgresql, chromium, wrk, nginx-light, openssl, python3-venv) that are missing: with apt-get as root, else with
+# postgresql, chromium, wrk, nginx-light, openssl, prometheus, python3-venv) that are missing: with apt-get as root, else with
 # sudo when there is one that may ask; otherwise stop with one message naming the packages
 # and the command that installs them.
 ensure_system_packages() {

@@ -6,7 +6,8 @@
 # database and a Redis database of its own. Without PostgreSQL every test runs on SQLite.
 # First installs the missing system packages (Debian: python3-venv, redis-server, postgresql,
 # chromium for the browser tests, wrk for the benches, nginx-light and openssl for the proxy's
-# tests; apt-get as root or through sudo, else it stops with a message saying what to install).
+# tests, prometheus for its promtool (the alert rules' checks); apt-get as root or through
+# sudo, else it stops with a message saying what to install).
 # Under CI=true no test may skip for want of one.
 # Uses REDIS_URL when a Redis answers there, else starts a throwaway redis-server.
 # Extra arguments go to both pytest runs (e.g. `bash scripts/test.sh -k celery -x`).
@@ -16,7 +17,7 @@ set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/lib.sh
 
-system_packages=(postgresql chromium wrk nginx-light openssl)
+system_packages=(postgresql chromium wrk nginx-light openssl prometheus)
 [ -x .venv/bin/python ] || system_packages+=(python3-venv)
 [ -n "${REDIS_URL:-}" ] || system_packages+=(redis-server)
 ensure_system_packages "${system_packages[@]}" || exit 1

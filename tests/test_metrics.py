@@ -199,3 +199,77 @@ def _until(check: object, log: Path, timeout: float = 120) -> None:
         if time.monotonic() > deadline:
             pytest.fail("not within the time allowed; the worker's log:\n" + log.read_text())
         time.sleep(0.2)
+
+
+# -- the sweep ---------------------------------------------------------------------------------
+
+@pytest.fixture
+def broker_unreadable() -> Iterator[None]:
+    """The sweep cannot read the broker: only its long cutoffs apply (tests/test_jobs.py)."""
+    from evalserver.celery import app
+    from tests.conftest import _point_celery_app
+    from tests.helpers import free_port
+
+    saved = {"broker_url": app.conf.broker_url, "result_backend": app.conf.result_backend}
+    nobody = f"redis://127.0.0.1:{free_port()}/0"
+    _point_celery_app(app, broker_url=nobody, result_backend=nobody)
+    yield
+    _point_celery_app(app, **saved)
+
+
+@pytest.mark.django_db
+def test_it_counts_the_sweeps_requeues_and_lost_workers(
+        loaded: Settings, broker_unreadable: None, sent: list[tuple[str, int]]) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from leaderboard.jobs.sweep import jobs_sweep
+    from workers.jobs import JOBS
+
+    long_ago = timezone.now() - timedelta(hours=2)  # past every task's hard time limit
+    out_of_attempts = loaded.EVALSERVER_SCORING_MAX_ATTEMPTS
+
+    def submission(n: int, **fields: object) -> Submission:
+        return Submission.objects.create(owner=factories.user_create(f"owner{n}"),
+                                         benchmark=factories.cifar10(),
+                                         model_name=f"model {n}", **fields)
+
+    lost = [submission(n, queued_at=long_ago) for n in range(2)]  # never started
+    crashed = submission(2, status="running", started=long_ago, attempts=1, claimed_by="t2")
+    spent = submission(3, status="running", started=long_ago, attempts=out_of_attempts,
+                       claimed_by="t3")
+    before = scrape()
+
+    requeued = jobs_sweep(JOBS["submission"])
+    after = scrape()
+
+    assert sorted(requeued) == sorted([lost[0].pk, lost[1].pk, crashed.pk])
+    assert Submission.objects.get(pk=spent.pk).failure_code == "worker_lost"
+
+    def delta(name: str, **labels: str) -> float:
+        return value(after, name, **labels) - value(before, name, **labels)
+
+    assert delta("evalserver_sweep_requeued_total", kind="submission") == 3
+    assert delta("evalserver_sweep_requeued_total", kind="audit") == 0
+    assert delta("evalserver_job_failures_total", kind="submission", code="worker_lost") == 1
+
+
+# -- settings ----------------------------------------------------------------------------------
+
+def test_it_fails_loudly_on_bad_metrics_settings(tmp_path: Path) -> None:
+    from tests.test_settings_env import run_settings
+
+    result = run_settings(SECRET_KEY="x" * 50, EVALSERVER_METRICS_ALLOWED_IPS="10.0.0.0/8,office",
+                          EVALSERVER_METRICS_TOKEN="short",
+                          PROMETHEUS_MULTIPROC_DIR=str(tmp_path / "missing"),
+                          EVALSERVER_METRICS_WORKER_PORT="-1")
+
+    assert result.returncode != 0
+    for line in ("EVALSERVER_METRICS_ALLOWED_IPS='10.0.0.0/8,office' is not valid: expected "
+                 "comma-separated IP addresses or networks such as 172.16.0.0/12,10.0.0.5",
+                 "EVALSERVER_METRICS_TOKEN is too short: expected at least 16 characters",
+                 f"PROMETHEUS_MULTIPROC_DIR={tmp_path / 'missing'} is not a folder: create it "
+                 "(empty) before starting the server",
+                 "EVALSERVER_METRICS_WORKER_PORT='-1' is not valid: expected an integer >= 0"):
+        assert line in result.stderr

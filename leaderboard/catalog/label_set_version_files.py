@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import shutil
 from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
@@ -25,6 +24,7 @@ from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 
 from leaderboard.catalog.models import LabelSetVersion
+from leaderboard.common.storage import stored_copy
 from workers.scoring import label_set_builders
 from workers.scoring.bundles import (
     BundleData,
@@ -93,8 +93,8 @@ def _local_copy(name: str) -> Path | None:
     cached.parent.mkdir(parents=True, exist_ok=True)
     partial = cached.with_name(f".{cached.name}.{os.getpid()}.part")
     try:
-        with default_storage.open(name, "rb") as source, open(partial, "wb") as target:
-            shutil.copyfileobj(source, target, length=1 << 20)
+        with open(partial, "wb") as target:
+            stored_copy(name, target=target)
         os.replace(partial, cached)
     finally:
         partial.unlink(missing_ok=True)

@@ -19,6 +19,9 @@ CREDENTIALS = {"AWS_ACCESS_KEY_ID": "evalserver-test", "AWS_SECRET_ACCESS_KEY": 
                "AWS_DEFAULT_REGION": "us-east-1"}
 
 
+BACKEND = "leaderboard.common.object_storage.S3Storage"
+
+
 def server_argv(host: str, port: int) -> list[str]:
     return [sys.executable, "-m", "moto.server", "-H", host, "-p", str(port)]
 
@@ -31,7 +34,7 @@ def storage_options(endpoint: str, bucket: str) -> dict[str, Any]:
 
 
 def storage_env(endpoint: str, bucket: str) -> dict[str, str]:
-    return {"EVALSERVER_STORAGE_BACKEND": "storages.backends.s3.S3Storage",
+    return {"EVALSERVER_STORAGE_BACKEND": BACKEND,
             "EVALSERVER_STORAGE_OPTIONS": json.dumps(storage_options(endpoint, bucket)),
             **CREDENTIALS}
 

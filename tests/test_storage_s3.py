@@ -49,7 +49,7 @@ def s3_endpoint() -> Iterator[str]:
 def _use_s3(settings: Settings, endpoint: str, bucket: str) -> None:
     options = {**s3_server.storage_options(endpoint, bucket), "max_memory_size": 1 << 20}
     settings.STORAGES = {**settings.STORAGES, "default": {
-        "BACKEND": "storages.backends.s3.S3Storage", "OPTIONS": options}}
+        "BACKEND": s3_server.BACKEND, "OPTIONS": options}}
     label_set_version_files._load.cache_clear()  # read compiled versions from this store
 
 

@@ -27,7 +27,7 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import numpy as np
 from django.core.files.storage import Storage, default_storage
@@ -103,17 +103,19 @@ def stored_file_path(stored: FieldFile | str, *, storage: Storage | None = None
 def stored_copy(name: str, *, storage: Storage | None = None, target: BinaryIO) -> None:
     """Write a stored file into `target` in parts, never whole in memory.
 
-    From S3 (django-storages' S3Storage, which has a `bucket`) in one streamed GET: its file
-    object asks the size first, then fetches through boto3's transfer manager, twice the
-    requests and about three times the work for a file read once from start to end (the cost
-    bench/cluster.py --s3 measures)."""
+    From S3 (django-storages' S3Storage, or leaderboard/common/object_storage.py's: those
+    have a `bucket_name`) in one streamed GET through the client: their file object asks the
+    size first, then fetches through boto3's transfer manager from a resource object, twice
+    the requests and about three times the work for a file read once from start to end (the
+    cost bench/cluster.py --s3 measures)."""
     storage = storage or default_storage
-    bucket = getattr(storage, "bucket", None)
-    if bucket is not None and hasattr(storage, "_normalize_name"):
+    if getattr(storage, "bucket_name", None) and hasattr(storage, "_normalize_name"):
         from storages.utils import clean_name  # only ever loaded with the S3 storage
 
         # the key as S3Storage's own _open makes it (its `location` prefix included)
-        body = bucket.Object(storage._normalize_name(clean_name(name))).get()["Body"]
+        s3: Any = storage  # django-storages has no types
+        key = s3._normalize_name(clean_name(name))
+        body = s3.connection.meta.client.get_object(Bucket=s3.bucket_name, Key=key)["Body"]
         try:
             for chunk in body.iter_chunks(1 << 20):
                 target.write(chunk)

@@ -35,8 +35,7 @@ from django.db.models.fields.files import FieldFile
 
 # S3 error codes that mean "not now" rather than "never": worth a retry
 _TRANSIENT_S3_CODES = frozenset({"SlowDown", "Throttling", "ThrottlingException",
-                                 "RequestTimeout", "ServiceUnavailable", "InternalError",
-                                 "RequestTimeTooSkewed"})
+                                 "RequestTimeout", "ServiceUnavailable", "InternalError"})
 
 
 class StorageUnavailable(OSError):

@@ -1,7 +1,8 @@
 """Submissions scored per second by one and by two worker hosts, in the production topology.
 
     python bench/cluster.py            # 300 CIFAR-10 uploads per run
-    python bench/cluster.py --quick    # 30 (what CI runs)
+    python bench/cluster.py --quick    # 30 (what CI runs, with --s3)
+    python bench/cluster.py --s3       # the same, then again with no shared disk
 
 The topology of tests/deploy/topology.py (needs root): PostgreSQL, Redis (password), gunicorn
 + beat and the worker hosts each in a network namespace, talking TCP over a bridge; cifar10
@@ -11,17 +12,24 @@ through the web host's API (the real published predictions of a few CIFAR-10 mod
 each under its own model name), then every host is resumed at once on the full queue. Timed:
 from the resume to the last `scored` time in the database. CPU: utime + stime of every process
 on the worker hosts (children reaped included: /proc/<pid>/stat) over the same span, per
-submission; the database and queue hosts' share is printed beside it. Run 1 has worker-a only;
-run 2 adds worker-b. On a 2-core machine the web, database and queue hosts share those cores,
-so expect little gain from the second host: the CPU per submission says what scoring costs.
+submission; the database and queue hosts' share (and the object store's) is printed beside
+it. Run 1 has worker-a only; run 2 adds worker-b. On a 2-core machine the web, database and
+queue hosts share those cores, so expect little gain from the second host: the CPU per
+submission says what scoring costs.
 
-Exit status: 0 when every submission of both runs was scored; 1 otherwise (and, under
+--s3: after those two runs on the shared disk, the same two runs in the topology with no shared
+disk (tests/deploy/object_store.py: the files in moto's S3 server on a host of its own, each
+host its own media and cache folders), and the two-host throughputs side by side: no shared
+disk / shared disk (issue 22's figure: within 20%).
+
+Exit status: 0 when every submission of every run was scored; 1 otherwise (and, under
 CI=true, when the machine cannot build namespaces). Throughput only prints (machine-bound).
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import signal
 import sys
@@ -33,6 +41,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "clients" / "python"))
 
 from evalserver_client.api import Api  # noqa: E402
+from tests.deploy.object_store import ObjectStoreCluster  # noqa: E402
 from tests.deploy.topology import Cluster, unavailable_reason  # noqa: E402
 
 PREDICTIONS = Path("cifar10") / "model_predictions"
@@ -75,7 +84,7 @@ def measure(cluster: Cluster, api: Api, roles: tuple[str, ...], count: int,
             run: int) -> dict[str, float]:
     signal_hosts(cluster, roles, signal.SIGSTOP)  # frozen, so every host starts on a full queue
     ids, upload_s = upload(cluster, api, count, run)
-    others = ("db", "queue")
+    others = ("db", "queue", *(("objects",) if "objects" in cluster.hosts else ()))
     cpu_before = {role: cluster.cpu_seconds(role) for role in (*roles, *others)}
     resumed = time.time()
     signal_hosts(cluster, roles, signal.SIGCONT)
@@ -94,7 +103,8 @@ def measure(cluster: Cluster, api: Api, roles: tuple[str, ...], count: int,
     return {"scored": done, "failed": failed, "upload_s": upload_s, "seconds": seconds,
             "per_second": done / seconds if done else 0.0,
             "worker_cpu": sum(cpu[r] for r in roles) / max(done, 1),
-            "db_cpu": cpu["db"] / max(done, 1), "queue_cpu": cpu["queue"] / max(done, 1)}
+            "db_cpu": cpu["db"] / max(done, 1), "queue_cpu": cpu["queue"] / max(done, 1),
+            "objects_cpu": cpu.get("objects", float("nan")) / max(done, 1)}
 
 
 def report(hosts: int, figures: dict[str, float], count: int) -> None:
@@ -103,22 +113,13 @@ def report(hosts: int, figures: dict[str, float], count: int) -> None:
           f" = {figures['per_second']:.1f} submissions/s; CPU per submission:"
           f" workers {figures['worker_cpu'] * 1000:.0f} ms, database"
           f" {figures['db_cpu'] * 1000:.0f} ms, queue {figures['queue_cpu'] * 1000:.1f} ms"
-          f" (uploads: {count / figures['upload_s']:.1f}/s)")
+          + ("" if math.isnan(figures["objects_cpu"]) else
+             f", object store {figures['objects_cpu'] * 1000:.0f} ms")
+          + f" (uploads: {count / figures['upload_s']:.1f}/s)")
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="30 uploads per run (CI)")
-    parser.add_argument("--uploads", type=int, default=None, help="uploads per run")
-    args = parser.parse_args()
-    count = args.uploads or (30 if args.quick else 300)
-
-    reason = unavailable_reason()
-    if reason is not None:
-        print(f"cluster bench: not run: {reason}")
-        return 1 if os.environ.get("CI") == "true" else 0
-
-    cluster = Cluster(data_dir=data_dir(), workers=("worker-a", "worker-b"))
+def topology_runs(cluster: Cluster, count: int, what: str) -> tuple[dict[str, float], ...]:
+    """Run 1 (worker-a) and run 2 (both worker hosts) in a topology; it is removed after."""
     try:
         started = time.monotonic()
         cluster.start(benchmarks=("cifar10",), workers=("worker-a",))
@@ -127,9 +128,7 @@ def main() -> int:
             "POST", "/api/auth/token/", form={"username": USERNAME, "password": PASSWORD},
             auth=False))["token"]
         api = Api(cluster.web_url, token)
-        print(f"cluster bench: {count} CIFAR-10 uploads per run ({len(MODELS)} real models'"
-              f" files, cycled), worker hosts of one process each; topology up in"
-              f" {time.monotonic() - started:.1f} s")
+        print(f"{what}: topology up in {time.monotonic() - started:.1f} s")
         one = measure(cluster, api, ("worker-a",), count, 1)
         report(1, one, count)
         cluster.worker_start("worker-b")
@@ -139,9 +138,38 @@ def main() -> int:
         cluster.close()
     if one["per_second"] and two["per_second"]:
         print(f"  two hosts / one host: {two['per_second'] / one['per_second']:.2f}x")
+    return one, two
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="30 uploads per run (CI)")
+    parser.add_argument("--uploads", type=int, default=None, help="uploads per run")
+    parser.add_argument("--s3", action="store_true",
+                        help="then the same with no shared disk (an S3 store on its own host)")
+    args = parser.parse_args()
+    count = args.uploads or (30 if args.quick else 300)
+
+    reason = unavailable_reason()
+    if reason is not None:
+        print(f"cluster bench: not run: {reason}")
+        return 1 if os.environ.get("CI") == "true" else 0
+
+    print(f"cluster bench: {count} CIFAR-10 uploads per run ({len(MODELS)} real models'"
+          f" files, cycled), worker hosts of one process each")
+    workers = ("worker-a", "worker-b")
+    runs = list(topology_runs(Cluster(data_dir=data_dir(), workers=workers), count,
+                              "shared disk"))
+    if args.s3:
+        runs += topology_runs(ObjectStoreCluster(data_dir=data_dir(), workers=workers), count,
+                              "no shared disk (S3 store on its own host)")
+        shared, s3 = runs[1]["per_second"], runs[3]["per_second"]
+        if shared and s3:
+            print(f"  two worker hosts, no shared disk / shared disk: {s3:.1f} / {shared:.1f}"
+                  f" submissions/s = {s3 / shared:.2f}")
     load = ", ".join(f"{value:.2f}" for value in os.getloadavg())
     print(f"  machine: {os.cpu_count()} cores, load average (1, 5, 15 min) {load}")
-    ok = one["scored"] == count and two["scored"] == count
+    ok = all(run["scored"] == count for run in runs)
     if not ok:
         print("FAILED: not every submission was scored")
     return 0 if ok else 1

@@ -6,6 +6,7 @@ A bad value stops the process with a message naming the variable: see `evalserve
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 from typing import Any
 
@@ -95,13 +96,28 @@ STATIC_ROOT = BASE_DIR / "var" / "static"
 # label-set versions (labelsets/<sha256>.npz). Every read and write goes through Django's
 # storage API (leaderboard/common/storage.py), so this class is the only thing to change:
 # the default keeps them under MEDIA_ROOT; S3 through django-storages is
-#   EVALSERVER_STORAGE_BACKEND=storages.backends.s3.S3Storage
+#   EVALSERVER_STORAGE_BACKEND=leaderboard.common.object_storage.S3Storage
 #   EVALSERVER_STORAGE_OPTIONS='{"bucket_name": "evalserver-media"}'
 # (a JSON object, passed to the class as keyword arguments; credentials from the usual AWS_*
 # variables). Web and worker processes must all name the same store.
 EVALSERVER_STORAGE_BACKEND: str = env.get_dotted_path(
     "EVALSERVER_STORAGE_BACKEND", "django.core.files.storage.FileSystemStorage")
 EVALSERVER_STORAGE_OPTIONS: dict[str, Any] = env.get_json_object("EVALSERVER_STORAGE_OPTIONS")
+# The project's S3 storage (django-storages', writing through boto3's client)
+S3_STORAGE = "leaderboard.common.object_storage.S3Storage"
+if EVALSERVER_STORAGE_BACKEND.startswith("storages.") or EVALSERVER_STORAGE_BACKEND == S3_STORAGE:
+    # django-storages is optional at runtime (requirements.txt): say so now, not at the first
+    # upload. Found, not imported: a filesystem deployment never loads it or boto3.
+    if importlib.util.find_spec("storages") is None:
+        env.errors.append(f"EVALSERVER_STORAGE_BACKEND={EVALSERVER_STORAGE_BACKEND!r} needs "
+                          "django-storages[s3] (pip install -r requirements.txt)")
+    # A stored file opened for reading is fetched in parts (boto3's transfer) into a spooled
+    # temporary file; django-storages keeps it all in memory unless this caps that, and
+    # checkpoints and uploads reach EVALSERVER_MAX_UPLOAD_BYTES (README, "Files in object
+    # storage": streaming).
+    if EVALSERVER_STORAGE_BACKEND.startswith("storages.backends.s3") or \
+            EVALSERVER_STORAGE_BACKEND == S3_STORAGE:
+        EVALSERVER_STORAGE_OPTIONS.setdefault("max_memory_size", 8 * 1024 * 1024)
 STORAGES = {
     "default": {"BACKEND": EVALSERVER_STORAGE_BACKEND, "OPTIONS": EVALSERVER_STORAGE_OPTIONS},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},

@@ -180,7 +180,7 @@ if [ -n "$initdb" ]; then
     step "start a throwaway PostgreSQL" start_postgres "$initdb"
 fi
 background_steps \
-    "benchmarks: multi-host cluster (quick)" ".venv/bin/python bench/cluster.py --quick" \
+    "benchmarks: multi-host cluster, shared disk and S3 (quick)" ".venv/bin/python bench/cluster.py --quick --s3" \
     "benchmarks: faults (quick)" ".venv/bin/python bench/faults.py --quick" \
     "benchmarks: chaos soak (quick)" ".venv/bin/python bench/chaos.py --quick"
 if [ -n "${PG_URL:-}" ]; then

@@ -97,7 +97,7 @@ def test_it_reads_each_setting_from_the_environment(tmp_path: Path) -> None:
         REDIS_URL="redis://cache:6380/2", MEDIA_ROOT=str(tmp_path / "media"),
         EVALSERVER_MULTILABEL_FILE="var/human_accuracy_v3.0.0.json",
         EVALSERVER_MAX_UPLOAD_BYTES="1_000_000",
-        EVALSERVER_STORAGE_BACKEND="storages.backends.s3.S3Storage",
+        EVALSERVER_STORAGE_BACKEND="leaderboard.common.object_storage.S3Storage",
         EVALSERVER_STORAGE_OPTIONS='{"bucket_name": "evalserver-media"}',
     )
 
@@ -111,8 +111,45 @@ def test_it_reads_each_setting_from_the_environment(tmp_path: Path) -> None:
     # relative paths are taken from the project root
     assert values["MULTILABEL"] == str(PROJECT_ROOT / "var" / "human_accuracy_v3.0.0.json")
     assert values["MAX_UPLOAD"] == 1_000_000
-    assert values["STORAGE"] == {"BACKEND": "storages.backends.s3.S3Storage",
-                                 "OPTIONS": {"bucket_name": "evalserver-media"}}
+    # a stored file read from S3 spills to disk past 8 MiB unless the options say otherwise
+    assert values["STORAGE"] == {"BACKEND": "leaderboard.common.object_storage.S3Storage",
+                                 "OPTIONS": {"bucket_name": "evalserver-media",
+                                             "max_memory_size": 8 * 1024 * 1024}}
+
+
+def _run_program(program: str, **variables: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in SETTINGS_VARIABLES}
+    env.update(variables, SECRET_KEY="x" * 50, DJANGO_SETTINGS_MODULE="evalserver.settings")
+    return subprocess.run([sys.executable, "-c", program], cwd=PROJECT_ROOT, env=env,
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_it_never_loads_the_s3_libraries_on_the_file_system_storage(tmp_path: Path) -> None:
+    """django-storages and boto3 are optional at runtime: storing, reading and the storage
+    error check on the default storage import neither."""
+    result = _run_program(
+        "import sys, django; django.setup()\n"
+        "from django.core.files.base import ContentFile\n"
+        "from django.core.files.storage import default_storage\n"
+        "from leaderboard.common import error_pages, storage\n"
+        "name = default_storage.save('probe.txt', ContentFile(b'x'))\n"
+        "with storage.stored_file_path(name) as path: assert path.read_bytes() == b'x'\n"
+        "assert not storage.storage_error_transient(OSError())\n"
+        "default_storage.delete(name)\n"
+        "print(sorted(m for m in ('storages', 'boto3', 'botocore') if m in sys.modules))",
+        MEDIA_ROOT=str(tmp_path / "media"))
+
+    assert (result.returncode, result.stdout.strip()) == (0, "[]"), result.stderr
+
+
+def test_it_fails_loudly_when_the_s3_storage_is_named_without_django_storages() -> None:
+    result = _run_program("import sys; sys.modules['storages'] = None  # not installed\n"
+                          "import django; django.setup()",
+                          EVALSERVER_STORAGE_BACKEND="leaderboard.common.object_storage.S3Storage")
+
+    assert result.returncode != 0
+    assert ("EVALSERVER_STORAGE_BACKEND='leaderboard.common.object_storage.S3Storage' needs "
+            "django-storages[s3] (pip install -r requirements.txt)") in result.stderr
 
 
 def test_it_fails_loudly_on_an_unknown_inference_device() -> None:

@@ -23,6 +23,7 @@ from django.db import InterfaceError, OperationalError
 
 from leaderboard.catalog.hosting import services as bundle_uploads
 from leaderboard.common import metrics, uploads
+from leaderboard.common.storage import StorageUnavailable, storage_error_transient
 from leaderboard.jobs.kinds import JobKind, Refusal
 from leaderboard.jobs.sweep import jobs_sweep
 from leaderboard.submissions import retention, significance
@@ -31,7 +32,9 @@ from workers.jobs import JOBS
 log = logging.getLogger(__name__)
 
 # Transient trouble (the database or the storage unavailable), for every kind: the task is
-# retried with backoff, and the retry (same task id) may take its own claim back.
+# retried with backoff, and the retry (same task id) may take its own claim back. An object
+# store's outage (botocore's errors are not OSErrors) is raised again as StorageUnavailable,
+# an OSError (leaderboard/common/storage.py).
 TRANSIENT = (OperationalError, InterfaceError, OSError)
 
 
@@ -77,6 +80,8 @@ def _job_run_once(kind: JobKind, variant: str, *, job_id: int, task_id: str,
         refusal = kind.refusal(exc)
         if refusal is None and isinstance(exc, TRANSIENT):
             raise  # retried by autoretry_for
+        if refusal is None and storage_error_transient(exc):
+            raise StorageUnavailable(f"the storage is unavailable: {exc}") from exc
         if refusal is None:  # a bug, not the user's fault: say so, keep the details in logs
             log.exception("%s %s failed", kind.name, job_id)
             refusal = Refusal("internal_error", f"the server could not {kind.doing} "

@@ -6,20 +6,25 @@ storage (leaderboard/common/storage.py): version 1 of a label set when its bundl
 and the data directory should the file be gone), later versions (review decisions, imports)
 before their row is created. So a process
 that learns a hash from the database finds a complete file. A worker keeps the ones it has
-used in memory.
+used in memory and, when the storage has no local files (S3: worker hosts share no disk), a
+copy under EVALSERVER_CACHE_DIR/labelsets/ for its other processes and its restarts: a file
+named by its content never goes stale.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Iterable
 from functools import lru_cache
+from pathlib import Path
 
 from django.conf import settings
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 
 from leaderboard.catalog.models import LabelSetVersion
+from leaderboard.common.storage import stored_copy
 from workers.scoring import label_set_builders
 from workers.scoring.bundles import (
     BundleData,
@@ -72,11 +77,35 @@ def compiled_unstore(names: Iterable[str]) -> None:
             default_storage.delete(name)
 
 
+def _local_copy(name: str) -> Path | None:
+    """The stored file on this host's disk: the storage's own when it has local files, else
+    a copy in the cache directory, fetched in parts and renamed into place whole (another
+    process may be fetching the same); None when the storage does not have it."""
+    try:
+        return Path(default_storage.path(name))
+    except NotImplementedError:
+        pass
+    cached = Path(settings.EVALSERVER_CACHE_DIR) / name
+    if cached.is_file():
+        return cached
+    if not default_storage.exists(name):
+        return None
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    partial = cached.with_name(f".{cached.name}.{os.getpid()}.part")
+    try:
+        with open(partial, "wb") as target:
+            stored_copy(name, target=target)
+        os.replace(partial, cached)
+    finally:
+        partial.unlink(missing_ok=True)
+    return cached
+
+
 @lru_cache(maxsize=32)
 def _load(content_hash: str, benchmark: str, slug: str, builtin: bool) -> CompiledLabelSet:
-    name = version_file_name(content_hash)
-    if default_storage.exists(name):
-        with default_storage.open(name, "rb") as handle:
+    local = _local_copy(version_file_name(content_hash))
+    if local is not None and local.is_file():
+        with open(local, "rb") as handle:
             return label_set_builders.load_compiled(handle)
     if not builtin:  # an uploaded bundle's files are gone once it is loaded
         raise LabelStoreError(f"labels of {benchmark}/{slug} version {content_hash[:12]} are "

@@ -31,8 +31,9 @@ ERROR_DESCRIPTIONS = {
           "logins (`throttled`, with `Retry-After`)."),
     500: ("The server failed (`internal_error`); the error is logged, and the request may be "
           "retried."),
-    503: ("The database does not answer (`database_unavailable`); nothing was stored. Retry "
-          "after the `Retry-After` header's seconds."),
+    503: ("The database or the file storage does not answer (`database_unavailable`, "
+          "`storage_unavailable`); nothing was stored. Retry after the `Retry-After` header's "
+          "seconds."),
 }
 
 

@@ -2,9 +2,11 @@
 (404), a refused request such as too many form fields (400), a request body that stalled,
 came too slowly, ended early or is too large (408, 400, 413: leaderboard/common/request_body.py),
 a CSRF or permission refusal
-(403), the database out of reach (503, with Retry-After: a temporary outage, worth a retry),
-any other unhandled error (500). Under /api/ the answer is JSON in the API's one error shape
-(docs/api.md §3), like every other API answer; elsewhere it is Django's page."""
+(403), the database or the storage out of reach (503, with Retry-After: a temporary outage,
+worth a retry; nothing was stored: an upload's row and files are written together or not at
+all, leaderboard/submissions/services.py), any other unhandled error (500). Under /api/ the
+answer is JSON in the API's one error shape (docs/api.md §3), like every other API answer;
+elsewhere it is Django's page."""
 
 from __future__ import annotations
 
@@ -16,11 +18,14 @@ from django.utils.html import escape
 from django.views import defaults
 
 from leaderboard.common.request_body import RequestBodyRefused
+from leaderboard.common.storage import storage_error_transient
 
 API_PREFIX = "/api/"
 # Seconds a client is asked to wait when the database is out of reach: a restart or a
 # fail-over takes about this long.
 DATABASE_RETRY_AFTER_SECONDS = 10
+# ... and when the storage (an object store) is: its own restart, or a network blip
+STORAGE_RETRY_AFTER_SECONDS = 10
 
 
 def _is_api(request: HttpRequest) -> bool:
@@ -79,19 +84,26 @@ def _database_unreachable() -> bool:
     return False
 
 
+def _unavailable(request: HttpRequest, code: str, what: str, seconds: int) -> HttpResponse:
+    if _is_api(request):
+        response: HttpResponse = _error(
+            code, f"{what} does not answer; nothing was stored. Try again in {seconds} s", 503)
+    else:
+        response = HttpResponse(
+            f"<h1>Service unavailable</h1><p>{what.capitalize()} does not answer; nothing was "
+            f"stored. Try again in {seconds} seconds.</p>", status=503)
+    response["Retry-After"] = str(seconds)
+    return response
+
+
 def server_error(request: HttpRequest) -> HttpResponse:
+    error = sys.exc_info()[1]
+    if error is not None and storage_error_transient(error):
+        return _unavailable(request, "storage_unavailable", "the file storage",
+                            STORAGE_RETRY_AFTER_SECONDS)
     if _database_unreachable():
-        if _is_api(request):
-            response: HttpResponse = _error(
-                "database_unavailable", "the database does not answer; nothing was stored. "
-                f"Try again in {DATABASE_RETRY_AFTER_SECONDS} s", 503)
-        else:
-            response = HttpResponse(
-                "<h1>Service unavailable</h1><p>The database does not answer; nothing was "
-                f"stored. Try again in {DATABASE_RETRY_AFTER_SECONDS} seconds.</p>",
-                status=503)
-        response["Retry-After"] = str(DATABASE_RETRY_AFTER_SECONDS)
-        return response
+        return _unavailable(request, "database_unavailable", "the database",
+                            DATABASE_RETRY_AFTER_SECONDS)
     if _is_api(request):
         return _error("internal_error", "the server failed to answer; the error is logged, "
                       "and the request may be retried", 500)

@@ -16,7 +16,8 @@ operation (docs/api.md §3), all in the one error shape:
   request_body.py);
 - 415 where a body is read: a media type the operation has no parser for;
 - 500 `internal_error`: an unhandled failure (leaderboard/common/error_pages.py);
-- 503 `database_unavailable`, with `Retry-After`: the database out of reach (same module).
+- 503 `database_unavailable` or `storage_unavailable`, with `Retry-After`: the database or the
+  file storage out of reach (same module).
 
 It also marks every optional query parameter `allowEmptyValue`: DRF reads an empty value of
 an optional field (`?sort=`, `?page=`) as no value at all, its default.

@@ -2,7 +2,9 @@
 a web host and two worker hosts, each its own network namespace (tests/deploy/topology.py).
 Real CIFAR-10 and ImageNet predictions go through the web host's API; both worker hosts score
 some; one worker host is killed (SIGKILL, every process) mid-task, and every submission still
-ends scored exactly once."""
+ends scored exactly once. Twice: on one shared disk (MEDIA_ROOT on this machine), and with no
+shared disk (tests/deploy/object_store.py: the files in an S3-compatible store on its own host,
+each host its own media and cache folders; README, "Files in object storage")."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ import pytest
 
 from evalserver_client.api import Api
 from tests import factories
+from tests.deploy.object_store import ObjectStoreCluster
 from tests.deploy.topology import Cluster, unavailable_reason
 from tests.helpers import skip_unless_ci
 from tests.workers.scoring.realdata import DATA_DIR, MODELS
@@ -43,13 +46,13 @@ SCORED = re.compile(TASK + r" succeeded in [0-9.e-]+s: 'scored'")
 ENDED = re.compile(TASK + r" (?:succeeded|failed|raised)")
 
 
-@pytest.fixture
+@pytest.fixture(params=[Cluster, ObjectStoreCluster], ids=["shared-disk", "no-shared-disk"])
 def cluster(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Cluster]:
     """The topology, started; removed at the end whatever happens (logs kept in tmp_path)."""
     reason = unavailable_reason()
     if reason is not None:
         skip_unless_ci(f"network namespaces unavailable: {reason}")
-    built = Cluster(data_dir=DATA_DIR, env=CLUSTER_ENV)
+    built = request.param(data_dir=DATA_DIR, env=CLUSTER_ENV)
     request.addfinalizer(lambda: built.close(keep_logs_in=tmp_path / "logs"))
     built.start()
     built.user_create(USERNAME, PASSWORD)
@@ -190,3 +193,24 @@ def test_it_scores_every_submission_once_across_hosts_when_one_worker_host_dies(
                for i in everything}
     assert {i: answer["scores"]["original"]["correct"] for i, answer in answers.items()} \
         == expected_correct
+    if isinstance(cluster, ObjectStoreCluster):
+        _assert_no_shared_disk(cluster, everything)
+
+
+def _assert_no_shared_disk(cluster: ObjectStoreCluster, ids: set[int]) -> None:
+    """Every upload, compact array and compiled label set in the bucket; on the hosts' own
+    disks, only caches: the web host's of the label sets it compiled, the worker hosts' of
+    those they read from the bucket (and nothing in the unused shared MEDIA_ROOT)."""
+    stored = cluster.sql("SELECT file, compact FROM leaderboard_submissionfile"
+                         " WHERE submission_id = ANY(%s)", (sorted(ids),))
+    objects = set(cluster.object_names())
+    assert {name for row in stored for name in row} <= objects
+    hashes = {row[0] for row in cluster.sql("SELECT content_hash FROM leaderboard_labelsetversion")}
+    assert {f"labelsets/{h}.npz" for h in hashes} <= objects
+    # the web host compiled the label sets it loaded in its own cache; nothing else stays
+    assert [p for p in cluster.host_files("web") if p.parts[0] != "cache"] == []
+    for role in cluster.worker_roles:
+        cached = {str(path) for path in cluster.host_files(role)}
+        assert cached, f"{role} cached nothing"
+        assert cached <= {f"cache/labelsets/{h}.npz" for h in hashes}
+    assert list(cluster.media_root.iterdir()) == []

@@ -1,0 +1,76 @@
+"""An S3-compatible server for the tests of the S3 storage (tests/test_storage_s3.py, on
+loopback) and the no-shared-disk topology (tests/deploy/object_store.py, on its own
+namespace host): moto's standalone server, `python -m moto.server` (requirements-dev.txt).
+
+It keeps its objects in memory: a restart empties it. `storage_env` is the environment that
+points a web or worker process at a bucket in it (README, "Files in object storage")."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+from typing import Any
+
+# moto accepts any credentials; boto3 wants some, and a region
+CREDENTIALS = {"AWS_ACCESS_KEY_ID": "evalserver-test", "AWS_SECRET_ACCESS_KEY": "not-a-secret",
+               "AWS_DEFAULT_REGION": "us-east-1"}
+
+
+BACKEND = "leaderboard.common.object_storage.S3Storage"
+
+
+def server_argv(host: str, port: int) -> list[str]:
+    return [sys.executable, "-m", "moto.server", "-H", host, "-p", str(port)]
+
+
+def storage_options(endpoint: str, bucket: str) -> dict[str, Any]:
+    """EVALSERVER_STORAGE_OPTIONS for django-storages' S3Storage on this server."""
+    return {"bucket_name": bucket, "endpoint_url": endpoint, "region_name": "us-east-1",
+            # by path: a bucket name is no host name on a bare IP address
+            "addressing_style": "path"}
+
+
+def storage_env(endpoint: str, bucket: str) -> dict[str, str]:
+    return {"EVALSERVER_STORAGE_BACKEND": BACKEND,
+            "EVALSERVER_STORAGE_OPTIONS": json.dumps(storage_options(endpoint, bucket)),
+            **CREDENTIALS}
+
+
+def client(endpoint: str) -> Any:
+    import boto3
+
+    return boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1",
+                        aws_access_key_id=CREDENTIALS["AWS_ACCESS_KEY_ID"],
+                        aws_secret_access_key=CREDENTIALS["AWS_SECRET_ACCESS_KEY"])
+
+
+def bucket_create(endpoint: str, bucket: str) -> None:
+    client(endpoint).create_bucket(Bucket=bucket)
+
+
+def object_names(endpoint: str, bucket: str) -> list[str]:
+    """Every object's name in the bucket, sorted."""
+    pages = client(endpoint).get_paginator("list_objects_v2").paginate(Bucket=bucket)
+    return sorted(item["Key"] for page in pages for item in page.get("Contents", []))
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def wait_until_answers(host: str, port: int, process: subprocess.Popen[bytes],
+                       timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            socket.create_connection((host, port), timeout=1).close()
+            return
+        except OSError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"moto server did not start on {host}:{port}") from None
+            time.sleep(0.1)

@@ -1,0 +1,248 @@
+"""The S3 storage (django-storages, boto3) against a real S3-compatible server on loopback
+(moto's, tests/s3_server.py): an upload through the API is scored by a real worker process
+whose own media and cache folders start empty (everything it reads comes from the bucket,
+the compiled label sets cached on its disk); the storage out of reach is a 503 on the web
+side with nothing recorded, and a retried, then scored, job on the worker's (README, "Files
+in object storage")."""
+
+from __future__ import annotations
+
+import re
+import socket
+import subprocess
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from botocore.exceptions import ClientError, EndpointConnectionError, NoCredentialsError
+from pytest_django.fixtures import Settings
+
+from leaderboard.catalog import label_set_version_files
+from leaderboard.catalog.models import LabelSetVersion
+from leaderboard.common.storage import StorageUnavailable, storage_error_transient
+from leaderboard.submissions.models import Submission, SubmissionFile
+from tests import factories, s3_server
+from tests.api_support import SUBMISSIONS, poll, post_files, token_client, top1_accuracy
+from tests.conftest import _running_worker, _stop, wait_for_status
+
+IMAGE_SETS = {"original": "cifar10-test", "cifar10.1-v4": "cifar10.1-v4",
+              "cifar10.1-v6": "cifar10.1-v6"}
+MODEL = "resnet_basic_110"
+
+
+@pytest.fixture(scope="module")
+def s3_endpoint() -> Iterator[str]:
+    port = s3_server.free_port()
+    process = subprocess.Popen(s3_server.server_argv("127.0.0.1", port),
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               start_new_session=True)
+    try:
+        s3_server.wait_until_answers("127.0.0.1", port, process)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        _stop(process)
+
+
+def _use_s3(settings: Settings, endpoint: str, bucket: str) -> None:
+    options = {**s3_server.storage_options(endpoint, bucket), "max_memory_size": 1 << 20}
+    settings.STORAGES = {**settings.STORAGES, "default": {
+        "BACKEND": s3_server.BACKEND, "OPTIONS": options}}
+    label_set_version_files._load.cache_clear()  # read compiled versions from this store
+
+
+@pytest.fixture
+def s3_loaded(s3_endpoint: str, catalog_settings: Settings, monkeypatch: pytest.MonkeyPatch,
+              run_load_benchmarks: Callable[..., tuple[str, str]]) -> str:
+    """CIFAR-10 loaded into a fresh bucket, this process's storage; returns the bucket."""
+    for name, value in s3_server.CREDENTIALS.items():
+        monkeypatch.setenv(name, value)
+    bucket = f"evalserver-{uuid.uuid4().hex[:12]}"
+    s3_server.bucket_create(s3_endpoint, bucket)
+    _use_s3(catalog_settings, s3_endpoint, bucket)
+    run_load_benchmarks("--benchmark=cifar10")
+    catalog_settings.EVALSERVER_DAILY_QUOTA = 0
+    return bucket
+
+
+def _worker_env(catalog_settings: Settings, tmp_path: Path, endpoint: str,
+                bucket: str) -> dict[str, str]:
+    """A worker host of its own: empty media and cache folders, the bucket its only store."""
+    from django.db import connection
+
+    db = connection.settings_dict
+    assert db["ENGINE"].endswith("sqlite3") or db["HOST"], "a database the worker can reach"
+    database_url = (f"sqlite:///{db['NAME']}" if db["ENGINE"].endswith("sqlite3") else
+                    f"postgres://{db['USER']}:{db['PASSWORD']}@{db['HOST']}:"
+                    f"{db['PORT'] or 5432}/{db['NAME']}")
+    return {"DJANGO_SETTINGS_MODULE": "evalserver.settings_testing",
+            "DATABASE_URL": database_url,
+            "MEDIA_ROOT": str(tmp_path / "worker-media"),
+            "EVALSERVER_CACHE_DIR": str(tmp_path / "worker-cache"),
+            "EVALSERVER_DATA_DIR": str(catalog_settings.EVALSERVER_DATA_DIR),
+            **s3_server.storage_env(endpoint, bucket)}
+
+
+def _expected(data_dir: Path) -> dict[str, tuple[int, int]]:
+    """(correct, total) per label set with the dataset's own labels, counted with numpy."""
+    return {slug: top1_accuracy(data_dir, MODEL, image_set)[1:]
+            for slug, image_set in IMAGE_SETS.items()}
+
+
+def _stored_names(submission: Submission) -> set[str]:
+    return {name for row in SubmissionFile.objects.filter(submission=submission)
+            for name in (row.file.name, row.compact.name)}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_scores_an_api_upload_on_a_worker_host_that_shares_no_disk(
+    s3_loaded: str, s3_endpoint: str, catalog_settings: Settings, data_dir: Path,
+    redis_url: str, tmp_path: Path
+) -> None:
+    env = _worker_env(catalog_settings, tmp_path, s3_endpoint, s3_loaded)
+    client = token_client(factories.user_create())
+    with _running_worker(redis_url, tmp_path / "worker.log", env, "s3") as worker:
+        response = post_files(client, factories.cifar10_model_files(data_dir, MODEL),
+                              benchmark="cifar10", model_name=MODEL)
+        assert response.status_code == 201, response.content
+        body = poll(client, response.json()["id"], timeout=240, log=worker.log)
+
+    assert body["status"] == "scored", body
+    scores = {slug: (body["scores"][slug]["correct"], body["scores"][slug]["total"])
+              for slug in IMAGE_SETS}
+    assert scores == _expected(data_dir)
+    submission = Submission.objects.get(pk=body["id"])
+    objects = set(s3_server.object_names(s3_endpoint, s3_loaded))
+    assert _stored_names(submission) <= objects  # the upload and the worker's compact arrays
+    # the worker read every compiled label set from the bucket, once, into its own cache ...
+    hashes = set(LabelSetVersion.objects.filter(label_set__benchmark__slug="cifar10")
+                 .values_list("content_hash", flat=True))
+    assert {f"labelsets/{h}.npz" for h in hashes} <= objects
+    cached = tmp_path / "worker-cache" / "labelsets"
+    assert sorted(p.name for p in cached.iterdir()) == sorted(f"{h}.npz" for h in hashes)
+    # ... and nothing by a path under either host's media folder
+    assert not (tmp_path / "worker-media").exists()
+    assert not Path(catalog_settings.MEDIA_ROOT).exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_answers_503_and_records_nothing_while_the_storage_is_out_of_reach(
+    s3_loaded: str, s3_endpoint: str, catalog_settings: Settings, data_dir: Path,
+    monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AWS_MAX_ATTEMPTS", "1")  # boto3's own retries: none, to be quick
+    _use_s3(catalog_settings, f"http://127.0.0.1:{s3_server.free_port()}", s3_loaded)
+    client = token_client(factories.user_create())
+    # as a server answers: the client does not re-raise what the handler answered
+    client.raise_request_exception = False
+
+    response = post_files(client, factories.cifar10_model_files(data_dir, MODEL),
+                          benchmark="cifar10", model_name=MODEL)
+
+    assert (response.status_code, response["Retry-After"], response.json()) == (503, "10", {
+        "error": {"code": "storage_unavailable", "message": "the file storage does not "
+                  "answer; nothing was stored. Try again in 10 s"}})
+    assert Submission.objects.count() == 0
+    assert [n for n in s3_server.object_names(s3_endpoint, s3_loaded)
+            if not n.startswith("labelsets/")] == []
+    listed = client.get(SUBMISSIONS)  # a request that reads no stored file is not affected
+    assert (listed.status_code, listed.json()["count"]) == (200, 0)
+
+
+class DroppingProxy:
+    """A TCP forwarder to the S3 server that closes its first `drops` connections at once,
+    as an endpoint going away does; the ones after are passed through."""
+
+    def __init__(self, upstream: tuple[str, int], drops: int) -> None:
+        self.upstream, self.drops_left, self.dropped = upstream, drops, 0
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = int(self.listener.getsockname()[1])
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            if self.drops_left:
+                self.drops_left, self.dropped = self.drops_left - 1, self.dropped + 1
+                conn.close()
+                continue
+            upstream = socket.create_connection(self.upstream)
+            for source, target in ((conn, upstream), (upstream, conn)):
+                threading.Thread(target=self._pump, args=(source, target), daemon=True).start()
+
+    @staticmethod
+    def _pump(source: socket.socket, target: socket.socket) -> None:
+        try:
+            while data := source.recv(1 << 16):
+                target.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for end in (source, target):
+                try:
+                    end.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_retries_a_scoring_while_the_storage_is_out_of_reach_then_scores_it(
+    s3_loaded: str, s3_endpoint: str, catalog_settings: Settings, data_dir: Path,
+    redis_url: str, tmp_path: Path
+) -> None:
+    host, port = s3_endpoint.removeprefix("http://").split(":")
+    proxy = DroppingProxy((host, int(port)), drops=2)
+    env = {**_worker_env(catalog_settings, tmp_path, f"http://127.0.0.1:{proxy.port}",
+                         s3_loaded),
+           # one request, one connection: each dropped one fails one attempt of the task
+           "AWS_MAX_ATTEMPTS": "1"}
+    try:
+        with _running_worker(redis_url, tmp_path / "worker.log", env, "s3") as worker:
+            submission = factories.submission_for_model(data_dir, MODEL)
+            status = wait_for_status(submission.pk, ("scored", "failed"), log=worker.log)
+            log = worker.log.read_text()
+    finally:
+        proxy.close()
+
+    assert status == "scored", log
+    assert proxy.dropped == 2
+    retries = re.findall(r"score_submission\[[0-9a-f-]+\] retry: Retry in .*StorageUnavailable",
+                         log)
+    assert len(retries) == 2, log
+    assert {s.label_set.slug: (s.correct, s.total) for s in submission.scores.all()
+            if s.label_set.slug in IMAGE_SETS} == _expected(data_dir)
+    assert _stored_names(submission) <= set(s3_server.object_names(s3_endpoint, s3_loaded))
+
+
+@pytest.mark.parametrize(("error", "transient"), [
+    (EndpointConnectionError(endpoint_url="http://s3:9000/b"), True),
+    (ClientError({"Error": {"Code": "InternalError"},
+                  "ResponseMetadata": {"HTTPStatusCode": 500}}, "PutObject"), True),
+    (ClientError({"Error": {"Code": "SlowDown"},
+                  "ResponseMetadata": {"HTTPStatusCode": 503}}, "GetObject"), True),
+    (ClientError({"Error": {"Code": "NoSuchKey"},
+                  "ResponseMetadata": {"HTTPStatusCode": 404}}, "GetObject"), False),
+    (ClientError({"Error": {"Code": "AccessDenied"},
+                  "ResponseMetadata": {"HTTPStatusCode": 403}}, "PutObject"), False),
+    (NoCredentialsError(), False),
+    (StorageUnavailable("down"), True),
+    (OSError("a local disk's"), False),
+])
+def test_it_tells_a_transient_storage_error_from_a_lasting_one(error: Exception,
+                                                                transient: bool) -> None:
+    assert storage_error_transient(error) is transient
+    try:
+        try:
+            raise error
+        except Exception as exc:
+            raise ValueError("raised while handling it") from exc
+    except ValueError as outer:
+        assert storage_error_transient(outer) is transient
+

@@ -31,8 +31,9 @@ from django.core.cache import caches
 log = logging.getLogger(__name__)
 
 
-_USER_KEY = "login-failures:count:user:"
-_ADDRESS_KEY = "login-failures:count:address:"
+_KEYS = "login-failures:count:"
+_USER_KEY = f"{_KEYS}user:"
+_ADDRESS_KEY = f"{_KEYS}address:"
 
 
 def _counters(*, username: str, address: str) -> list[tuple[str, int]]:
@@ -132,17 +133,16 @@ def login_lockout_lift(*, username: str | None = None, address: str | None = Non
         keys.append(_counters(username=username, address="")[0][0])
     if address is not None:
         keys.append(f"{_ADDRESS_KEY}{address}")
-    cleared = 0
-    for key in keys:
-        cleared += int(cache.delete(key))
-        cache.delete(f"{key}:since")
+    # a count of 0 (its attempts all succeeded) locks nobody out: not counted as cleared
+    cleared = sum(1 for count in cache.get_many(keys).values() if count)
+    cache.delete_many(keys + [f"{key}:since" for key in keys])
     if everyone:
         # no cache method lists keys: ask Redis for those under the cache's own prefix
         client = redis.Redis.from_url(settings.CACHES["throttle"]["LOCATION"])
         try:
-            pattern = cache.make_key("login-failures:count:*")
-            found = list(client.scan_iter(match=pattern, count=1000))
-            cleared += sum(1 for key in found if not key.endswith(b":since"))
+            found = list(client.scan_iter(match=cache.make_key(f"{_KEYS}*"), count=1000))
+            counts = [key for key in found if not key.endswith(b":since")]
+            cleared += sum(1 for count in client.mget(counts) if count and int(count) > 0)
             if found:
                 client.delete(*found)
         finally:

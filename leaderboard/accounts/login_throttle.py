@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
+from typing import Any
 
 import redis
 from django.conf import settings
@@ -138,7 +139,8 @@ def login_lockout_lift(*, username: str | None = None, address: str | None = Non
     cache.delete_many(keys + [f"{key}:since" for key in keys])
     if everyone:
         # no cache method lists keys: ask Redis for those under the cache's own prefix
-        client = redis.Redis.from_url(settings.CACHES["throttle"]["LOCATION"])
+        throttle_cache: Any = settings.CACHES["throttle"]
+        client = redis.Redis.from_url(str(throttle_cache["LOCATION"]))
         try:
             found = list(client.scan_iter(match=cache.make_key(f"{_KEYS}*"), count=1000))
             counts = [key for key in found if not key.endswith(b":since")]

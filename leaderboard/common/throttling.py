@@ -43,9 +43,8 @@ log = logging.getLogger(__name__)
 class _CountedInRedis(SimpleRateThrottle):
     """DRF's sliding log of request times, in the shared cache, with the headers."""
 
-    @property  # type: ignore[override]
-    def cache(self) -> BaseCache:  # looked up at use: the cache is not ready at import
-        return caches["throttle"]
+    num_requests: int
+    duration: int
 
     def get_rate(self) -> str | None:
         rate: str | None = settings.EVALSERVER_THROTTLE_RATES.get(self.scope or "")
@@ -62,6 +61,7 @@ class _CountedInRedis(SimpleRateThrottle):
         if key is None:
             return True
         self.key = key
+        self.cache: BaseCache = caches["throttle"]  # looked up here: not ready at import
         try:
             self.history = self.cache.get(key, [])
             self.now = self.timer()
@@ -114,5 +114,7 @@ class MethodScopeThrottle(_CountedInRedis, ScopedRateThrottle):
         if not self.scope:
             return True
         self.rate = self.get_rate()
-        self.num_requests, self.duration = self.parse_rate(self.rate)
+        if self.rate is None:
+            return True
+        self.num_requests, self.duration = self.parse_rate(self.rate)  # type: ignore[assignment]
         return super().allow_request(request, view)

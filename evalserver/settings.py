@@ -55,9 +55,9 @@ EVALSERVER_TRUSTED_PROXIES: list[str] = env.get_networks("EVALSERVER_TRUSTED_PRO
 
 # -- metrics (GET /metrics, Prometheus: evalserver/metrics.py, docs/operations-metrics.md) ------
 # Who may read them: clients from these addresses or networks (REMOTE_ADDR; behind a trusted
-# proxy, the client's as its X-Forwarded-For says), and any client sending `Authorization: Bearer <token>` with this
-# token. Others get 403. Loopback only by default; empty (EVALSERVER_METRICS_ALLOWED_IPS=none)
-# leaves the token alone.
+# proxy, the client's as its X-Forwarded-For says), and any client sending
+# `Authorization: Bearer <token>` with this token. Others get 403. Loopback only by default;
+# empty (EVALSERVER_METRICS_ALLOWED_IPS=none) leaves the token alone.
 EVALSERVER_METRICS_ALLOWED_IPS: list[str] = (
     [] if (env.raw("EVALSERVER_METRICS_ALLOWED_IPS") or "").lower() == "none"
     else env.get_networks("EVALSERVER_METRICS_ALLOWED_IPS") or ["127.0.0.1/32", "::1/128"])

@@ -5,14 +5,17 @@ error shape with Retry-After. The counts are in the shared Redis cache."""
 
 from __future__ import annotations
 
+import threading
 import uuid
 from collections.abc import Iterator
 
 import pytest
 from django.core.cache import caches
+from django.db import connection
 from pytest_django.fixtures import Settings
 from rest_framework.test import APIClient
 
+from leaderboard.common.throttling import throttle_redis
 from tests import factories
 from tests.api_support import token_client
 
@@ -60,13 +63,15 @@ def test_it_counts_an_anonymous_clients_requests_down_in_the_headers(address: st
     assert [a.status_code for a in answers] == [200, 200, 200]
     assert [_limits(a) for a in answers] == [
         ("3", "2", "3;w=60"), ("3", "1", "3;w=60"), ("3", "0", "3;w=60")]
+    # the first request counted leaves the window a minute after it came
+    assert [a.headers["RateLimit-Reset"] for a in answers][0] == "60"
     assert all(59 <= int(a.headers["RateLimit-Reset"]) <= 60 for a in answers)
     refused = client.get("/api/benchmarks/")
     _assert_throttled(refused)
     assert _limits(refused) == ("3", "0", "3;w=60")
     # the count is in the shared cache, where every web process reads it: the refused request
     # is not in it
-    assert len(caches["throttle"].get(f"throttle_anon_{address}")) == 3
+    assert throttle_redis().zcard(caches["throttle"].make_key(f"throttle_anon_{address}")) == 3
     # another address has its own allowance
     assert _limits(APIClient(REMOTE_ADDR=address + "1").get("/api/benchmarks/")) == (
         "3", "2", "3;w=60")
@@ -152,14 +157,35 @@ def test_it_counts_each_client_behind_a_trusted_proxy_apart(settings: Settings,
 
 
 def test_it_lets_requests_through_when_the_cache_is_unreachable(
-        address: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    from redis.exceptions import ConnectionError as RedisConnectionError
-
-    def unreachable(*args: object, **kwargs: object) -> None:
-        raise RedisConnectionError("connection refused")
-
-    monkeypatch.setattr(type(caches["throttle"]), "get", unreachable)
+        address: str, settings: Settings) -> None:
+    settings.CACHES = {**settings.CACHES, "throttle": {  # a port nothing listens on
+        **settings.CACHES["throttle"], "LOCATION": "redis://127.0.0.1:1/0"}}
     client = APIClient(REMOTE_ADDR=address)
     answers = [client.get("/api/benchmarks/") for _ in range(5)]
     assert [a.status_code for a in answers] == [200] * 5
     assert "RateLimit-Limit" not in answers[0].headers
+
+
+def test_it_lets_exactly_the_limit_of_a_burst_through(address: str, settings: Settings) -> None:
+    # 24 requests at once with a limit of 12: each takes its place in one atomic step, or
+    # they all read the same count and all get through
+    settings.EVALSERVER_THROTTLE_RATES = {**RATES, "anon": "12/minute", "user": None}
+    start = threading.Barrier(24)
+    statuses: list[int] = []
+    lock = threading.Lock()
+
+    def request() -> None:
+        try:
+            start.wait()
+            status = APIClient(REMOTE_ADDR=address).get("/api/benchmarks/").status_code
+            with lock:
+                statuses.append(status)
+        finally:
+            connection.close()  # this thread's own database connection
+
+    threads = [threading.Thread(target=request) for _ in range(24)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(statuses) == [200] * 12 + [429] * 12

@@ -1,44 +1,73 @@
-"""The client's address behind the reverse proxy.
+"""The client's address: the one place that decides it, for the login lockout
+(leaderboard/accounts/login_throttle.py), the API's rate limits (leaderboard/common/
+throttling.py) and the /metrics access check (evalserver/metrics.py) alike.
 
-Every request reaching the web through the proxy (docker/nginx/) comes from the proxy's
-address, so the login throttle, which counts failures per REMOTE_ADDR
-(leaderboard/accounts/login_throttle.py), would count every client together: 50 failures from
-anyone would lock everyone out. The proxy sends the address it saw as X-Real-IP, replacing any
-the client sent; this WSGI middleware makes that REMOTE_ADDR, on requests whose peer is one of
-EVALSERVER_TRUSTED_PROXIES only, so that a client talking to gunicorn directly cannot choose its
-own address. gunicorn itself never rewrites REMOTE_ADDR.
+Behind the reverse proxy (docker/nginx/) every request comes from the proxy's address, so
+counting per REMOTE_ADDR would count every client together: 50 failed logins from anyone
+would lock everyone out. `ClientAddressMiddleware`, first in settings.MIDDLEWARE, sets
+REMOTE_ADDR to the client's address before anything reads it, under gunicorn, runserver and
+the test client alike (gunicorn's --forwarded-allow-ips does not change REMOTE_ADDR).
+
+The address is read from X-Forwarded-For right to left (README.md, 'Operations', https):
+each proxy appends the address it received the request from, so starting from the peer and
+walking left while the current address is one of EVALSERVER_TRUSTED_PROXIES, the first
+address not a trusted proxy's is the client's. Entries left of it were written by the client
+or by proxies nobody vouches for, and are never read: a client cannot choose its own address
+by sending the header, and from a peer that is not a trusted proxy the header is ignored.
 """
 
 from __future__ import annotations
 
 import ipaddress
 from collections.abc import Callable, Iterable
-from typing import Any
+from functools import lru_cache
 
-WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
-def _address(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+def _address(text: str) -> Address | None:
     try:
         return ipaddress.ip_address(text.strip())
     except ValueError:
         return None
 
 
-class TrustedProxyClientAddress:
-    def __init__(self, app: WSGIApp, trusted: Iterable[str]) -> None:
-        self.app = app
-        self.trusted: list[Network] = [ipaddress.ip_network(n, strict=False) for n in trusted]
+@lru_cache(maxsize=8)
+def _networks(trusted: tuple[str, ...]) -> tuple[Network, ...]:
+    return tuple(ipaddress.ip_network(n, strict=False) for n in trusted)
 
-    def _from_proxy(self, peer: str) -> bool:
-        address = _address(peer)
-        return address is not None and any(address in network for network in self.trusted)
 
-    def __call__(self, environ: dict[str, Any],
-                 start_response: Callable[..., Any]) -> Iterable[bytes]:
-        if self.trusted and self._from_proxy(environ.get("REMOTE_ADDR", "")):
-            client = _address(environ.get("HTTP_X_REAL_IP", ""))
-            if client is not None:
-                environ["REMOTE_ADDR"] = str(client)
-        return self.app(environ, start_response)
+def client_address(*, peer: str, forwarded_for: str | None, trusted: Iterable[str]) -> str:
+    """The client's address of a request from `peer` (the socket's address) carrying this
+    X-Forwarded-For header, with these trusted proxies (addresses or networks)."""
+    networks = _networks(tuple(trusted))
+    address = _address(peer)
+    if address is None:
+        return peer  # a unix socket, or a test's own text: nothing to walk back from
+    hops = [hop for hop in (forwarded_for or "").split(",") if hop.strip()]
+    while hops and any(address in network for network in networks):
+        previous = _address(hops.pop())
+        if previous is None:  # a trusted proxy wrote no address: it is the last one known
+            break
+        address = previous
+    return str(address)
+
+
+class ClientAddressMiddleware:
+    """Sets REMOTE_ADDR to `client_address` of the request (the peer's own address is kept in
+    META["EVALSERVER_PEER_ADDR"] for the logs)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        peer = request.META.get("REMOTE_ADDR", "")
+        request.META["EVALSERVER_PEER_ADDR"] = peer
+        request.META["REMOTE_ADDR"] = client_address(
+            peer=peer, forwarded_for=request.META.get("HTTP_X_FORWARDED_FOR"),
+            trusted=settings.EVALSERVER_TRUSTED_PROXIES)
+        return self.get_response(request)

@@ -28,6 +28,9 @@ FALSE_WORDS = frozenset({"0", "false", "no", "off"})
 REDIS_SCHEMES = frozenset({"redis", "rediss", "unix"})
 _PASSWORD_IN_URL = re.compile(r"://([^:/@]*):[^@/]*@")
 _DOTTED_PATH = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)+\Z")
+# a DRF throttle rate: DRF reads only the period's first letter ("10/month" would be 10 a
+# minute), so only these words pass
+_RATE = re.compile(r"^([1-9][0-9]*)/(s|sec|second|m|min|minute|h|hour|d|day)\Z")
 
 
 class _Required:
@@ -130,6 +133,20 @@ class EnvReader:
             self._bad(name, value, "comma-separated IP addresses or networks such as "
                       "172.16.0.0/12,10.0.0.5")
             return []
+
+    def get_rate(self, name: str, default: str | None) -> str | None:
+        """A request rate such as `100/minute` (DRF's throttle rates); `none`: no limit."""
+        value = self.raw(name)
+        if value is None:
+            return default
+        if value.lower() in ("none", "off"):
+            return None
+        match = _RATE.match(value.lower().replace(" ", ""))
+        if match is None:
+            self._bad(name, value, "a rate such as 100/minute (a count per second, minute, "
+                      "hour or day) or none")
+            return default
+        return f"{match[1]}/{match[2]}"
 
     def get_dotted_path(self, name: str, default: str) -> str:
         """A class named by its import path (checked for form only: importing it is Django's

@@ -4,8 +4,8 @@ other middleware as /healthz is (evalserver/health.py), so that Prometheus scrap
 its Host header and scheme. Every other request is timed here, by its URL route pattern.
 
 Not public: a client is let in when its address is one of EVALSERVER_METRICS_ALLOWED_IPS
-(REMOTE_ADDR only: X-Forwarded-For is never read; behind a proxy of
-EVALSERVER_TRUSTED_PROXIES, the proxy's X-Real-IP, as evalserver/client_address.py sets it) or
+(REMOTE_ADDR, which evalserver/client_address.py's middleware, before this one, sets from a
+trusted proxy's X-Forwarded-For; from anyone else the header is never read) or
 it sends `Authorization: Bearer <EVALSERVER_METRICS_TOKEN>`. Others get 403 in the error
 shape.
 

@@ -49,15 +49,16 @@ SECURE_PROXY_SSL_HEADER: tuple[str, str] | None = (
     else None
 )
 
-# The reverse proxy's addresses or networks: on their requests the client's address (what the
-# login throttle counts) is the proxy's X-Real-IP header (evalserver/client_address.py).
+# The reverse proxies' addresses or networks: on their requests the client's address (what the
+# login lockout and the rate limits count) is read from X-Forwarded-For, right to left
+# (evalserver/client_address.py); from any other peer the header is ignored.
 EVALSERVER_TRUSTED_PROXIES: list[str] = env.get_networks("EVALSERVER_TRUSTED_PROXIES")
 
 # -- metrics (GET /metrics, Prometheus: evalserver/metrics.py, docs/operations-metrics.md) ------
 # Who may read them: clients from these addresses or networks (REMOTE_ADDR; behind a trusted
-# proxy, its X-Real-IP), and any client sending `Authorization: Bearer <token>` with this
-# token. Others get 403. Loopback only by default; empty (EVALSERVER_METRICS_ALLOWED_IPS=none)
-# leaves the token alone.
+# proxy, the client's as its X-Forwarded-For says), and any client sending
+# `Authorization: Bearer <token>` with this token. Others get 403. Loopback only by default;
+# empty (EVALSERVER_METRICS_ALLOWED_IPS=none) leaves the token alone.
 EVALSERVER_METRICS_ALLOWED_IPS: list[str] = (
     [] if (env.raw("EVALSERVER_METRICS_ALLOWED_IPS") or "").lower() == "none"
     else env.get_networks("EVALSERVER_METRICS_ALLOWED_IPS") or ["127.0.0.1/32", "::1/128"])
@@ -198,6 +199,17 @@ EVALSERVER_LOGIN_FAILURES_PER_ADDRESS: int = env.get_int(
 EVALSERVER_LOGIN_WINDOW_SECONDS: int = env.get_int("EVALSERVER_LOGIN_WINDOW_SECONDS", 900,
                                                    min_value=1)
 
+# The API's rate limits (leaderboard/common/throttling.py, docs/api.md §3 'Rate limits'):
+# requests per client address without a user, per user with one, and two narrower scopes on
+# top of those: uploads (POST of a submission or a bundle) and token creation (POST
+# /api/auth/token/, per address; the failed-login limits above still apply). `none`: no limit.
+EVALSERVER_THROTTLE_RATES: dict[str, str | None] = {
+    "anon": env.get_rate("EVALSERVER_THROTTLE_ANON", "120/minute"),
+    "user": env.get_rate("EVALSERVER_THROTTLE_USER", "600/minute"),
+    "uploads": env.get_rate("EVALSERVER_THROTTLE_UPLOADS", "60/hour"),
+    "token": env.get_rate("EVALSERVER_THROTTLE_TOKEN", "20/minute"),
+}
+
 # Uploads: the size cap is enforced while the request streams in (leaderboard/common/
 # uploads.py); files over FILE_UPLOAD_MAX_MEMORY_SIZE go to a temporary file in a folder of
 # their own (created below), where those of uploads cut short can be found and removed.
@@ -232,6 +244,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # The client's address behind a trusted proxy, as REMOTE_ADDR, before anything reads it
+    # (evalserver/client_address.py): /metrics, the login lockout and the API's rate limits.
+    "evalserver.client_address.ClientAddressMiddleware",
     # /healthz first: a probe on 127.0.0.1 over http is answered before the host check and
     # the https redirect (evalserver/health.py).
     "evalserver.health.HealthCheckMiddleware",
@@ -292,6 +307,14 @@ REST_FRAMEWORK = {
     # OPTIONS answers 405 in the error shape; the schema at /api/schema/ describes everything.
     "DEFAULT_METADATA_CLASS": None,
     "PAGE_SIZE": 50,
+    # Every API view's rate limits, counted in the `throttle` cache per client address
+    # (evalserver/client_address.py) or user, with RateLimit-* headers; the rates are
+    # EVALSERVER_THROTTLE_RATES, read at each request.
+    "DEFAULT_THROTTLE_CLASSES": [
+        "leaderboard.common.throttling.AnonThrottle",
+        "leaderboard.common.throttling.UserThrottle",
+        "leaderboard.common.throttling.MethodScopeThrottle",
+    ],
     # Every 4xx answers {"error": {"code", "message", "field"}} (docs/api.md §3).
     "EXCEPTION_HANDLER": "leaderboard.common.api_errors.exception_handler",
 }
@@ -333,7 +356,7 @@ LOGGING = {
 # -- caches (Celery's settings, read by evalserver/celery.py: evalserver/settings_jobs.py) ------
 # `default` stays in each process (rendered leaderboards keyed by generation: see
 # leaderboard/presentation/caching.py); `throttle` is shared through Redis, so that every web
-# process counts the same failed logins.
+# process counts the same failed logins and the same requests of the rate limits.
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
     "throttle": {"BACKEND": "django.core.cache.backends.redis.RedisCache",

@@ -48,3 +48,8 @@ SECURE_HSTS_SECONDS = 0
 SESSION_COOKIE_SECURE = False
 CSRF_COOKIE_SECURE = False
 SECURE_PROXY_SSL_HEADER = None
+
+# No rate limits: the suite makes many API requests from one address, many of them faster
+# than any real rate allows. The tests of the limits set real rates themselves
+# (tests/test_throttling.py).
+EVALSERVER_THROTTLE_RATES = {scope: None for scope in EVALSERVER_THROTTLE_RATES}  # noqa: F405

@@ -54,7 +54,7 @@ def test_it_refuses_another_address_without_the_token(settings: Settings) -> Non
 
     refused = [Client(REMOTE_ADDR="203.0.113.7", **headers).get("/metrics") for headers in (
         {}, {"HTTP_AUTHORIZATION": "Bearer not-the-token"}, {"HTTP_AUTHORIZATION": TOKEN},
-        # X-Forwarded-For is never read: anyone can send it
+        # X-Forwarded-For is read only from a trusted proxy (none here): anyone can send it
         {"HTTP_X_FORWARDED_FOR": "127.0.0.1"}, {"HTTP_X_REAL_IP": "127.0.0.1"})]
 
     assert [(r.status_code, json.loads(r.content)) for r in refused] == [(403, REFUSED)] * 5

@@ -25,6 +25,7 @@ print(json.dumps({
     "MULTILABEL": s.EVALSERVER_MULTILABEL_FILE and str(s.EVALSERVER_MULTILABEL_FILE),
     "MAX_UPLOAD": s.EVALSERVER_MAX_UPLOAD_BYTES,
     "STORAGE": s.STORAGES["default"],
+    "THROTTLE_RATES": s.EVALSERVER_THROTTLE_RATES,
 }))
 """
 
@@ -182,6 +183,33 @@ def test_it_fails_loudly_on_bad_upload_limits_and_proxies() -> None:
                  "EVALSERVER_TRUSTED_PROXIES='10.0.0.0/8,the proxy' is not valid: expected "
                  "comma-separated IP addresses or networks such as 172.16.0.0/12,10.0.0.5"):
         assert line in result.stderr
+
+
+def test_it_reads_the_rate_limits() -> None:
+    default = run_settings(SECRET_KEY="x" * 50)
+    chosen = run_settings(SECRET_KEY="x" * 50, EVALSERVER_THROTTLE_ANON="30/Min",
+                          EVALSERVER_THROTTLE_USER="none", EVALSERVER_THROTTLE_UPLOADS="5 / day",
+                          EVALSERVER_THROTTLE_TOKEN="1/s")
+
+    assert default.returncode == 0, default.stderr
+    assert json.loads(default.stdout)["THROTTLE_RATES"] == {
+        "anon": "120/minute", "user": "600/minute", "uploads": "60/hour", "token": "20/minute"}
+    assert chosen.returncode == 0, chosen.stderr
+    assert json.loads(chosen.stdout)["THROTTLE_RATES"] == {
+        "anon": "30/min", "user": None, "uploads": "5/day", "token": "1/s"}
+
+
+def test_it_fails_loudly_on_bad_rate_limits() -> None:
+    result = run_settings(SECRET_KEY="x" * 50, EVALSERVER_THROTTLE_ANON="10/month",
+                          EVALSERVER_THROTTLE_USER="many", EVALSERVER_THROTTLE_UPLOADS="0/hour",
+                          EVALSERVER_THROTTLE_TOKEN="-1/minute")
+
+    assert result.returncode != 0
+    assert "ImproperlyConfigured" in result.stderr
+    for name, value in (("ANON", "10/month"), ("USER", "many"), ("UPLOADS", "0/hour"),
+                        ("TOKEN", "-1/minute")):
+        assert (f"EVALSERVER_THROTTLE_{name}={value!r} is not valid: expected a rate such as "
+                "100/minute (a count per second, minute, hour or day) or none") in result.stderr
 
 
 def _gunicorn_config(**variables: str) -> subprocess.CompletedProcess[str]:

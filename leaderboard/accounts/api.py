@@ -36,6 +36,9 @@ class TokenOutput(serializers.Serializer):
 class TokenView(APIView):
     """One token per user: POST returns it (creating it when needed), DELETE revokes it."""
 
+    # token creation has a rate limit of its own (leaderboard/common/throttling.py)
+    throttle_scopes = {"POST": "token"}
+
     def get_permissions(self) -> list[BasePermission]:
         if self.request.method == "POST":
             return [AllowAny()]
@@ -52,6 +55,7 @@ class TokenView(APIView):
         form = TokenCreateInput(data=request.data)
         form.is_valid(raise_exception=True)
         username = form.validated_data["username"]
+        # the client's, behind a trusted proxy too (evalserver/client_address.py)
         address = request.META.get("REMOTE_ADDR", "")
         # counted as a failure from here on, unless the password is right
         wait = login_attempt_start(username=username, address=address)

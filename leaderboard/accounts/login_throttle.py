@@ -5,9 +5,10 @@ window that started with the first counted attempt has passed.
 
 The counts live in the `throttle` cache (Redis, settings.CACHES) so that every web process
 sees the same ones; a per-process cache would give an attacker one allowance per process.
-The address is REMOTE_ADDR: behind a reverse proxy, the proxy's X-Real-IP, taken only from
-the addresses of EVALSERVER_TRUSTED_PROXIES (evalserver/client_address.py), since a client can
-write any header it likes.
+The address is REMOTE_ADDR, which evalserver/client_address.py sets to the client's: behind a
+reverse proxy, read from X-Forwarded-For, and only on requests from EVALSERVER_TRUSTED_PROXIES
+(a client can write any header it likes). `manage.py lockout_lift` lifts a lockout early
+(`login_lockout_lift`).
 
 An attempt takes its place in the counts before the password is checked
 (`login_attempt_start`), with Redis's atomic INCR, and is refused from the number INCR
@@ -22,11 +23,18 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
+from typing import Any
 
+import redis
 from django.conf import settings
 from django.core.cache import caches
 
 log = logging.getLogger(__name__)
+
+
+_KEYS = "login-failures:count:"
+_USER_KEY = f"{_KEYS}user:"
+_ADDRESS_KEY = f"{_KEYS}address:"
 
 
 def _counters(*, username: str, address: str) -> list[tuple[str, int]]:
@@ -36,9 +44,8 @@ def _counters(*, username: str, address: str) -> list[tuple[str, int]]:
     user = hashlib.sha256(username.strip().lower().encode()).hexdigest()
     # not the `login-failures:<kind>:` keys of the earlier (count, start) pairs: INCR fails
     # on those, so a count still held in Redis across an upgrade would turn limiting off
-    return [(f"login-failures:count:user:{user}", settings.EVALSERVER_LOGIN_FAILURES_PER_USER),
-            (f"login-failures:count:address:{address}",
-             settings.EVALSERVER_LOGIN_FAILURES_PER_ADDRESS)]
+    return [(f"{_USER_KEY}{user}", settings.EVALSERVER_LOGIN_FAILURES_PER_USER),
+            (f"{_ADDRESS_KEY}{address}", settings.EVALSERVER_LOGIN_FAILURES_PER_ADDRESS)]
 
 
 def _count_add(key: str, *, now: float, window: int) -> int:
@@ -113,3 +120,33 @@ def login_success_record(*, username: str, address: str) -> None:
         _count_return(address_key)
     except Exception:
         log.warning("login throttle: could not clear a count", exc_info=True)
+
+
+def login_lockout_lift(*, username: str | None = None, address: str | None = None,
+                       everyone: bool = False) -> int:
+    """Clear the failed-login counts of a username, of an address, or (`everyone`) all of
+    them, so that their next attempt is checked at once; returns how many counts were
+    cleared. Unlike the login path, an unreachable cache is an error here: the operator
+    must know the lockout was not lifted."""
+    cache = caches["throttle"]
+    keys: list[str] = []
+    if username is not None:
+        keys.append(_counters(username=username, address="")[0][0])
+    if address is not None:
+        keys.append(f"{_ADDRESS_KEY}{address}")
+    # a count of 0 (its attempts all succeeded) locks nobody out: not counted as cleared
+    cleared = sum(1 for count in cache.get_many(keys).values() if count)
+    cache.delete_many(keys + [f"{key}:since" for key in keys])
+    if everyone:
+        # no cache method lists keys: ask Redis for those under the cache's own prefix
+        throttle_cache: Any = settings.CACHES["throttle"]
+        client = redis.Redis.from_url(str(throttle_cache["LOCATION"]))
+        try:
+            found = list(client.scan_iter(match=cache.make_key(f"{_KEYS}*"), count=1000))
+            counts = [key for key in found if not key.endswith(b":since")]
+            cleared += sum(1 for count in client.mget(counts) if count and int(count) > 0)
+            if found:
+                client.delete(*found)
+        finally:
+            client.close()
+    return cleared

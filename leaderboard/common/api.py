@@ -27,8 +27,9 @@ ERROR_DESCRIPTIONS = {
     413: ("An uploaded file, or a body announced by its Content-Length, is over the size cap "
           "(`file_too_large`)."),
     415: "The body's media type is not one the operation reads (`unsupported_media_type`).",
-    429: ("Too many requests: the daily submission quota (`quota_exceeded`) or too many failed "
-          "logins (`throttled`, with `Retry-After`)."),
+    429: ("Too many requests (`throttled`, with `Retry-After`): a rate limit (see the "
+          "`RateLimit-*` headers) or too many failed logins; or the daily submission quota "
+          "(`quota_exceeded`)."),
     500: ("The server failed (`internal_error`); the error is logged, and the request may be "
           "retried."),
     503: ("The database or the file storage does not answer (`database_unavailable`, "

@@ -12,6 +12,7 @@ operation (docs/api.md §3), all in the one error shape:
 - 404: `?format=` naming no renderer of the endpoint (DRF's format override);
 - 405: a method the path does not answer (OPTIONS included: no metadata);
 - 406: an `Accept` header the endpoint cannot satisfy;
+- 429 `throttled`, with `Retry-After`: a rate limit (leaderboard/common/throttling.py);
 - 408 where a body is read: it stopped arriving, or came too slowly (leaderboard/common/
   request_body.py);
 - 415 where a body is read: a media type the operation has no parser for;
@@ -33,7 +34,7 @@ from rest_framework.response import Response
 
 from leaderboard.common.api import ERROR_DESCRIPTIONS, ErrorSerializer
 
-EVERY_OPERATION = (400, 401, 404, 405, 406, 500, 503)
+EVERY_OPERATION = (400, 401, 404, 405, 406, 429, 500, 503)
 WRITING_METHODS = frozenset({"post", "put", "patch", "delete"})
 ERROR_SCHEMA_NAME = "Error"
 

@@ -37,6 +37,9 @@ from leaderboard.submissions.services import (
 class SubmissionListCreateView(GenericAPIView[Submission]):
     permission_classes = [IsAuthenticated]
     parser_classes = [MultiPartParser, FormParser, JSONParser]
+    # uploads have a rate limit of their own besides the daily quota
+    # (leaderboard/common/throttling.py)
+    throttle_scopes = {"POST": "uploads"}
 
     def get_queryset(self) -> QuerySet[Submission]:
         return (submission_list_for_owner(owner=self.request.user)

@@ -46,6 +46,7 @@ STAFF_PERMISSIONS = [IsAuthenticated, IsStaff]
 class BundleUploadCreateView(APIView):
     permission_classes = STAFF_PERMISSIONS
     parser_classes = [MultiPartParser, FormParser]
+    throttle_scopes = {"POST": "uploads"}  # leaderboard/common/throttling.py
 
     @extend_schema(
         operation_id="benchmark_bundles_create",

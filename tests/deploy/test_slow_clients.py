@@ -104,6 +104,7 @@ def server(tmp_path_factory: pytest.TempPathFactory, data_dir: Path,
         "TMPDIR": str(temp_dir),  # where Django's temporary files go when it names no folder
         "EVALSERVER_UPLOAD_STALL_TIMEOUT": str(STALL_TIMEOUT),
         "EVALSERVER_MAX_UPLOAD_BYTES": str(MAX_UPLOAD), "EVALSERVER_DAILY_QUOTA": "0",
+        **{f"EVALSERVER_THROTTLE_{s}": "none" for s in ("ANON", "USER", "UPLOADS", "TOKEN")},
     }
 
     def manage(*args: str) -> str:

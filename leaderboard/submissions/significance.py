@@ -118,11 +118,11 @@ def _hits(version: LabelSetVersion, rows: Sequence[BoardRow],
 
 
 def _compute(version: LabelSetVersion, rows: Sequence[BoardRow],
-             figures: dict[int, tuple[float, int, int]], stored: tuple[list[int], list[
-                 int | None], dict[str, Any]] | None
+             figures: dict[int, tuple[float, int, int]],
+             stored: tuple[list[int], list[int | None], dict[str, Any], list[float | None]] | None
              ) -> tuple[significance.BoardSignificance, dict[str, Any]]:
-    """The significance of the rows, updated from `stored` (submission ids, rank_ub, state)
-    when few rows changed, else in full; and the state to store with it."""
+    """The significance of the rows, updated from `stored` (submission ids, rank_ub, state,
+    p_above) when few rows changed, else in full; and the state to store with it."""
     before: list[RowState] = []
     if stored is not None and stored[2].get("rows") is not None:
         before = [RowState(int(key), digest, float(acc), correct) for key, (digest, acc, correct)
@@ -134,15 +134,15 @@ def _compute(version: LabelSetVersion, rows: Sequence[BoardRow],
         rank_ub = significance_update.rank_ub_update(
             before=before, rank_ub_before=stored[1], after=after, hits=hits.matrix,
             max_changes=max(_MAX_CHANGES, len(rows) // 32))
-    at = [hits.matrix.index[str(r.digest)] if r.correct is not None else None for r in after]
-    if rank_ub is None:
-        rank_ub = significance_pairs.board_significance_pruned(
-            hits.matrix.bits, at, [r.accuracy for r in after],
-            threads=settings.EVALSERVER_SIGNIFICANCE_THREADS).rank_ub
     state = {"width": hits.matrix.width,
              "rows": [[r.digest, r.accuracy, r.correct] for r in after]}
-    return significance.BoardSignificance(
-        rank_ub, significance_pairs.p_above_of(hits.matrix.bits, at)), state
+    if rank_ub is not None and stored is not None:
+        return significance.BoardSignificance(rank_ub, significance_update.p_above_update(
+            before=before, p_above_before=stored[3], after=after, hits=hits.matrix)), state
+    at = [hits.matrix.index[str(r.digest)] if r.correct is not None else None for r in after]
+    return significance_pairs.board_significance_pruned(
+        hits.matrix.bits, at, [r.accuracy for r in after],
+        threads=settings.EVALSERVER_SIGNIFICANCE_THREADS), state
 
 
 def version_significance_refresh(*, version: LabelSetVersion, generation: int) -> bool:
@@ -152,7 +152,7 @@ def version_significance_refresh(*, version: LabelSetVersion, generation: int) -
         rows, figures = _board_rows(version)
         fingerprint = significance_fingerprint(rows)
         stored = BoardSignificance.objects.filter(label_set_version=version).values_list(
-            "fingerprint", "submission_ids", "rank_ub", "state").first()
+            "fingerprint", "submission_ids", "rank_ub", "state", "p_above").first()
         if stored is not None and stored[0] == fingerprint:
             return False
         result, state = _compute(version, rows, figures,

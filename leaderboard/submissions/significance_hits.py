@@ -14,13 +14,11 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 
 import numpy as np
+from django.conf import settings
 
 from leaderboard.submissions.models import HitVector
 from workers.scoring.significance_update import HitMatrix
 
-# Versions kept per process, least recently used dropped first (an ImageNet board of 10,000
-# rows is 62 MB); a matrix whose rows are mostly vectors no longer on the board is rebuilt.
-_VERSIONS = 4
 _CHUNK = 2_000  # digests per query
 
 
@@ -49,6 +47,8 @@ def _read(digests: Collection[str]) -> dict[str, bytes]:
 def version_hits(*, version_id: int, digests: Collection[str], width: int) -> VersionHits:
     """The vectors of `digests` on this version (those of `width` bytes in the matrix),
     reading from the database only those this process has not seen."""
+    if not digests:
+        return VersionHits(HitMatrix(width))  # an empty board: nothing to keep
     held = _CACHE.get(version_id)
     if held is not None and (held.matrix.width != width
                              or len(held.matrix) > 2 * len(digests) + 256):
@@ -64,7 +64,11 @@ def version_hits(*, version_id: int, digests: Collection[str], width: int) -> Ve
                                  int(np.bitwise_count(np.frombuffer(vector, np.uint8)).sum()))
     _CACHE[version_id] = held
     _CACHE.move_to_end(version_id)
-    while len(_CACHE) > _VERSIONS:
+    # Versions kept while they fit EVALSERVER_SIGNIFICANCE_CACHE_MB (an ImageNet board of
+    # 10,000 rows is 62 MB), least recently used dropped first, this one always kept; a
+    # matrix whose rows are mostly vectors no longer on the board is rebuilt (above).
+    budget = settings.EVALSERVER_SIGNIFICANCE_CACHE_MB * 2**20
+    while len(_CACHE) > 1 and sum(h.matrix.nbytes for h in _CACHE.values()) > budget:
         _CACHE.popitem(last=False)
     return held
 

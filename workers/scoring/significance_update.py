@@ -35,6 +35,10 @@ class HitMatrix:
         return len(self.index)
 
     @property
+    def nbytes(self) -> int:
+        return int(self._bits.nbytes)
+
+    @property
     def bits(self) -> np.ndarray:
         return self._bits[:len(self.index)]
 
@@ -99,3 +103,31 @@ def rank_ub_update(*, before: Sequence[RowState], rank_ub_before: Sequence[int |
                                           & (p_came < alpha)).sum())
     result = dict(zip((r.key for r in kept), ub.tolist(), strict=True)) | came_ub
     return [result[r.key] if r.correct is not None else None for r in after]
+
+
+def p_above_update(*, before: Sequence[RowState], p_above_before: Sequence[float | None],
+                   after: Sequence[RowState], hits: HitMatrix) -> list[float | None]:
+    """p_above of the rows `after`: that stored for a row whose row above is the same as
+    before (both unchanged), tested again for the others (their neighbour changed)."""
+    old = {r.key: r for r in before}
+    position = {r.key: i for i, r in enumerate(before)}
+    result: list[float | None] = [None] * len(after)
+    again: list[int] = []
+    for k in range(1, len(after)):
+        above, row = after[k - 1], after[k]
+        if above.correct is None or row.correct is None:
+            continue
+        if (old.get(above.key) == above and old.get(row.key) == row
+                and position[row.key] == position[above.key] + 1):
+            result[k] = p_above_before[position[row.key]]
+        else:
+            again.append(k)
+    if again:
+        above_at = hits.bits[[hits.index[str(after[k - 1].digest)] for k in again]]
+        row_at = hits.bits[[hits.index[str(after[k].digest)] for k in again]]
+        both = np.bitwise_count(np.bitwise_and(above_at, row_at)).sum(axis=1, dtype=np.int64)
+        s_above = np.array([after[k - 1].correct for k in again], dtype=np.int64)
+        s_row = np.array([after[k].correct for k in again], dtype=np.int64)
+        for k, p in zip(again, mcnemar_p(s_above - both, s_row - both).tolist(), strict=True):
+            result[k] = float(p)
+    return result

@@ -20,7 +20,12 @@ from workers.scoring.significance_pairs import (
     board_significance_pruned,
     p_at_extremes,
 )
-from workers.scoring.significance_update import HitMatrix, RowState, rank_ub_update
+from workers.scoring.significance_update import (
+    HitMatrix,
+    RowState,
+    p_above_update,
+    rank_ub_update,
+)
 
 
 @dataclass
@@ -104,12 +109,14 @@ def test_it_updates_to_the_full_computation_when_rows_come_go_and_change(
     after = sorted([r for r in before if r.key not in gone | changed] + fresh,
                    key=lambda r: (-r.accuracy, r.key))
     hits = matrix_of(before, after, rng=rng)
-    rank_ub_before, _ = reference(before)
+    rank_ub_before, p_above_before = reference(before)
 
     got = rank_ub_update(before=states(before), rank_ub_before=rank_ub_before,
                          after=states(after), hits=hits, max_changes=100)
+    got_p = p_above_update(before=states(before), p_above_before=p_above_before,
+                           after=states(after), hits=hits)
 
-    assert got == reference(after)[0]
+    assert (got, got_p) == reference(after)
 
 
 def test_it_leaves_a_big_change_to_the_full_computation() -> None:

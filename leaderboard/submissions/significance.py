@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from django.conf import settings
 from django.core.cache import cache, caches
 from django.db import transaction
@@ -34,9 +35,9 @@ from leaderboard.catalog.services import benchmark_leaderboard_touch
 from leaderboard.submissions import significance_hits
 from leaderboard.submissions.models import BoardSignificance, Score, Submission
 from leaderboard.submissions.significance_hits import VersionHits
-from workers.scoring import leaderboard as core_leaderboard
 from workers.scoring import significance, significance_pairs, significance_update
 from workers.scoring.significance_update import RowState
+from workers.scoring.stats import competition_ranks
 
 log = logging.getLogger(__name__)
 
@@ -58,9 +59,12 @@ def board_rows_order(rows: Sequence[tuple[int, str | None, float]]) -> list[Boar
     """(submission id, hits digest, accuracy) of the rows with a score, in board order:
     competition rank on the accuracy, then submission id (as the board,
     leaderboard/presentation/boards/selectors.py)."""
-    ranks = core_leaderboard.ranks([{"x": {"accuracy": acc}} for _, _, acc in rows], "x")
-    ordered = sorted(zip(rows, ranks.tolist(), strict=True), key=lambda t: (t[1], t[0][0]))
-    return [BoardRow(sub_id, digest, int(rank)) for (sub_id, digest, _), rank in ordered]
+    # the ranks `workers.scoring.leaderboard.ranks` gives, without a record per row (a refresh
+    # orders 10,000 rows twice)
+    ranks = competition_ranks(np.array([acc for _, _, acc in rows], dtype=np.float64))
+    ids = np.array([sub_id for sub_id, _, _ in rows], dtype=np.int64)
+    return [BoardRow(rows[i][0], rows[i][1], int(ranks[i]))
+            for i in np.lexsort((ids, ranks)).tolist()]
 
 
 def _board_rows(version: LabelSetVersion) -> tuple[list[BoardRow], dict[int, tuple[float, int,

@@ -15,7 +15,7 @@ joins the vectors again.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -54,9 +54,9 @@ class HitMatrix:
             self.index[digest] = len(self.index)
 
 
-@dataclass(frozen=True)
-class RowState:
-    """What a row's pairs depend on: its hits, accuracy and count (None: not paired)."""
+class RowState(NamedTuple):
+    """What a row's pairs depend on: its hits, accuracy and count (None: not paired). A
+    tuple: a refresh makes and compares 10,000 of them twice."""
 
     key: int
     digest: str | None

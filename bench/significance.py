@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -202,7 +203,7 @@ def main() -> int:
 
         processes.append(subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "evalserver", "worker", "-Q", "cpu",
-             "--hostname", "cpu@bench", "--concurrency", "1", "--loglevel", "WARNING"],
+             "--hostname", "cpu@bench", "--concurrency", "1", "--loglevel", "INFO"],
             cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=(work / "worker.log").open("w")))
         # its first refresh reads every vector (a worker that just started): untimed
         warm = insert_rows(rng, difficulty, 1, count)[0]
@@ -225,6 +226,13 @@ def main() -> int:
             in_process.append(time.perf_counter() - t3)
         print(f"  the refresh alone (in this process, hits held): median "
               f"{statistics.median(in_process):.3f} s, max {max(in_process):.3f} s")
+        # the worker's own time for each refresh task, from its log ("succeeded in 0.42s")
+        own = [float(m) for m in re.findall(
+            r"refresh_board_significance\[[^]]*\] succeeded in ([0-9.]+)s",
+            (work / "worker.log").read_text())][-args.scorings:]
+        print(f"  the worker's refresh tasks themselves (its log): median "
+              f"{statistics.median(own):.3f} s, max {max(own):.3f} s" if own else
+              "  (no task times in the worker's log)")
         print(f"  new scoring's end -> rank_ub of all {count + 1 + args.scorings:,} rows stored "
               f"by the worker: median {statistics.median(waits):.3f} s, max {max(waits):.3f} s "
               f"({args.scorings} scorings)"

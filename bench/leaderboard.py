@@ -156,11 +156,13 @@ def time_refresh() -> float:
 
 def time_imagenet_rank_ub(count: int = 1000, examples: int = 50_000, seed: int = 0
                           ) -> tuple[float, int]:
-    """(seconds, rows with rank_ub 1) of `board_significance` (what the worker runs per
-    label-set version) on `count` synthetic ImageNet rows in board order."""
+    """(seconds, rows with rank_ub 1) of the full recompute the worker runs per label-set
+    version (`board_significance_pruned`, 2 threads: docs/metrics.md §10.4) on `count`
+    synthetic ImageNet rows in board order."""
     import numpy as np
 
-    from workers.scoring.significance import board_significance, pack_hits
+    from workers.scoring.significance import pack_hits
+    from workers.scoring.significance_pairs import board_significance_pruned
 
     rng = np.random.default_rng(seed)
     difficulty = rng.random(examples)
@@ -173,7 +175,9 @@ def time_imagenet_rank_ub(count: int = 1000, examples: int = 50_000, seed: int =
         hits[np.argpartition(noisy, right - 1)[:right]] = True
         packed.append(pack_hits(hits))
     t0 = time.perf_counter()
-    result = board_significance(packed, (accuracy * examples).round() / examples)
+    bits = np.frombuffer(b"".join(packed), dtype=np.uint8).reshape(count, -1)
+    result = board_significance_pruned(bits, list(range(count)),
+                                       list((accuracy * examples).round() / examples), threads=2)
     seconds = time.perf_counter() - t0
     return seconds, sum(1 for ub in result.rank_ub if ub == 1)
 

@@ -168,8 +168,16 @@ EVALSERVER_DAILY_QUOTA: int = env.get_int("EVALSERVER_DAILY_QUOTA", 10, min_valu
 # (The time limits and attempts of scoring and of the other jobs: evalserver/settings_jobs.py.)
 # A scoring or re-scoring refreshes the boards' significance (rank_ub) this many seconds after
 # it commits, once for a burst of scorings (leaderboard/submissions/significance.py); 0: at once,
-# once per scoring.
-EVALSERVER_SIGNIFICANCE_DELAY: int = env.get_int("EVALSERVER_SIGNIFICANCE_DELAY", 2, min_value=0)
+# one refresh queued until it starts (it covers every scoring committed before then).
+EVALSERVER_SIGNIFICANCE_DELAY: int = env.get_int("EVALSERVER_SIGNIFICANCE_DELAY", 0, min_value=0)
+# Threads of a full significance recompute (a new label-set version, many rows changed).
+EVALSERVER_SIGNIFICANCE_THREADS: int = env.get_int("EVALSERVER_SIGNIFICANCE_THREADS", 2,
+                                                   min_value=1)
+# Memory (MB) each worker process keeps the hit vectors of recently refreshed boards in, so that
+# a refresh reads only the new ones (leaderboard/submissions/significance_hits.py); at least the
+# board being refreshed is kept whatever its size.
+EVALSERVER_SIGNIFICANCE_CACHE_MB: int = env.get_int("EVALSERVER_SIGNIFICANCE_CACHE_MB", 512,
+                                                    min_value=0)
 # -- Checkpoint submissions (run by a gpu-queue worker; the CPU is used when there is no GPU) --
 # Where the images of image sets other than MNIST's are (MNIST's come from the data directory):
 # the CIFAR-10 python "test_batch" file, the CIFAR-10.1 v6 images (.npy, uint8 [2000,32,32,3])

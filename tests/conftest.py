@@ -245,8 +245,9 @@ def _fresh_cache() -> Iterator[None]:
 
 
 def _login_counts_clear() -> None:
-    """Delete every failed-login count of the shared `throttle` cache (and nothing else in
-    that Redis: the broker's keys stay). No Redis there: nothing to clear."""
+    """Delete every failed-login count of the shared `throttle` cache, and the marks of
+    queued significance refreshes kept there (and nothing else in that Redis: the broker's
+    keys stay). No Redis there: nothing to clear."""
     import redis
     from django.core.cache import caches
 

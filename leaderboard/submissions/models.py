@@ -184,6 +184,10 @@ class BoardSignificance(models.Model):
     submission_ids = models.JSONField(default=list)
     rank_ub = models.JSONField(default=list)  # int or null per row
     p_above = models.JSONField(default=list)  # float or null per row
+    # What the next refresh updates from instead of recomputing every pair (docs/metrics.md
+    # §10.4): {"width": bytes per hit vector, "rows": [[digest, accuracy, correct or null]]},
+    # per row as submission_ids; {} (stored before it existed): the next refresh is in full.
+    state = models.JSONField(default=dict)
     computed = models.DateTimeField(auto_now=True)
 
     def __str__(self) -> str:

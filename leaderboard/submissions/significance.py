@@ -5,7 +5,9 @@ for other rows) shows no rank_ub and asks the worker for it (`board_significance
 
 Where it is refreshed: by the task `workers.tasks.refresh_board_significance`, which a
 submission's scoring and a re-scoring schedule after they commit (`board_significance_schedule`:
-a few seconds later, once for a burst), and a visibility change and a stale board queue.
+at once, once for a burst), and a visibility change and a stale board queue. A refresh starts
+from the stored result and updates the pairs of the rows that came or went; it computes every
+undecided pair only when many changed (a new label-set version: docs/metrics.md §10.4).
 
 A stored result names the rows it was computed from (`significance_fingerprint`: ids, hit
 vectors and ranks in board order), so it is used only for exactly those rows: a result
@@ -15,20 +17,29 @@ computed from rows since changed is never shown, whatever order workers finish i
 from __future__ import annotations
 
 import hashlib
+import logging
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
+import numpy as np
 from django.conf import settings
-from django.core.cache import cache
+from django.core.cache import cache, caches
 from django.db import transaction
 
 from leaderboard import queue
 from leaderboard.catalog.models import Benchmark, LabelSetVersion
 from leaderboard.catalog.selectors import label_set_versions_current
 from leaderboard.catalog.services import benchmark_leaderboard_touch
-from leaderboard.submissions.models import BoardSignificance, HitVector, Score, Submission
-from workers.scoring import leaderboard as core_leaderboard
-from workers.scoring import significance
+from leaderboard.submissions import significance_hits
+from leaderboard.submissions.models import BoardSignificance, Score, Submission
+from leaderboard.submissions.significance_hits import VersionHits
+from workers.scoring import significance, significance_pairs, significance_update
+from workers.scoring.significance_update import RowState
+from workers.scoring.stats import competition_ranks
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -48,9 +59,12 @@ def board_rows_order(rows: Sequence[tuple[int, str | None, float]]) -> list[Boar
     """(submission id, hits digest, accuracy) of the rows with a score, in board order:
     competition rank on the accuracy, then submission id (as the board,
     leaderboard/presentation/boards/selectors.py)."""
-    ranks = core_leaderboard.ranks([{"x": {"accuracy": acc}} for _, _, acc in rows], "x")
-    ordered = sorted(zip(rows, ranks.tolist(), strict=True), key=lambda t: (t[1], t[0][0]))
-    return [BoardRow(sub_id, digest, int(rank)) for (sub_id, digest, _), rank in ordered]
+    # the ranks `workers.scoring.leaderboard.ranks` gives, without a record per row (a refresh
+    # orders 10,000 rows twice)
+    ranks = competition_ranks(np.array([acc for _, _, acc in rows], dtype=np.float64))
+    ids = np.array([sub_id for sub_id, _, _ in rows], dtype=np.int64)
+    return [BoardRow(rows[i][0], rows[i][1], int(ranks[i]))
+            for i in np.lexsort((ids, ranks)).tolist()]
 
 
 def _board_rows(version: LabelSetVersion) -> tuple[list[BoardRow], dict[int, tuple[float, int,
@@ -66,23 +80,73 @@ def _board_rows(version: LabelSetVersion) -> tuple[list[BoardRow], dict[int, tup
     return rows, {s: (float(a or 0.0), c, t) for s, _, a, c, t in scores}
 
 
-def _compute(version: LabelSetVersion, rows: Sequence[BoardRow],
-             figures: dict[int, tuple[float, int, int]]) -> significance.BoardSignificance:
-    digests = {r.hits_digest for r in rows if r.hits_digest}
-    bits = {d: bytes(b) for d, b in HitVector.objects.filter(digest__in=digests)
-            .values_list("digest", "bits")}
-    packed: list[bytes | None] = []
+# Refreshes that update the stored result from the rows that came and went instead of
+# computing every pair (docs/metrics.md §10.4), while at most this many (and a thirty-second of
+# the board) changed: each costs one pass over the board's hits, a full one about 30.
+_MAX_CHANGES = 16
+
+
+def _states(rows: Sequence[BoardRow], figures: dict[int, tuple[float, int, int]],
+            hits: VersionHits) -> list[RowState]:
+    """Each row's state; `correct` None where its hits cannot be paired: none stored, not
+    those of this score (one bit per evaluated example, as many set as it counts correct: a
+    score from before hits were stored has none) or not of the board's width."""
+    states = []
     for row in rows:
-        vector = bits.get(row.hits_digest or "")
-        _, correct, total = figures[row.submission_id]
-        # Only hits that describe this score (one bit per evaluated example, as many set as
-        # it counts correct) are paired; a score from before hits were stored has none.
-        if vector is not None and (len(vector) != -(-total // 8)
-                                   or significance.hits_count(vector) != correct):
-            vector = None
-        packed.append(vector)
-    return significance.board_significance(
-        packed, [figures[r.submission_id][0] for r in rows])
+        accuracy, correct, total = figures[row.submission_id]
+        seen = hits.seen.get(row.hits_digest or "")
+        paired = (seen is not None and seen == (-(-total // 8), correct)
+                  and seen[0] == hits.matrix.width)
+        states.append(RowState(row.submission_id, row.hits_digest, accuracy,
+                               correct if paired else None))
+    return states
+
+
+def _hits(version: LabelSetVersion, rows: Sequence[BoardRow],
+          figures: dict[int, tuple[float, int, int]], before: Sequence[RowState]
+          ) -> VersionHits:
+    """The vectors of the rows (and of those stored before, to take them off), of the width
+    most of the rows' own vectors have (`significance.board_significance`'s rule)."""
+    digests = {r.hits_digest for r in rows if r.hits_digest} | {
+        r.digest for r in before if r.digest}
+    guess = Counter(-(-figures[r.submission_id][2] // 8) for r in rows if r.hits_digest)
+    width = guess.most_common(1)[0][0] if guess else 0
+    hits = significance_hits.version_hits(version_id=version.pk, digests=digests, width=width)
+    own = Counter(seen[0] for r in rows
+                  if (seen := hits.seen.get(r.hits_digest or "")) is not None
+                  and seen == (-(-figures[r.submission_id][2] // 8), figures[r.submission_id][1]))
+    if own and own.most_common(1)[0][0] != width:
+        hits = significance_hits.version_hits(version_id=version.pk, digests=digests,
+                                              width=own.most_common(1)[0][0])
+    return hits
+
+
+def _compute(version: LabelSetVersion, rows: Sequence[BoardRow],
+             figures: dict[int, tuple[float, int, int]],
+             stored: tuple[list[int], list[int | None], dict[str, Any], list[float | None]] | None
+             ) -> tuple[significance.BoardSignificance, dict[str, Any]]:
+    """The significance of the rows, updated from `stored` (submission ids, rank_ub, state,
+    p_above) when few rows changed, else in full; and the state to store with it."""
+    before: list[RowState] = []
+    if stored is not None and stored[2].get("rows") is not None:
+        before = [RowState(int(key), digest, float(acc), correct) for key, (digest, acc, correct)
+                  in zip(stored[0], stored[2]["rows"], strict=True)]
+    hits = _hits(version, rows, figures, before)
+    after = _states(rows, figures, hits)
+    rank_ub = None
+    if before and stored is not None and stored[2].get("width") == hits.matrix.width:
+        rank_ub = significance_update.rank_ub_update(
+            before=before, rank_ub_before=stored[1], after=after, hits=hits.matrix,
+            max_changes=max(_MAX_CHANGES, len(rows) // 32))
+    state = {"width": hits.matrix.width,
+             "rows": [[r.digest, r.accuracy, r.correct] for r in after]}
+    if rank_ub is not None and stored is not None:
+        return significance.BoardSignificance(rank_ub, significance_update.p_above_update(
+            before=before, p_above_before=stored[3], after=after, hits=hits.matrix)), state
+    at = [hits.matrix.index[str(r.digest)] if r.correct is not None else None for r in after]
+    return significance_pairs.board_significance_pruned(
+        hits.matrix.bits, at, [r.accuracy for r in after],
+        threads=settings.EVALSERVER_SIGNIFICANCE_THREADS), state
 
 
 def version_significance_refresh(*, version: LabelSetVersion, generation: int) -> bool:
@@ -92,10 +156,11 @@ def version_significance_refresh(*, version: LabelSetVersion, generation: int) -
         rows, figures = _board_rows(version)
         fingerprint = significance_fingerprint(rows)
         stored = BoardSignificance.objects.filter(label_set_version=version).values_list(
-            "fingerprint", flat=True).first()
-        if stored == fingerprint:
+            "fingerprint", "submission_ids", "rank_ub", "state", "p_above").first()
+        if stored is not None and stored[0] == fingerprint:
             return False
-        result = _compute(version, rows, figures)
+        result, state = _compute(version, rows, figures,
+                                 None if stored is None else stored[1:])
         with transaction.atomic():
             # The version row locked: two workers store one after the other, each after
             # checking that its rows are still the board's (PostgreSQL; SQLite has one writer).
@@ -111,7 +176,7 @@ def version_significance_refresh(*, version: LabelSetVersion, generation: int) -
                 label_set_version=version, defaults={
                     "fingerprint": fingerprint, "generation": generation,
                     "submission_ids": [r.submission_id for r in rows],
-                    "rank_ub": result.rank_ub, "p_above": result.p_above})
+                    "rank_ub": result.rank_ub, "p_above": result.p_above, "state": state})
         return True
     return False
 
@@ -120,6 +185,7 @@ def board_significance_refresh(*, benchmark_id: int) -> int:
     """The worker's job when a benchmark's scores or public rows change: refresh the stored
     significance of every current label-set version; when any changed, bump the leaderboard
     generation so cached boards are built again with it. Returns how many were stored."""
+    _queued_mark(benchmark_id, add=False)  # scorings committed from now on queue another
     benchmark = Benchmark.objects.get(pk=benchmark_id)
     stored = sum(version_significance_refresh(version=version,
                                               generation=benchmark.leaderboard_generation)
@@ -132,19 +198,40 @@ def board_significance_refresh(*, benchmark_id: int) -> int:
 
 
 def board_significance_schedule(*, benchmark_id: int) -> None:
-    """After a job has committed new scores: queue the refresh to run
-    EVALSERVER_SIGNIFICANCE_DELAY seconds later, once for a burst. Refreshing inline in every
-    scoring made two workers' refreshes queue on the same version rows and bump the
-    generation under each other's scorings (bench/cluster.py: two hosts slower than one).
+    """After a job has committed new scores: queue the refresh, once for a burst.
 
-    One message per benchmark per delay and process: a scoring committed while the key
-    lives committed before the key expires, which is before the queued refresh runs (its
-    countdown starts after the key is set), so the refresh sees it."""
+    EVALSERVER_SIGNIFICANCE_DELAY 0 (the default): at once, unless one is queued and has not
+    started yet (`board_significance_refresh` drops the mark first): that one reads the rows
+    after this commit, so it covers it. An update costs one pass over the board's hits
+    (docs/metrics.md §10.4), so rank_ub follows a scoring within a second.
+
+    A delay d > 0: the refresh runs d seconds later, one message per benchmark per d (a
+    scoring committed while the key lives committed before the key expires, which is before
+    the queued refresh runs: its countdown starts after the key is set). That was the only
+    way while every refresh computed all pairs: refreshing after every scoring made two
+    workers' refreshes queue on the same version rows (bench/cluster.py)."""
     delay = settings.EVALSERVER_SIGNIFICANCE_DELAY
     if delay <= 0:
-        queue.board_significance_queue(benchmark_id=benchmark_id)
+        if _queued_mark(benchmark_id, add=True):
+            queue.board_significance_queue(benchmark_id=benchmark_id)
     elif cache.add(f"significance-scheduled:{benchmark_id}", 1, timeout=delay):
         queue.board_significance_queue(benchmark_id=benchmark_id, countdown=delay)
+
+
+def _queued_mark(benchmark_id: int, *, add: bool) -> bool:
+    """Set (add: whether it was not set) or drop the mark of a queued refresh, in the cache
+    every process shares (Redis; `default` is each process's own). A lost message keeps it
+    at most its timeout, then the next scoring queues again; Redis unavailable: queue anyway
+    (a scoring that has committed must not fail now)."""
+    key = f"significance-queued:{benchmark_id}"
+    try:
+        if add:
+            return bool(caches["throttle"].add(key, 1, timeout=60))
+        caches["throttle"].delete(key)
+    except Exception:  # redis's ConnectionError, TimeoutError: it is only an optimisation
+        log.warning("the significance refresh mark of %s is not shared", benchmark_id,
+                    exc_info=True)
+    return True
 
 
 def board_significance_request(*, benchmark_id: int, generation: int) -> None:

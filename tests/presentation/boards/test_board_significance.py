@@ -28,6 +28,7 @@ from leaderboard.catalog.services import benchmark_leaderboard_touch
 from leaderboard.submissions.models import BoardSignificance, HitVector, Score, Submission
 from tests import factories
 from tests.api_support import scored_in_process
+from workers.scoring import significance_pairs
 from workers.scoring.significance import hits_count, unpack_hits
 from workers.tasks import refresh_board_significance
 
@@ -174,6 +175,30 @@ def test_it_leaves_rows_without_usable_stored_hits_out_of_the_tests(
     assert [r["rank_ub"] for r in rows] == [e[1] for e in expected]
     assert [r["mcnemar_p"] is None for r in rows] == [e[2] is None for e in expected]
     assert [i for i, r in enumerate(rows) if r["mcnemar_p"] is None] == [0, 2, 3, 6, 7]
+
+
+def test_it_updates_the_stored_rows_that_come_and_go_without_computing_every_pair(
+    models: dict[str, Submission], data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def in_full(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("a change of one row computed every pair")
+
+    # docs/metrics.md §10.4: one row hidden, then public again, changes only its own pairs
+    monkeypatch.setattr(significance_pairs, "board_significance_pruned", in_full)
+    hidden = MODELS[1]
+    for public, board in ((False, {m: s for m, s in models.items() if m != hidden}),
+                          (True, models)):
+        Submission.objects.filter(pk=models[hidden].pk).update(public=public)
+        refresh_board_significance.apply(args=[factories.cifar10().pk]).get()  # as the worker
+        for sort in ("original", "corrected", "cifar10.1-v6"):
+            stored = BoardSignificance.objects.get(label_set_version=LabelSetVersion.objects.get(
+                label_set__benchmark__slug="cifar10", label_set__slug=sort))
+            expected = expected_rows(data_dir, board, sort)
+            assert stored.submission_ids == [board[m].pk for m, _, _ in expected]
+            assert stored.rank_ub == [ub for _, ub, _ in expected]
+            assert stored.p_above[0] is None
+            assert stored.p_above[1:] == pytest.approx([p for _, _, p in expected[1:]],
+                                                       rel=1e-9, abs=1e-300)
 
 
 def test_it_gives_no_rank_ub_to_rows_without_a_score_on_the_sort(

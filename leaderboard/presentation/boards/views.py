@@ -5,7 +5,8 @@ per (benchmark, leaderboard generation, sort, version, page) and kept in the cac
 (leaderboard/presentation/caching.py); each request renders only the page shell (navigation,
 user) around it. Pages hold PAGE_SIZE rows; ranks are over the whole leaderboard. A page number
 that is not a whole number from 1 to the last page answers 404 (an empty leaderboard has a
-page 1).
+page 1). A visitor not signed in gets an ETag and a 304 to a revalidation, checked before any
+board is read (conditional.py; docs/api.md §5.2, "Caching").
 """
 
 from __future__ import annotations

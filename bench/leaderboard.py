@@ -379,6 +379,9 @@ def main() -> int:
                       f"{r['errors']} errors")
                 failed = True
         failed = not csv_download_checked(port, count) or failed
+        one, five, _ = os.getloadavg()  # the figures depend on what else the machine runs
+        print(f"Load average at the end: {one:.2f} (1 min), {five:.2f} (5 min), "
+              f"{os.cpu_count()} cores")
         return 1 if failed else 0
     finally:
         if server is not None:

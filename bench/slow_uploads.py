@@ -80,7 +80,7 @@ def report(name: str, r: dict[str, Any]) -> bool:
     """Print one phase; whether every request answered 200."""
     print(f"  {name:28} {r['rps']:7.1f} req/s, p50 {r['p50_ms']:6.1f} ms, p99 "
           f"{r['p99_ms']:6.1f} ms ({r['requests']} requests; {r['tool']}); {machine()}")
-    if r["non_200"] or r["errors"] or not r["requests"]:
+    if r["unexpected"] or r["errors"] or not r["requests"]:
         print(f"       {r['non_200']} responses other than 200, {r['errors']} errors"
               + ("; none answered" if not r["requests"] else ""))
         return False

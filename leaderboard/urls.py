@@ -19,6 +19,7 @@ from leaderboard.catalog.hosting.views import (
 from leaderboard.catalog.phases.views import hidden_phase_open, hidden_reveal
 from leaderboard.common.slugs import SLUG_PATTERN
 from leaderboard.presentation.about.views import benchmark_about
+from leaderboard.presentation.boards.downloads import leaderboard_csv
 from leaderboard.presentation.boards.views import leaderboard
 from leaderboard.presentation.charts.views import noise_prevalence_download, plot_download, plots
 from leaderboard.presentation.gallery.views import submission_mistakes
@@ -53,6 +54,8 @@ urlpatterns = [
     path("submissions/<int:submission_id>/mistakes/", submission_mistakes,
          name="submission_mistakes"),
     path("benchmarks/<catalog_slug:slug>/", leaderboard, name="leaderboard"),
+    path("benchmarks/<catalog_slug:slug>/leaderboard.csv", leaderboard_csv,
+         name="leaderboard_csv"),
     path("benchmarks/<catalog_slug:slug>/label-sets/<catalog_slug:label_set>/reveal/",
          hidden_reveal, name="hidden_reveal"),
     path("benchmarks/<catalog_slug:slug>/label-sets/<catalog_slug:label_set>/phases/",

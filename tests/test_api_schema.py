@@ -50,7 +50,8 @@ def test_it_documents_every_operation_with_its_shapes(loaded: Settings) -> None:
     assert {"id", "benchmark", "model_name", "public", "status", "failure_reason", "created",
             "scored", "scores", "files", "owner"} <= set(components[ref]["properties"])
     board = paths["/api/benchmarks/{slug}/leaderboard/"]["get"]
-    assert {p["name"] for p in board["parameters"]} == {"slug", "sort", "version"}
+    assert {p["name"] for p in board["parameters"]} == {"slug", "sort", "version", "page",
+                                                        "page_size"}
 
 
 def test_it_documents_the_example_sets_of_the_visible_benchmarks_when_asked(
@@ -104,7 +105,8 @@ STATUSES = {
     ("/api/benchmarks/{slug}/label-sets/{label_set}/versions/", "get"): {"200"} | EVERYWHERE,
     ("/api/benchmarks/{slug}/label-sets/{label_set}/versions/{number}/", "get"):
         {"200"} | EVERYWHERE,
-    ("/api/benchmarks/{slug}/leaderboard/", "get"): {"200"} | EVERYWHERE,
+    # 304: a revalidation with the board's ETag (If-None-Match)
+    ("/api/benchmarks/{slug}/leaderboard/", "get"): {"200", "304"} | EVERYWHERE,
     ("/api/benchmarks/{slug}/label-sets/{label_set}/reveal/", "post"):
         {"200", "403", "409"} | EVERYWHERE,
     ("/api/benchmarks/{slug}/label-sets/{label_set}/phases/", "post"):

@@ -1,4 +1,4 @@
-"""The one CSV writer of every download (plots, audit histograms).
+"""The one CSV writer of every download (plots, audit histograms, the leaderboard).
 
 Spreadsheets run a cell that starts with `=`, `+`, `-`, `@`, a tab or a carriage return as a
 formula, and model names are chosen by anyone who submits: `=HYPERLINK("http://…")` would
@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterable, Sequence
+import itertools
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
@@ -42,11 +43,18 @@ def csv_cell(value: Any) -> str:
     return value
 
 
-def csv_text(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
-    """A header row and data rows as CSV (LF line ends), every cell through `csv_cell`."""
+def csv_lines(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> Iterator[str]:
+    """A header row and data rows as CSV lines (LF ends), every cell through `csv_cell`, one
+    at a time: a download streams them (StreamingHttpResponse) without the whole file."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow([csv_cell(h) for h in header])
-    for row in rows:
+    for row in itertools.chain([header], rows):
         writer.writerow([csv_cell(v) for v in row])
-    return out.getvalue()
+        yield out.getvalue()
+        out.seek(0)
+        out.truncate()
+
+
+def csv_text(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    """A header row and data rows as CSV (LF line ends), every cell through `csv_cell`."""
+    return "".join(csv_lines(header, rows))

@@ -18,7 +18,7 @@ from rest_framework.authtoken.models import Token
 
 from leaderboard.submissions.models import Score, Submission
 from tests import factories
-from tests.api_support import top1_accuracy, write_json
+from tests.api_support import scored_in_process, top1_accuracy, write_json
 from tests.helpers import PROJECT_ROOT, free_port
 
 MODEL = "resnet_basic_110"
@@ -268,3 +268,20 @@ def test_it_installs_with_pip(tmp_path: Path) -> None:
     assert helped.returncode == 0, helped.stderr
     assert helped.stdout.startswith("usage: evalserver-client [-h] [--url URL] [--token TOKEN]")
     assert "{submit,status,leaderboard,token}" in helped.stdout
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_prints_every_page_of_the_leaderboard(
+    loaded: Settings, data_dir: Path, live_server: LiveServer
+) -> None:
+    models = ("resnet_basic_110", "wrn_28_10", "vgg16_keras")
+    scored = {m: scored_in_process(data_dir, m, factories.user_create(f"u-{m}")) for m in models}
+    accuracy = {m: top1_accuracy(data_dir, m, "cifar10.1-v6")[0] for m in models}
+    expected = sorted(models, key=lambda m: (-accuracy[m], scored[m].pk))
+
+    board = run_client("leaderboard", "cifar10", "--sort", "cifar10.1-v6", "--page-size", "1",
+                       url=live_server.url)
+
+    assert board.returncode == 0, board.stderr
+    rows = [line.split() for line in board.stdout.splitlines()[2:]]
+    assert [(row[1], row[2]) for row in rows] == [(m, str(scored[m].pk)) for m in expected]

@@ -221,7 +221,12 @@ def surfaces(world: World, pins: dict[str, list[str]]) -> list[Surface]:
         for pin in ("", *(f"&version={h[:8]}" for h in pins[slug])):
             out += [Surface("leaderboard", f"/benchmarks/toy/?sort={slug}{pin}"),
                     Surface("api-leaderboard",
-                            f"/api/benchmarks/toy/leaderboard/?sort={slug}{pin}")]
+                            f"/api/benchmarks/toy/leaderboard/?sort={slug}{pin}"),
+                    Surface("api-leaderboard",
+                            f"/api/benchmarks/toy/leaderboard/?sort={slug}{pin}&page=2"
+                            "&page_size=1"),
+                    Surface("leaderboard_csv",
+                            f"/benchmarks/toy/leaderboard.csv?sort={slug}{pin}")]
         out += [Surface("label_set_history", f"/benchmarks/toy/label-sets/{slug}/history/"),
                 Surface("label_set_history",
                         f"/benchmarks/toy/label-sets/{slug}/history/?compare=1&against=1"),

@@ -149,9 +149,18 @@ def cmd_status(api: Api, args: argparse.Namespace) -> int:
 
 
 def cmd_leaderboard(api: Api, args: argparse.Namespace) -> int:
-    query = {"sort": args.sort, **({"version": args.version} if args.version else {})}
-    board = api.request("GET", f"/api/benchmarks/{quote(args.benchmark)}/leaderboard/",
-                        query=query)
+    query = {"sort": args.sort, **({"version": args.version} if args.version else {}),
+             "page_size": str(args.page_size)}
+    path = f"/api/benchmarks/{quote(args.benchmark)}/leaderboard/"
+    board = api.request("GET", path, query=query)
+    # The board comes in pages (docs/api.md §5.2): read them all, in order. A server from
+    # before the paging sends the whole board with no `next`.
+    page = 1
+    while board.get("next"):
+        page += 1
+        more = api.request("GET", path, query={**query, "page": str(page)})
+        board["rows"] += more["rows"]
+        board["next"] = more.get("next")
     print(f"{board['benchmark']} leaderboard, sorted by {board['sort']}; "
           "(+n) = places gained against original")
     print(leaderboard_table(board) if board["rows"] else "(no public scored submissions yet)")
@@ -197,6 +206,9 @@ def parser() -> argparse.ArgumentParser:
     board.add_argument("benchmark")
     board.add_argument("--sort", default="original", help="label set to rank by")
     board.add_argument("--version", default="", help="label-set version hash to show")
+    # the server's largest page by default: the fewest requests for a whole board
+    board.add_argument("--page-size", type=int, default=1000,
+                       help="rows asked per request; every page is read (default %(default)s)")
     board.set_defaults(run=cmd_leaderboard)
     token = commands.add_parser("token", help="print an API token (asks for the password, "
                                               "or reads EVALSERVER_PASSWORD)")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import connection
@@ -11,7 +12,15 @@ from django.utils import timezone
 from rest_framework import serializers
 
 from leaderboard.catalog.models import LabelSet
-from leaderboard.presentation.boards.selectors import Leaderboard, leaderboard_sort_slugs
+from leaderboard.presentation.boards.selectors import (
+    Leaderboard,
+    LeaderboardColumn,
+    leaderboard_sort_slugs,
+)
+
+# Rows per page of the JSON board (docs/api.md §5.2): a page of 100 rows is about 100 KB.
+PAGE_SIZE_DEFAULT = 100
+PAGE_SIZE_MAX = 1000
 
 
 class LeaderboardQueryInput(serializers.Serializer):
@@ -21,6 +30,13 @@ class LeaderboardQueryInput(serializers.Serializer):
         required=False, allow_blank=True, default="",
         help_text="content hash (at least 6 leading characters) of one label-set version "
                   "to show instead of that label set's current one")
+    page = serializers.IntegerField(
+        min_value=1, default=1,
+        help_text="1-based page of rows; ranks are over the whole board (a page past the "
+                  "last answers 404)")
+    page_size = serializers.IntegerField(
+        min_value=1, max_value=PAGE_SIZE_MAX, default=PAGE_SIZE_DEFAULT,
+        help_text=f"rows per page, {PAGE_SIZE_DEFAULT} by default, at most {PAGE_SIZE_MAX}")
 
 
 class LeaderboardQuerySchema(LeaderboardQueryInput):
@@ -109,8 +125,14 @@ class LeaderboardRowOutput(serializers.Serializer):
 class LeaderboardOutput(serializers.Serializer):
     benchmark = serializers.CharField()
     sort = serializers.CharField()
+    count = serializers.IntegerField(help_text="rows on the whole board")
+    page = serializers.IntegerField(source="number")
+    page_size = serializers.IntegerField(source="size")
+    next = serializers.URLField(allow_null=True, help_text="the next page; null on the last")
+    previous = serializers.URLField(allow_null=True,
+                                    help_text="the previous page; null on the first")
     columns = LeaderboardColumnOutput(many=True)
-    rows = LeaderboardRowOutput(many=True)
+    rows = LeaderboardRowOutput(many=True, help_text="this page's rows")
 
 
 def _datetime(value: datetime.datetime | None) -> str | None:
@@ -136,11 +158,48 @@ def _cell(score: dict[str, Any] | None) -> dict[str, Any] | None:
             "total": int(score["total"])}
 
 
-def leaderboard_data(board: Leaderboard) -> dict[str, Any]:
-    """The content of LeaderboardOutput(board).data, as plain dicts and lists."""
+@dataclass(frozen=True)
+class LeaderboardPage:
+    """One page of a board, as LeaderboardOutput shows it."""
+    board: Leaderboard
+    number: int
+    size: int
+    next: str | None
+    previous: str | None
+
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        return self.board.rows[(self.number - 1) * self.size:self.number * self.size]
+
+    # what LeaderboardOutput reads besides the rows
+    @property
+    def benchmark(self) -> str:
+        return self.board.benchmark
+
+    @property
+    def sort(self) -> str:
+        return self.board.sort
+
+    @property
+    def columns(self) -> list[LeaderboardColumn]:
+        return self.board.columns
+
+    @property
+    def count(self) -> int:
+        return len(self.board.rows)
+
+
+def leaderboard_data(page: LeaderboardPage) -> dict[str, Any]:
+    """The content of LeaderboardOutput(page).data, as plain dicts and lists."""
+    board = page.board
     return {
         "benchmark": str(board.benchmark),
         "sort": str(board.sort),
+        "count": len(board.rows),
+        "page": page.number,
+        "page_size": page.size,
+        "next": page.next,
+        "previous": page.previous,
         "columns": [{"slug": c.slug, "name": c.name, "version": int(c.version_number),
                      "version_hash": c.version_hash, "ci_method": c.ci_method,
                      "rescoring": c.rescoring, "pending_version": c.pending_version,
@@ -155,13 +214,13 @@ def leaderboard_data(board: Leaderboard) -> dict[str, Any]:
             "rank_shift": {str(slug): int(n) for slug, n in row["rank_shift"].items()},
             "rank_ub": None if row["rank_ub"] is None else int(row["rank_ub"]),
             "mcnemar_p": _float(row["mcnemar_p"]),
-        } for row in board.rows],
+        } for row in page.rows],
     }
 
 
-def leaderboard_json(board: Leaderboard) -> bytes:
+def leaderboard_json(page: LeaderboardPage) -> bytes:
     """leaderboard_data as DRF's JSONRenderer would write it (compact, UTF-8, no NaN)."""
-    text = json.dumps(leaderboard_data(board), ensure_ascii=False, allow_nan=False,
+    text = json.dumps(leaderboard_data(page), ensure_ascii=False, allow_nan=False,
                       separators=(",", ":"))
     # as JSONRenderer does: keep the body a strict JavaScript subset
     return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029").encode()

@@ -5,7 +5,8 @@ per (benchmark, leaderboard generation, sort, version, page) and kept in the cac
 (leaderboard/presentation/caching.py); each request renders only the page shell (navigation,
 user) around it. Pages hold PAGE_SIZE rows; ranks are over the whole leaderboard. A page number
 that is not a whole number from 1 to the last page answers 404 (an empty leaderboard has a
-page 1).
+page 1). A visitor not signed in gets an ETag and a 304 to a revalidation, checked before any
+board is read (conditional.py; docs/api.md §5.2, "Caching").
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from django.contrib.messages import get_messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
@@ -21,15 +23,24 @@ from django.utils.safestring import mark_safe
 
 from leaderboard.catalog.models import Benchmark
 from leaderboard.catalog.phases.selectors import hidden_phases_current
-from leaderboard.catalog.selectors import benchmark_get
+from leaderboard.catalog.selectors import benchmark_get, benchmark_list
+from leaderboard.presentation.boards.conditional import (
+    PRIVATE_CACHE_CONTROL,
+    board_etag,
+    conditional_headers_add,
+    etag_matches,
+    not_modified,
+)
 from leaderboard.presentation.boards.selectors import (
     Leaderboard,
     LeaderboardQueryError,
     leaderboard_get,
 )
-from leaderboard.presentation.caching import cached_render, source_format
+from leaderboard.presentation.caching import cached_render, source_format, sources_digest
 
 PAGE_SIZE = 100
+# The page around the cached table: in the ETag's format too (conditional.py).
+BOARD_PAGE_TEMPLATES = ("leaderboard/leaderboard.html", "leaderboard/base.html")
 # What the cached table is rendered from (the format in its cache key, see caching.py).
 BOARD_HTML_MODULES = (__name__, "leaderboard.presentation.boards.selectors",
                       "leaderboard.presentation.boards.significance",
@@ -42,6 +53,26 @@ PAGE_LINKS_AROUND = 2
 
 def board_html_format() -> str:
     return source_format(modules=BOARD_HTML_MODULES, templates=BOARD_HTML_TEMPLATES)
+
+
+def board_page_format() -> str:
+    return source_format(modules=(*BOARD_HTML_MODULES,
+                                  "leaderboard.presentation.boards.conditional"),
+                         templates=(*BOARD_HTML_TEMPLATES, *BOARD_PAGE_TEMPLATES))
+
+
+def _page_etag(request: HttpRequest, benchmark: Benchmark) -> str | None:
+    """The page's ETag for an anonymous visitor with no message waiting; None (no ETag, no
+    304) for a signed-in one, whose page holds CSRF-protected forms (log out, the staff
+    panel) whose tokens a revalidated old copy could hold stale. Besides the board, the
+    page shows the navigation's benchmarks (one small query), which no generation counts."""
+    if request.user.is_authenticated or len(get_messages(request)):  # len reads, keeps them
+        return None
+    # what the navigation's nav_benchmarks tag lists (leaderboard/templatetags)
+    nav = sources_digest([(slug, name.encode())
+                          for slug, name in benchmark_list().values_list("slug", "name")])
+    return board_etag(benchmark=benchmark, format=board_page_format(),
+                      variant=f"-anonymous-{nav}")
 
 
 def _cells(board: Leaderboard, row: dict[str, Any]) -> list[dict[str, Any]]:
@@ -106,6 +137,7 @@ def _board_html(benchmark: Benchmark, board: Leaderboard, version: str | None,
     return render_to_string("leaderboard/_board.html", {
         "benchmark": benchmark, "board": board, "headers": headers, "rows": rows,
         "version": version, "pages": _pages(number, page_count, len(board.rows), size, url),
+        "csv_query": urlencode({"sort": board.sort, **keep}),
     })
 
 
@@ -118,6 +150,10 @@ def leaderboard(request: HttpRequest, slug: str) -> HttpResponse:
     version = request.GET.get("version") or None
     number = _page_number(request)
     size = PAGE_SIZE
+    # Revalidation before any board is read (docs/api.md §5.2, "Caching").
+    etag = _page_etag(request, benchmark)
+    if etag is not None and etag_matches(request=request, etag=etag):
+        return not_modified(etag=etag, cache_control=PRIVATE_CACHE_CONTROL)
 
     def build() -> str:
         board = leaderboard_get(benchmark=benchmark, sort=sort, version=version)
@@ -132,9 +168,10 @@ def leaderboard(request: HttpRequest, slug: str) -> HttpResponse:
     except LeaderboardQueryError as exc:
         return render(request, "leaderboard/leaderboard.html", {
             "benchmark": benchmark, "error": exc.message}, status=400)
-    return render(request, "leaderboard/leaderboard.html", {
+    response = render(request, "leaderboard/leaderboard.html", {
         "benchmark": benchmark, "board_html": mark_safe(board_html),  # rendered by a template
         # staff only, outside the cached board: reveal a hidden label set, open its next phase
         "hidden_phases": (hidden_phases_current(benchmark=benchmark)
                           if request.user.is_staff else []),
     })
+    return conditional_headers_add(response, etag=etag, cache_control=PRIVATE_CACHE_CONTROL)

@@ -8,6 +8,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from pytest_django.fixtures import Settings
 
@@ -70,3 +71,15 @@ def test_it_stores_the_same_scores_from_forked_processes_as_from_its_own(
     # forked or not, every record is the same, `gap` included (absent)
     assert all(serial == forked for forked, serial in rescored.values())
     assert pools == [2] * len(scored)  # one pool per version with 2; none with 1
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_it_finds_the_changed_keys_np_setxor1d_finds(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    a = np.unique(rng.integers(0, 5_000, size=int(rng.integers(0, 800))))
+    b = np.unique(np.concatenate([rng.choice(a, size=a.size // 2, replace=False) if a.size
+                                  else a, rng.integers(0, 5_000, size=int(rng.integers(0, 50)))]))
+    for x, y in ((a, b), (b, a), (a, a), (a, a[:0]), (a[:0], b)):
+        expected = np.setxor1d(x, y)
+        found = rescoring._sorted_symmetric_difference(x, y)
+        assert found.tolist() == expected.tolist()

@@ -128,6 +128,7 @@ step "benchmarks: bundles, compiled and added to a fresh database (quick)" .venv
 step "benchmarks: leaderboard under load (quick)" .venv/bin/python bench/leaderboard.py --quick
 step "benchmarks: leaderboard while two uploads trickle (quick)" .venv/bin/python bench/slow_uploads.py --quick
 step "benchmarks: re-scoring after a review decision (quick)" .venv/bin/python bench/rescore.py --quick
+step "benchmarks: re-scoring's per-submission budgets at 2,000 submissions (mid)" .venv/bin/python bench/rescore.py --mid
 step "benchmarks: most confused classes of the about page (quick)" .venv/bin/python bench/confusions.py --quick
 step "benchmarks: checkpoint inference (quick)" .venv/bin/python bench/checkpoint.py --quick
 step "benchmarks: label audits (quick)" .venv/bin/python bench/audit.py --quick

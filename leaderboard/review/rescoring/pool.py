@@ -12,14 +12,13 @@ pool: the parent raises, and the job is retried as after any other error.
 
 from __future__ import annotations
 
-import multiprocessing
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from itertools import chain, islice
 from typing import Any
 
+import billiard
 import numpy as np
 from django.core.files import storage as storage_module
 from django.db import connections
@@ -108,7 +107,7 @@ def scored_chunks(*, inputs: ScoringInputs, rows: Iterable[Row], processes: int
     iterator = iter(rows)
     head = list(islice(iterator, POOL_MIN_ROWS))
     if processes <= 1 or len(head) < POOL_MIN_ROWS or "fork" not in \
-            multiprocessing.get_all_start_methods():
+            billiard.get_all_start_methods():
         for chunk in _chunks(chain(head, iterator), POOL_CHUNK):
             yield chunk, [score_stored(inputs, row.submission_id, str(row.compact))
                           for row in chunk]
@@ -116,18 +115,25 @@ def scored_chunks(*, inputs: ScoringInputs, rows: Iterable[Row], processes: int
     global _INPUTS
     _INPUTS = inputs
     try:
-        with ProcessPoolExecutor(max_workers=processes, initializer=_child_start,
-                                 mp_context=multiprocessing.get_context("fork")) as pool:
-            pending: deque[tuple[list[Row], Future[list[Scored]]]] = deque()
+        with _process_pool(processes) as workers:
+            pending: deque[tuple[list[Row], Any]] = deque()
+            # Fed from this thread: the rows may come from a database cursor of this thread.
             for chunk in _chunks(chain(head, iterator), POOL_CHUNK):
-                pending.append((chunk, pool.submit(
-                    _score_chunk, [(row.submission_id, str(row.compact)) for row in chunk])))
+                pending.append((chunk, workers.apply_async(
+                    _score_chunk, ([(row.submission_id, str(row.compact)) for row in chunk],))))
                 # a few chunks ahead per process: busy children, bounded memory
                 while len(pending) > 3 * processes:
-                    done, future = pending.popleft()
-                    yield done, future.result()
+                    done, result = pending.popleft()
+                    yield done, result.get()
             while pending:
-                done, future = pending.popleft()
-                yield done, future.result()
+                done, result = pending.popleft()
+                yield done, result.get()
     finally:
         _INPUTS = None
+
+
+def _process_pool(processes: int) -> Any:
+    """Billiard's pool (Celery's own fork of multiprocessing): a Celery pool process is
+    daemonic, and the standard library refuses to start children there; billiard does not.
+    A child that dies fails its chunk (WorkerLostError) instead of leaving it waiting."""
+    return billiard.get_context("fork").Pool(processes, initializer=_child_start)

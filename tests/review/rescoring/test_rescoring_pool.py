@@ -4,7 +4,6 @@ process does."""
 
 from __future__ import annotations
 
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -46,13 +45,13 @@ def test_it_stores_the_same_scores_from_forked_processes_as_from_its_own(
     assert all(len(rows) == len(MODELS) for rows in scored.values()) and len(scored) >= 3
 
     pools: list[int] = []
+    process_pool = pool._process_pool
 
-    class CountingPool(ProcessPoolExecutor):
-        def __init__(self, **kwargs: Any) -> None:
-            pools.append(kwargs["max_workers"])
-            super().__init__(**kwargs)
+    def counting_pool(processes: int) -> Any:
+        pools.append(processes)
+        return process_pool(processes)
 
-    monkeypatch.setattr(pool, "ProcessPoolExecutor", CountingPool)
+    monkeypatch.setattr(pool, "_process_pool", counting_pool)
     # five rows in chunks of one: both processes get several, and results come back in order
     monkeypatch.setattr(pool, "POOL_CHUNK", 1)
     monkeypatch.setattr(pool, "POOL_MIN_ROWS", 2)

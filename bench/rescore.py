@@ -1,7 +1,8 @@
 """Re-scoring after a review decision, on stored ImageNet submissions.
 
     python bench/rescore.py                 # 1,000 stored submissions
-    python bench/rescore.py --quick         # 30 (what CI runs)
+    python bench/rescore.py --quick         # 30 (what CI runs: a smoke test)
+    python bench/rescore.py --mid           # 2,000, the guard (what CI runs too)
     python bench/rescore.py --submissions N
 
 Setup (untimed), in a throwaway SQLite database and media folder: imagenet loaded from the
@@ -11,11 +12,20 @@ a Score row on every label set's current version). Each is the real cleanlab Res
 runners-up; 1% of them also predict one chosen novel ReaL pair, whose review item exists.
 Timed: (1) a panel of three accepts that pair -> new ReaL version -> every submission
 re-scored on it (the incremental path: only judged pairs changed) -> the leaderboard read;
-(2) a full re-score of all N from their stored predictions, as any other version gets.
-Targets (issue 4, 10,000 submissions): (1) under 2 s, (2) under 60 s. With 1,000 <= N <
-10,000 the 10,000 figure is extrapolated (fixed costs apart) and marked so; below 1,000 only
-the measured times are printed. Measured at 10,000 (2-core machine, SQLite, session 2, with
-tie groups on the leaderboard): (1) 1.83 s (re-score 1.30 s, leaderboard 0.46 s), (2) 37.2 s.
+(2) a full re-score of all N from their stored predictions, as any other version gets, once
+in this process and once in EVALSERVER_RESCORE_PROCESSES processes (rescoring/pool.py).
+Targets (issue 22, 10,000 submissions): (1) under 1 s, (2) under 30 s using both cores. With
+1,000 <= N < 10,000 the 10,000 figure is extrapolated (fixed costs apart) and marked so; below
+1,000 only the measured times are printed.
+
+The guard (issue 22: the figures had regressed unnoticed while CI ran 30 submissions): at
+--mid and above, what does not depend on the machine's load is counted per re-scored
+submission (database queries, stored files opened, bytes read, compact arrays decoded whole;
+bench/rescore_meter.py) and judged against BUDGETS; the run fails when one is over. Timings
+are printed per submission beside them, never judged there (CI's machine is shared).
+
+Measured: see bench/README.md (the session-2 figures of 1.83 s and 37.2 s were not
+reproducible as a code regression: see there).
 """
 
 from __future__ import annotations
@@ -154,8 +164,9 @@ def _judge(counts: dict[str, dict[str, float]], judged: bool) -> bool:
             budget = BUDGETS[part][name]
             over = value > budget
             ok &= not over
-            shown.append(f"{name} {value:.4g} (<= {budget:g}{', OVER' if over else ''})")
-        print(f"  per re-scored submission, {part}: " + ", ".join(shown))
+            shown.append(f"{name} {value:.4g} (<= {budget:g}{', OVER' if over and judged else ''})")
+        print(f"  per re-scored submission, {part}{'' if judged else ' (not judged: too few)'}: "
+              + ", ".join(shown))
     if judged:
         print("  guard: " + ("every count within its budget" if ok else "OVER BUDGET"))
     return ok or not judged
@@ -214,10 +225,11 @@ def main() -> int:
 
             profiler = cProfile.Profile()
             profiler.enable()
-        t_rescore0 = time.perf_counter()
+        t_rescore0, cpu_rescore0 = time.perf_counter(), time.process_time()
         with metered() as decision:
             rescored = rescoring.label_set_version_rescore(version_id=version.pk)
         t_rescore = time.perf_counter() - t_rescore0
+        cpu_rescore = time.process_time() - cpu_rescore0  # without forked processes' own
         t_board0 = time.perf_counter()
         with metered() as board_counts:
             board = leaderboard_get(benchmark=benchmark_get(slug="imagenet"), sort="real")
@@ -225,15 +237,17 @@ def main() -> int:
         t_decision = time.perf_counter() - t1
         if profile:
             profiler.disable()
-            pstats.Stats(profiler).sort_stats("cumulative").print_stats(25)
+            pstats.Stats(profiler).sort_stats("cumulative").print_stats(45)
         assert rescored == count and len(board.rows) == count
         assert Score.objects.filter(label_set_version=version).count() == count
         # A full re-score of every submission from its stored predictions, as any other
         # version gets: metered in this process, then timed in the configured processes.
         with override_settings(EVALSERVER_RESCORE_PROCESSES=1), metered() as full:
-            t2 = time.perf_counter()
+            t2, cpu2 = time.perf_counter(), time.process_time()
             assert rescoring._rescore_fully(version) == count
             t_full_one = time.perf_counter() - t2
+            # CPU time: what a shared machine's load changes least
+            cpu_full_one = time.process_time() - cpu2
         processes = settings.EVALSERVER_RESCORE_PROCESSES
         if profile == "full":
             profiler = cProfile.Profile()
@@ -251,7 +265,9 @@ def main() -> int:
         ms = 1000 / count
         print(f"  per submission (printed, not judged): decision re-score {t_rescore * ms:.3f} "
               f"ms, leaderboard read {t_board * ms:.3f} ms, full re-score {t_full_one * ms:.2f} "
-              f"ms in 1 process, {t_full * ms:.2f} ms in {processes}")
+              f"ms in 1 process, {t_full * ms:.2f} ms in {processes}; CPU time: decision "
+              f"re-score {cpu_rescore * ms:.3f} ms (this process), full re-score in 1 process "
+              f"{cpu_full_one * ms:.2f} ms")
         scale = TARGET_N / count
         # The votes and the new version cost the same whatever N; only the rest scales.
         for label, seconds, fixed, target in (

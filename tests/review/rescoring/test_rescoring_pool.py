@@ -4,6 +4,9 @@ process does."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +20,7 @@ from leaderboard.review.rescoring import pool
 from leaderboard.review.rescoring import services as rescoring
 from leaderboard.submissions.models import Score
 from tests import factories
+from tests.helpers import PROJECT_ROOT
 from workers.tasks import score_submission
 
 pytestmark = pytest.mark.django_db
@@ -82,3 +86,29 @@ def test_it_finds_the_changed_keys_np_setxor1d_finds(seed: int) -> None:
         expected = np.setxor1d(x, y)
         found = rescoring._sorted_symmetric_difference(x, y)
         assert found.tolist() == expected.tolist()
+
+
+PRINT_PROCESSES = """
+import django
+django.setup()
+from django.conf import settings
+print(settings.EVALSERVER_RESCORE_PROCESSES)
+"""
+
+
+def _processes(value: str | None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "EVALSERVER_RESCORE_PROCESSES"}
+    env.update(DJANGO_SETTINGS_MODULE="evalserver.settings", SECRET_KEY="x" * 50)
+    if value is not None:
+        env["EVALSERVER_RESCORE_PROCESSES"] = value
+    return subprocess.run([sys.executable, "-c", PRINT_PROCESSES], cwd=PROJECT_ROOT, env=env,
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_it_reads_the_rescoring_processes_and_refuses_a_bad_count() -> None:
+    assert _processes(None).stdout.strip() == "2"  # both cores of the reference machine
+    assert _processes("1").stdout.strip() == "1"
+    for bad in ("0", "two"):
+        refused = _processes(bad)
+        assert refused.returncode != 0
+        assert f"EVALSERVER_RESCORE_PROCESSES={bad!r} is not valid" in refused.stderr

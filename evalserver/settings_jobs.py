@@ -151,3 +151,9 @@ CELERY_TASK_ROUTES = {
     "workers.tasks.*": {"queue": "cpu"},
     "workers.gpu_tasks.*": {"queue": "gpu"},
 }
+
+# Processes that score a re-scoring's submissions from their stored predictions (a full
+# re-score, or an incremental one's affected submissions when there are many; forked from the
+# job's process, leaderboard/review/rescoring/pool.py): 2 uses both cores of the reference
+# machine; 1 scores in the job's own process.
+EVALSERVER_RESCORE_PROCESSES: int = env.get_int("EVALSERVER_RESCORE_PROCESSES", 2, min_value=1)

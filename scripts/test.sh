@@ -130,6 +130,7 @@ step "benchmarks: leaderboard under load (quick)" .venv/bin/python bench/leaderb
 step "benchmarks: leaderboard while two uploads trickle (quick)" .venv/bin/python bench/slow_uploads.py --quick
 step "benchmarks: re-scoring after a review decision (quick)" .venv/bin/python bench/rescore.py --quick
 step "benchmarks: significance (rank_ub) after a scoring and in full (quick)" .venv/bin/python bench/significance.py --quick
+step "benchmarks: re-scoring's per-submission budgets at 2,000 submissions (mid)" .venv/bin/python bench/rescore.py --mid
 step "benchmarks: most confused classes of the about page (quick)" .venv/bin/python bench/confusions.py --quick
 step "benchmarks: the API's rate limits, per request and under a burst (quick)" .venv/bin/python bench/throttles.py --quick
 step "benchmarks: checkpoint inference (quick)" .venv/bin/python bench/checkpoint.py --quick

@@ -36,17 +36,14 @@ def in_keys(
     sorted_keys: np.ndarray, examples: np.ndarray, classes: np.ndarray, num_classes: int
 ) -> np.ndarray:
     """Membership of (example, class) pairs in a sorted key array, vectorised."""
-    query = examples.astype(np.int64) * num_classes + classes.astype(np.int64)
+    query = examples.astype(np.int64) * num_classes
+    query += classes  # int64 += any integer dtype: no temporary copy of the classes
     if sorted_keys.size == 0:
         return np.zeros(query.shape, dtype=bool)
     if query.size >= _BITMAP_MIN_QUERIES and not sorted_keys.flags.writeable:
         bitmap = _bitmap(sorted_keys)
         if bitmap is not None:
-            inside = (query >= 0) & (query < bitmap.size * 8)
-            found = np.zeros(query.shape, dtype=bool)
-            q = query[inside]
-            found[inside] = (bitmap[q >> 3] >> (q & 7).astype(np.uint8)) & 1 == 1
-            return found
+            return _bitmap_lookup(bitmap, query)
     pos = np.searchsorted(sorted_keys, query)
     pos[pos == sorted_keys.size] = 0
     return sorted_keys[pos] == query
@@ -58,6 +55,25 @@ def in_keys(
 _BITMAP_MIN_QUERIES = 4096
 _BITMAP_MAX_BYTES = 64 * 2**20
 _BITMAPS: dict[int, tuple[weakref.ref[np.ndarray], np.ndarray]] = {}
+
+
+def _bitmap_lookup(bitmap: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """Bit `query` of the bitmap. Valid predictions (every class id below num_classes, the
+    usual case) all fall inside it, and are looked up without masks or copies in int32 when
+    the keys fit: half the memory traffic, re-scoring's largest per-submission cost."""
+    limit = bitmap.size * 8
+    if query.size == 0 or int(query.min()) < 0 or int(query.max()) >= limit:
+        inside = (query >= 0) & (query < limit)
+        found = np.zeros(query.shape, dtype=bool)
+        q = query[inside]
+        found[inside] = (bitmap[q >> 3] >> (q & 7).astype(np.uint8)) & 1 == 1
+        return found
+    if limit <= np.iinfo(np.int32).max:
+        query = query.astype(np.int32)
+    bits = bitmap[query >> 3]
+    bits >>= (query & 7).astype(np.uint8)
+    bits &= 1
+    return bits.view(bool)
 
 
 def _bitmap(sorted_keys: np.ndarray) -> np.ndarray | None:

@@ -33,7 +33,6 @@ from leaderboard.catalog.selectors import (
     label_set_versions_current,
 )
 from leaderboard.catalog.services import benchmark_leaderboard_touch, label_set_version_publish
-from leaderboard.common.storage import stored_npz
 from leaderboard.jobs.lifecycle import job_claim, job_finish
 from leaderboard.review.models import VersionRescore
 from leaderboard.review.panel.services import (
@@ -41,6 +40,7 @@ from leaderboard.review.panel.services import (
     label_set_revision_publish,
     version_rescore_request,
 )
+from leaderboard.review.rescoring.pool import ScoringInputs, scored_chunks
 from leaderboard.review.services import review_items_record
 from leaderboard.submissions.models import Score, Submission, SubmissionFile
 from leaderboard.submissions.releases.services import releases_replay
@@ -50,8 +50,6 @@ from workers.scoring import label_set_builders
 from workers.scoring.compact import npz_member_rows
 from workers.scoring.families.registry import family_named, missing_arrays
 from workers.scoring.label_set_builders import CompiledLabelSet
-from workers.scoring.metrics import headline_hits, score_label_set
-from workers.scoring.predictions import Predictions
 
 # Submissions whose new scores are written in one statement while re-scoring.
 RESCORE_CHUNK = 200
@@ -68,13 +66,6 @@ def version_rescore_run(*, version_id: int, task_id: str,
     done = label_set_version_rescore(version_id=version_id, progress=progress)
     return job_finish(VersionRescore, job_id=version_id, task_id=task_id,
                       status=VersionRescore.Status.DONE, submissions=done)
-
-
-def _compact_predictions(row: SubmissionFile) -> Predictions:
-    with stored_npz(row.compact) as arrays:
-        topk = arrays["topk"].astype(np.int32)
-        scores = arrays["topk_scores"] if "topk_scores" in arrays.files else None
-    return Predictions(topk=topk, topk_scores=scores, scores=None, scores_kind=None)
 
 
 def label_set_version_rescore(*, version_id: int, progress: Progress | None = None) -> int:
@@ -152,10 +143,27 @@ def _changed_pairs(old: label_set_builders.CompiledLabelSet,
     changed = []
     for name, array in new.arrays.items():
         if name.endswith("_keys"):
-            changed.append(np.setxor1d(array, old.arrays[name]))
+            changed.append(_sorted_symmetric_difference(array, old.arrays[name]))
         elif not np.array_equal(array, old.arrays[name]):
             return None
     return np.unique(np.concatenate(changed)) if changed else None
+
+
+def _sorted_symmetric_difference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """np.setxor1d of two sorted unique key arrays (what a compiled label set stores) by
+    binary search, without sorting their concatenation again: a decision's version differs
+    from its parent in a few keys of several hundred thousand (30x faster on ReaL's)."""
+    if np.array_equal(a, b):
+        return a[:0]
+
+    def only(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        if y.size == 0:
+            return x
+        position = np.searchsorted(y, x)
+        position[position == y.size] = 0
+        return x[y[position] != x]
+
+    return np.union1d(only(a, b), only(b, a))
 
 
 def _rescore_incrementally(version: LabelSetVersion) -> int | None:
@@ -203,31 +211,33 @@ def _rescore_incrementally(version: LabelSetVersion) -> int | None:
 
 def _rescore_rows(version: LabelSetVersion, compiled: label_set_builders.CompiledLabelSet,
                   rows: Any, progress: Callable[[int], None] | None = None) -> int:
-    """Score each stored file on the version from its compact predictions, in chunked upserts."""
+    """Score each stored file on the version from its compact predictions (in
+    EVALSERVER_RESCORE_PROCESSES processes when there are many: rescoring/pool.py), in
+    chunked upserts."""
     label_set = version.label_set
-    names = benchmark_class_names(benchmark=label_set.benchmark)
-    example_name = image_set_example_namer(image_set=label_set.image_set)
+    inputs = ScoringInputs(compiled, benchmark_class_names(benchmark=label_set.benchmark),
+                           image_set_example_namer(image_set=label_set.image_set))
     # A version made by review decisions only ever judges more pairs, so it has no novel pair
     # that is not already an item; a version from elsewhere (an import) may have new ones.
     record_items = label_set.reviewable and "settled" not in version.summary
     done = 0
     chunk: dict[int, dict[str, Any]] = {}
     hits: dict[int, np.ndarray] = {}
-    for row in rows:
-        preds = _compact_predictions(row)
-        record, novel = score_label_set(compiled, preds, class_names=names,
-                                        example_name=example_name)
-        chunk[row.submission_id] = record
-        hits[row.submission_id] = headline_hits(compiled, preds)
-        if novel is not None and record_items:
-            with transaction.atomic():
-                review_items_record(submission=row.submission, label_set=label_set, novel=novel)
-        if len(chunk) == RESCORE_CHUNK:
-            scores_upsert(version=version, records=chunk, hits=hits)
-            done += len(chunk)
-            chunk, hits = {}, {}
-            if progress is not None:
-                progress(done)
+    for scored_rows, scored in scored_chunks(inputs=inputs, rows=rows,
+                                             processes=settings.EVALSERVER_RESCORE_PROCESSES):
+        for row, result in zip(scored_rows, scored, strict=True):
+            chunk[result.submission_id] = result.record
+            hits[result.submission_id] = result.hits
+            if result.novel is not None and record_items:
+                with transaction.atomic():
+                    review_items_record(submission=row.submission, label_set=label_set,
+                                        novel=result.novel)
+            if len(chunk) == RESCORE_CHUNK:
+                scores_upsert(version=version, records=chunk, hits=hits)
+                done += len(chunk)
+                chunk, hits = {}, {}
+                if progress is not None:
+                    progress(done)
     if chunk:
         scores_upsert(version=version, records=chunk, hits=hits)
         done += len(chunk)

@@ -98,7 +98,7 @@ def _emit_to_subscribers(event: str, key: str, by_user: dict[int, dict[str, Any]
                           email=preference.email, webhook=preference.webhook)
 
 
-def test_event_send(*, user: AbstractBaseUser) -> list[int]:
+def webhook_test_event_send(*, user: AbstractBaseUser) -> list[int]:
     """A test event to every webhook endpoint of the user (the 'send a test event' button)."""
     ids = notification_emit(user_id=int(user.pk), event=Event.TEST, key="", webhook=True,
                             payload=_payload(Event.TEST, "a test event", {}))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db.models import Q, QuerySet
 
 from leaderboard.notifications.models import (
@@ -16,7 +16,7 @@ from leaderboard.notifications.models import (
 EVENTS = tuple(event for event in Event if event != Event.TEST)
 
 
-def notification_preferences_get(*, user: AbstractBaseUser) -> dict[str, dict[str, bool]]:
+def notification_preferences_get(*, user: User) -> dict[str, dict[str, bool]]:
     """Every event with its channels, off where the user never opted in."""
     rows = {row.event: row for row in NotificationPreference.objects.filter(user=user)}
     return {event.value: {"email": bool(rows.get(event) and rows[event].email),
@@ -32,7 +32,7 @@ def notification_subscribers_list(*, event: str, user_ids: list[int] | None = No
     return rows if user_ids is None else rows.filter(user_id__in=user_ids)
 
 
-def webhook_endpoints_list(*, user: AbstractBaseUser | int,
+def webhook_endpoints_list(*, user: User | int,
                            benchmark_id: int | None = None,
                            for_event: bool = False) -> QuerySet[WebhookEndpoint]:
     """A user's endpoints; `for_event`: those that take an event of `benchmark_id` (theirs
@@ -43,7 +43,7 @@ def webhook_endpoints_list(*, user: AbstractBaseUser | int,
     return rows
 
 
-def notification_deliveries_list(*, user: AbstractBaseUser, limit: int = 50
+def notification_deliveries_list(*, user: User, limit: int = 50
                                  ) -> list[NotificationDelivery]:
     """The user's latest deliveries, newest first, each with its tries."""
     return list(NotificationDelivery.objects.filter(user=user).select_related("endpoint")

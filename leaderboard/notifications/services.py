@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
@@ -36,7 +36,7 @@ from leaderboard.submissions.models import Score, Submission
 # -- preferences and endpoints --------------------------------------------------------------
 
 
-def notification_preference_update(*, user: AbstractBaseUser, event: str,
+def notification_preference_update(*, user: User, event: str,
                                    email: bool, webhook: bool) -> None:
     if event not in {e.value for e in EVENTS}:
         raise ServiceError("unknown_event", f"no event {event!r}", field="event")
@@ -44,7 +44,7 @@ def notification_preference_update(*, user: AbstractBaseUser, event: str,
         user=user, event=event, defaults={"email": email, "webhook": webhook})
 
 
-def webhook_endpoint_create(*, user: AbstractBaseUser, url: str,
+def webhook_endpoint_create(*, user: User, url: str,
                             benchmark: Benchmark | None = None) -> tuple[WebhookEndpoint, str]:
     """A new endpoint and its secret (the only time the secret is given out)."""
     webhook_url_check(url)
@@ -54,7 +54,7 @@ def webhook_endpoint_create(*, user: AbstractBaseUser, url: str,
     return endpoint, secret
 
 
-def webhook_endpoint_delete(*, user: AbstractBaseUser, endpoint_id: int) -> None:
+def webhook_endpoint_delete(*, user: User, endpoint_id: int) -> None:
     if not WebhookEndpoint.objects.filter(user=user, id=endpoint_id).delete()[0]:
         raise ServiceError("not_found", "no such webhook endpoint", http_status=404)
 
@@ -98,7 +98,7 @@ def _emit_to_subscribers(event: str, key: str, by_user: dict[int, dict[str, Any]
                           email=preference.email, webhook=preference.webhook)
 
 
-def webhook_test_event_send(*, user: AbstractBaseUser) -> list[int]:
+def webhook_test_event_send(*, user: User) -> list[int]:
     """A test event to every webhook endpoint of the user (the 'send a test event' button)."""
     ids = notification_emit(user_id=int(user.pk), event=Event.TEST, key="", webhook=True,
                             payload=_payload(Event.TEST, "a test event", {}))

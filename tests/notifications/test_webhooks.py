@@ -14,7 +14,7 @@ from pytest_django.fixtures import Settings
 from leaderboard.common.errors import ServiceError
 from leaderboard.notifications.addresses import webhook_url_check
 from leaderboard.notifications.models import NotificationDelivery
-from leaderboard.notifications.services import webhook_test_event_send, webhook_endpoint_create
+from leaderboard.notifications.services import webhook_endpoint_create, webhook_test_event_send
 from tests import factories
 from tests.notifications.receiver import receiver_running, signature_valid
 

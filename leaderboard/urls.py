@@ -4,6 +4,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path, re_path
 
 from leaderboard.accounts.views import LoginView, profile, signup, token_create, token_revoke
+from leaderboard.notifications.views import webhook_add, webhook_test
 from leaderboard.audits.views import (
     audit_detail,
     audit_histogram_csv,
@@ -43,6 +44,8 @@ urlpatterns = [
     path("profile/", profile, name="profile"),
     path("profile/token/create/", token_create, name="token_create"),
     path("profile/token/revoke/", token_revoke, name="token_revoke"),
+    path("profile/webhooks/add/", webhook_add, name="webhook_add"),
+    path("profile/webhooks/test/", webhook_test, name="webhook_test"),
     path("submit/", submit, name="submit"),
     path("submissions/", submission_list, name="submission_list"),
     path("submissions/<int:submission_id>/", submission_detail, name="submission_detail"),

@@ -4,7 +4,6 @@ from django.contrib.auth import views as auth_views
 from django.urls import path, re_path
 
 from leaderboard.accounts.views import LoginView, profile, signup, token_create, token_revoke
-from leaderboard.notifications.views import webhook_add, webhook_test
 from leaderboard.audits.views import (
     audit_detail,
     audit_histogram_csv,
@@ -19,6 +18,7 @@ from leaderboard.catalog.hosting.views import (
 )
 from leaderboard.catalog.phases.views import hidden_phase_open, hidden_reveal
 from leaderboard.common.slugs import SLUG_PATTERN
+from leaderboard.notifications.views import webhook_add, webhook_test
 from leaderboard.presentation.about.views import benchmark_about
 from leaderboard.presentation.boards.views import leaderboard
 from leaderboard.presentation.charts.views import noise_prevalence_download, plot_download, plots

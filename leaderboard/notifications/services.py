@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from leaderboard import queue
@@ -31,6 +33,8 @@ from leaderboard.notifications.selectors import (
     notification_subscribers_list,
     webhook_endpoints_list,
 )
+from leaderboard.review.models import ReviewItem, ReviewItemSubmission
+from leaderboard.review.panel.services import REVIEWERS_GROUP
 from leaderboard.submissions.models import Score, Submission
 
 # -- preferences and endpoints --------------------------------------------------------------
@@ -134,6 +138,52 @@ def submission_outcome_notify(*, submission_id: int) -> None:
         return
     _emit_to_subscribers(event, f"submission:{submission.pk}:{event}",
                          {submission.owner_id: payload}, submission.benchmark_id)
+    if event == Event.SUBMISSION_SCORED:
+        review_queue_notify(benchmark=submission.benchmark)
+
+
+def review_queue_notify(*, benchmark: Benchmark) -> None:
+    """`review.queue_grew` to maintainers (staff, the reviewers group) who opted in, when the
+    benchmark's open review items reach EVALSERVER_REVIEW_QUEUE_NOTIFY_THRESHOLD, and again at
+    each further multiple of it; a queue that empties and grows again is told again (the key
+    names its oldest open item)."""
+    threshold = settings.EVALSERVER_REVIEW_QUEUE_NOTIFY_THRESHOLD
+    open_items = ReviewItem.objects.filter(label_set__benchmark=benchmark,
+                                           status=ReviewItem.Status.OPEN)
+    count = open_items.count()
+    if count < threshold:
+        return
+    oldest = open_items.order_by("pk").values_list("pk", flat=True).first()
+    maintainers = set(User.objects.filter(is_active=True).filter(
+        Q(is_staff=True) | Q(groups__name=REVIEWERS_GROUP)).values_list("pk", flat=True))
+    payload = _payload(Event.REVIEW_QUEUE_GREW, f"the review queue of {benchmark.slug} has "
+                       f"{count} open items", {"benchmark": benchmark.slug, "open_items": count,
+                                               "threshold": threshold})
+    _emit_to_subscribers(Event.REVIEW_QUEUE_GREW,
+                         f"review_queue:{benchmark.pk}:{oldest}:{count // threshold}",
+                         dict.fromkeys(maintainers, payload), benchmark.pk)
+
+
+def review_decision_notify(*, item_id: int) -> None:
+    """`review.decided` to the owners of the submissions that raised a decided item."""
+    item = ReviewItem.objects.select_related("label_set__benchmark", "version").get(id=item_id)
+    if item.status != ReviewItem.Status.DECIDED:
+        return
+    raised = dict(ReviewItemSubmission.objects.filter(item=item).values_list(
+        "submission_id", "submission__owner_id"))
+    benchmark = item.label_set.benchmark
+    about = {"id": item.pk, "benchmark": benchmark.slug, "label_set": item.label_set.slug,
+             "example_index": item.example_index, "class_id": item.class_id,
+             "verdict": item.verdict,
+             "version": item.version.number if item.version is not None else None}
+    by_owner: dict[int, dict[str, Any]] = {}
+    for owner in set(raised.values()):
+        mine = sorted(sid for sid, oid in raised.items() if oid == owner)
+        by_owner[owner] = _payload(Event.REVIEW_DECIDED, f"a review item your submission "
+                                   f"raised on {benchmark.slug} was decided: {item.verdict}",
+                                   {"item": about, "submissions": mine})
+    _emit_to_subscribers(Event.REVIEW_DECIDED, f"review_item:{item.pk}:{Event.REVIEW_DECIDED}",
+                         by_owner, benchmark.pk)
 
 
 def _ranked(version: LabelSetVersion) -> dict[int, tuple[float | None, int]]:

@@ -27,8 +27,11 @@ def _address_public(address: str) -> bool:
                 or ip.is_unspecified or ip.is_reserved)
 
 
-def webhook_url_check(url: str) -> None:
-    """Raise ServiceError("webhook_url_refused") unless `url` may receive webhooks."""
+def webhook_url_check(url: str) -> list[str]:
+    """Raise ServiceError("webhook_url_refused") unless `url` may receive webhooks; return
+    the addresses its host resolved to (none looked up when private ones are allowed), which
+    the POST then connects to (leaderboard/notifications/posting.py), so that a name cannot
+    resolve to a public address here and a private one a moment later."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https"):
         raise _refused("a webhook URL must start with http:// or https://")
@@ -39,7 +42,7 @@ def webhook_url_check(url: str) -> None:
     except ValueError:
         raise _refused("the webhook URL's port is not valid") from None
     if settings.EVALSERVER_WEBHOOK_ALLOW_PRIVATE:
-        return
+        return []
     try:
         infos = socket.getaddrinfo(parts.hostname, port, type=socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError):
@@ -48,3 +51,4 @@ def webhook_url_check(url: str) -> None:
     if private:
         raise _refused(f"the host {parts.hostname!r} resolves to a loopback, private, "
                        f"link-local or reserved address ({', '.join(private)})")
+    return [str(info[4][0]) for info in infos]

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import json
 import time
-import urllib.error
-import urllib.request
 from datetime import timedelta
 from typing import Any
 
@@ -29,6 +27,7 @@ from leaderboard.jobs.lifecycle import RUNNING, job_finish, job_held, job_rows
 from leaderboard.notifications import signing
 from leaderboard.notifications.addresses import webhook_url_check
 from leaderboard.notifications.models import DeliveryAttempt, NotificationDelivery
+from leaderboard.notifications.posting import webhook_post
 
 Status = NotificationDelivery.Status
 
@@ -46,27 +45,6 @@ def payload_body(payload: dict[str, Any]) -> bytes:
     return json.dumps(payload, separators=(",", ":"), sort_keys=True).encode()
 
 
-class _NoRedirects(urllib.request.HTTPRedirectHandler):
-    # A redirect could lead to an address the URL check refuses: a 3xx is the answer.
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        return None
-
-
-_OPENER = urllib.request.build_opener(_NoRedirects)
-
-
-def _post(url: str, body: bytes, headers: dict[str, str]) -> int:
-    """POST and return the status code (raises OSError when no answer came)."""
-    request = urllib.request.Request(url, data=body, method="POST", headers={
-        "Content-Type": "application/json", "User-Agent": "evalserver-webhooks", **headers})
-    try:
-        with _OPENER.open(request, timeout=settings.EVALSERVER_WEBHOOK_TIMEOUT) as response:
-            return int(response.status)
-    except urllib.error.HTTPError as exc:
-        exc.close()
-        return int(exc.code)
-
-
 def webhook_deliver(*, delivery_id: int, task_id: str) -> bool:
     """One POST of a claimed webhook delivery, signed (docs/api.md, 'Verifying a webhook')."""
     delivery = NotificationDelivery.objects.select_related("endpoint").get(id=delivery_id)
@@ -74,7 +52,8 @@ def webhook_deliver(*, delivery_id: int, task_id: str) -> bool:
     if endpoint is None:
         raise DeliveryFailed("endpoint_removed", "the webhook endpoint was removed")
     try:
-        webhook_url_check(endpoint.url)  # again: its host may resolve elsewhere now
+        # again: its host may resolve elsewhere now (and the POST goes to what is checked)
+        addresses = webhook_url_check(endpoint.url)
     except ServiceError as exc:
         _attempt_log(delivery_id, status_code=None, error=exc.message)
         raise DeliveryFailed(exc.code, exc.message) from None
@@ -86,7 +65,8 @@ def webhook_deliver(*, delivery_id: int, task_id: str) -> bool:
         signing.SIGNATURE_HEADER: signing.webhook_signature(
             secret=endpoint.secret, timestamp=timestamp, body=body)}
     try:
-        code: int | None = _post(endpoint.url, body, headers)
+        code: int | None = webhook_post(endpoint.url, body, headers, addresses=addresses,
+                                        timeout=settings.EVALSERVER_WEBHOOK_TIMEOUT)
         error = ""
     except (OSError, ValueError) as exc:  # refused, timed out, no route, a bad answer
         code, error = None, f"no answer: {exc}"[:500]

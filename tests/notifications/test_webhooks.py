@@ -14,6 +14,7 @@ from pytest_django.fixtures import Settings
 from leaderboard.common.errors import ServiceError
 from leaderboard.notifications.addresses import webhook_url_check
 from leaderboard.notifications.models import NotificationDelivery
+from leaderboard.notifications.posting import webhook_post
 from leaderboard.notifications.services import webhook_endpoint_create, webhook_test_event_send
 from tests import factories
 from tests.notifications.receiver import receiver_running, signature_valid
@@ -124,3 +125,21 @@ def test_it_refuses_a_name_that_resolves_to_loopback(
     webhook_url_check("https://hooks.example.com/x")  # a public address passes
     settings.EVALSERVER_WEBHOOK_ALLOW_PRIVATE = True
     webhook_url_check("http://127.0.0.1:9/")  # the operator allows them
+
+
+def test_it_posts_to_the_addresses_the_check_approved_not_a_new_lookup() -> None:
+    # `hooks.invalid` resolves nowhere (RFC 6761): the POST reaches the receiver only through
+    # the address it is given, so a name that resolves elsewhere after the check cannot move it
+    with receiver_running() as receiver:
+        port = receiver.url.split(":")[2].split("/")[0]
+        code = webhook_post(f"http://hooks.invalid:{port}/hook", b"{}", {"X-Test": "1"},
+                            addresses=["127.0.0.1"], timeout=10)
+        [received] = receiver.wait_for(1)
+    assert code == 200
+    assert received.headers["Host"] == f"hooks.invalid:{port}"
+
+
+def test_it_does_not_follow_a_redirect(settings: Settings) -> None:
+    with receiver_running(answers=[302]) as receiver:
+        code = webhook_post(receiver.url, b"{}", {}, addresses=["127.0.0.1"], timeout=10)
+        assert code == 302 and len(receiver.wait_for(1)) == 1

@@ -35,9 +35,9 @@ def _wait_finished(delivery_id: int, *, log: Path, timeout: float = 120) -> str:
 
 @pytest.fixture
 def private_allowed(monkeypatch: pytest.MonkeyPatch, settings: Settings) -> None:
-    """Loopback receivers allowed, in this process and the worker's; a second of backoff."""
+    """Loopback receivers allowed, in this process and the worker's; waits of 1.5 s, 3 s."""
     monkeypatch.setenv("EVALSERVER_WEBHOOK_ALLOW_PRIVATE", "true")
-    monkeypatch.setenv("EVALSERVER_NOTIFY_BACKOFF_MS", "1000")
+    monkeypatch.setenv("EVALSERVER_NOTIFY_BACKOFF_MS", "1500")
     settings.EVALSERVER_WEBHOOK_ALLOW_PRIVATE = True
 
 
@@ -74,7 +74,7 @@ def test_it_tries_again_with_growing_waits_after_server_errors(
         received = receiver.wait_for(3)
     assert len(received) == 3
     assert all(signature_valid(secret, each) for each in received)
-    # the same delivery each time, waits of 1 s then 2 s (EVALSERVER_NOTIFY_BACKOFF_MS doubled)
+    # the same delivery each time, waits of 1.5 s then 3 s (EVALSERVER_NOTIFY_BACKOFF_MS doubled)
     assert {each.headers["X-Evalserver-Delivery"] for each in received} == {str(delivery_id)}
     first_gap = received[1].at - received[0].at
     second_gap = received[2].at - received[1].at

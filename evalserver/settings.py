@@ -374,6 +374,7 @@ CACHES = {
 
 # The jobs a worker claims, and Celery (it reads env, REDIS_URL and TIME_ZONE from above).
 from evalserver.settings_jobs import *  # noqa: E402,F403
+from evalserver.settings_notifications import *  # noqa: E402,F403
 
 env.check()
 

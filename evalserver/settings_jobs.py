@@ -28,6 +28,9 @@ JOB_TASKS: dict[str, dict[str, str]] = {
               "aul": "workers.gpu_tasks.run_aul_audit"},
     "rescore": {"": "workers.tasks.rescore_version"},
     "bundle_upload": {"": "workers.tasks.add_bundle_upload"},
+    # a notification, by its channel (leaderboard/notifications/delivery.py)
+    "notification": {"email": "workers.tasks.send_notification_email",
+                     "webhook": "workers.tasks.deliver_webhook"},
 }
 
 # Time limits: the soft one fails the job with "time_limit" and a reason, the hard one kills
@@ -49,6 +52,8 @@ EVALSERVER_RESCORE_TIME_LIMIT: int = env.get_int(
 EVALSERVER_AUDIT_TIME_LIMIT: int = env.get_int("EVALSERVER_AUDIT_TIME_LIMIT", 1800, min_value=2)
 # An uploaded benchmark bundle (workers.tasks.add_bundle_upload: extract, check, compile, load):
 EVALSERVER_BUNDLE_TIME_LIMIT: int = env.get_int("EVALSERVER_BUNDLE_TIME_LIMIT", 1800, min_value=2)
+# One try of a notification (an email, a webhook POST: its own timeout is shorter).
+EVALSERVER_NOTIFY_TIME_LIMIT: int = env.get_int("EVALSERVER_NOTIFY_TIME_LIMIT", 60, min_value=2)
 
 # Starts of a job of each kind before the sweep fails it. Every start counts, a Celery retry
 # after a transient error included, but only a new delivery is refused past the limit
@@ -79,6 +84,9 @@ EVALSERVER_RESCORE_MAX_ATTEMPTS: int = env.get_int(
 EVALSERVER_BUNDLE_MAX_ATTEMPTS: int = env.get_int(
     "EVALSERVER_BUNDLE_MAX_ATTEMPTS",
     _scoring_max_attempts_for("EVALSERVER_BUNDLE_MAX_ATTEMPTS"), min_value=1)
+# A notification's tries: a failed one is sent again later (EVALSERVER_NOTIFY_BACKOFF_MS, then
+# twice that, four times...) until this many (evalserver/settings_notifications.py).
+EVALSERVER_NOTIFY_MAX_ATTEMPTS: int = env.get_int("EVALSERVER_NOTIFY_MAX_ATTEMPTS", 6, min_value=1)
 
 # The sweep (leaderboard/jobs/sweep.py) runs this often for each kind. A job queued this window
 # ago and not claimed, or running that long, whose message the broker no longer holds, is sent

@@ -10,6 +10,7 @@ from leaderboard.catalog.hosting import api as hosting
 from leaderboard.catalog.phases import api as phases
 from leaderboard.common import slugs  # noqa: F401  (registers <catalog_slug:...>)
 from leaderboard.common.schema import SchemaView
+from leaderboard.notifications import api as notifications
 from leaderboard.presentation.about.api import BenchmarkAboutView
 from leaderboard.presentation.boards import api as boards
 from leaderboard.review import api as review
@@ -60,6 +61,16 @@ urlpatterns = [
          name="api-submission-list"),
     path("submissions/<int:submission_id>/", submissions.SubmissionDetailView.as_view(),
          name="api-submission-detail"),
+    path("notifications/preferences/", notifications.PreferencesView.as_view(),
+         name="api-notification-preferences"),
+    path("notifications/deliveries/", notifications.DeliveryListView.as_view(),
+         name="api-notification-delivery-list"),
+    path("notifications/webhooks/", notifications.WebhookListCreateView.as_view(),
+         name="api-webhook-list"),
+    path("notifications/webhooks/<int:webhook_id>/", notifications.WebhookDeleteView.as_view(),
+         name="api-webhook-detail"),
+    path("notifications/webhooks/test/", notifications.WebhookTestView.as_view(),
+         name="api-webhook-test"),
     path("schema/", SchemaView.as_view(), name="api-schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
 ]

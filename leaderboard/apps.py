@@ -8,4 +8,6 @@ class LeaderboardConfig(AppConfig):
 
     def ready(self) -> None:
         # The review queue receives the submissions domain's signals (a domain below it).
+        # Notifications receive the review domain's decisions.
+        from leaderboard.notifications import receivers as notification_receivers  # noqa: F401
         from leaderboard.review import receivers  # noqa: F401

@@ -16,6 +16,12 @@ from leaderboard.catalog.models import (
     content_hash_validator,
     slug_validator,
 )
+from leaderboard.notifications.models import (
+    DeliveryAttempt,
+    NotificationDelivery,
+    NotificationPreference,
+    WebhookEndpoint,
+)
 from leaderboard.review.ground_truth.models import (
     GroundTruthAnswer,
     GroundTruthCandidate,
@@ -47,6 +53,7 @@ __all__ = [
     "BundleUpload",
     "BoardSignificance",
     "CheckpointFile",
+    "DeliveryAttempt",
     "GroundTruthAnswer",
     "GroundTruthCandidate",
     "GroundTruthVote",
@@ -59,6 +66,8 @@ __all__ = [
     "LabelSetVersion",
     "LabelSetVersionQuerySet",
     "MistakeCategory",
+    "NotificationDelivery",
+    "NotificationPreference",
     "PanelMistake",
     "Release",
     "ReviewItem",
@@ -70,6 +79,7 @@ __all__ = [
     "SubmissionFile",
     "Verdict",
     "VersionRescore",
+    "WebhookEndpoint",
     "content_hash_validator",
     "slug_validator",
 ]

@@ -51,11 +51,12 @@ def job_task_name(*, kind: str, variant: str = "") -> str:
     return str(settings.JOB_TASKS[kind][variant])
 
 
-def job_queue(*, kind: str, job_id: int, variant: str = "") -> None:
+def job_queue(*, kind: str, job_id: int, variant: str = "", countdown: float = 0) -> None:
     """Send the task of a job of this kind (`settings.JOB_TASKS`) once the caller's
     transaction commits: a submission is scored (cpu) or its model run first (gpu), an audit
-    runs on the cpu (confident learning) or the gpu (AUL) queue, by their `kind`."""
-    _send_on_commit(job_task_name(kind=kind, variant=variant), job_id)
+    runs on the cpu (confident learning) or the gpu (AUL) queue, by their `kind`. `countdown`:
+    to run that many seconds after the commit (a notification's next try)."""
+    _send_on_commit(job_task_name(kind=kind, variant=variant), job_id, countdown=countdown)
 
 
 def board_significance_queue(*, benchmark_id: int, countdown: float = 0) -> None:

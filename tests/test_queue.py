@@ -47,6 +47,7 @@ def test_it_names_only_tasks_the_workers_register() -> None:
                                 ("workers.tasks.remove_stray_upload_files",),
                                 ("workers.tasks.sweep_jobs", "audit"),
                                 ("workers.tasks.sweep_jobs", "bundle_upload"),
+                                ("workers.tasks.sweep_jobs", "notification"),
                                 ("workers.tasks.sweep_jobs", "rescore"),
                                 ("workers.tasks.sweep_jobs", "submission")]
     assert [name for name, *_ in schedule if name not in app.tasks] == []

@@ -39,7 +39,7 @@ GOOD = {
     "slug": "cifar10", "label_set": "original", "number": "1", "kind": "label-set",
     "fmt": "csv", "app_label": "leaderboard", "url": "nothing-here", "id": "1",
     "object_id": "1", "content_type_id": "1", "submission_id": "1", "audit_id": "1",
-    "upload_id": "1", "item_id": "1", "candidate_id": "1",
+    "upload_id": "1", "item_id": "1", "candidate_id": "1", "webhook_id": "1",
 }
 NUL, LONG, NOT_UTF8, PARENT = "%00", "9" * 300, "%ff%fe", ".."
 HOSTILE = (NUL, LONG, NOT_UTF8, PARENT)
@@ -159,7 +159,7 @@ def test_it_answers_a_hostile_api_path_parameter_with_the_404_of_an_unknown_url(
                     response = _send(client, method, url)
                     answers[(who, method.upper(), url)] = (response.status_code,
                                                            json.loads(response.content))
-    assert len(answers) == 2 * 165
+    assert len(answers) == 2 * 174
     assert {key: answer for key, answer in answers.items() if answer != (404, {"error": {
         "code": "not_found", "message": f"no API endpoint at {_path(key[2])} (see /api/docs/)"
     }})} == {}

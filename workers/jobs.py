@@ -31,6 +31,9 @@ from leaderboard.catalog.hosting import services as bundle_uploads
 from leaderboard.catalog.models import BundleUpload
 from leaderboard.common import metrics
 from leaderboard.jobs.kinds import JobKind, JobTask, Refusal
+from leaderboard.notifications import jobs as notifications_jobs
+from leaderboard.notifications import services as notifications
+from leaderboard.notifications.models import NotificationDelivery
 from leaderboard.review.models import VersionRescore
 from leaderboard.review.rescoring import services as rescoring
 from leaderboard.submissions import checkpoints
@@ -85,7 +88,8 @@ SUBMISSION = JobKind(
                queue="gpu", work=_infer_then_score,
                time_limit="EVALSERVER_INFERENCE_TIME_LIMIT")},
     max_attempts_setting="EVALSERVER_SCORING_MAX_ATTEMPTS", max_retries=5,
-    refusal=_submission_refusal)
+    refusal=_submission_refusal,
+    after=lambda job_id: notifications.submission_outcome_notify(submission_id=job_id))
 
 # -- label audits: confident learning (cpu), the area under the loss curve (gpu)
 
@@ -127,7 +131,8 @@ RESCORE = JobKind(
     name="rescore", model=VersionRescore, what="the re-scoring", doing="re-score this version",
     finished=VersionRescore.Status.DONE.value,
     tasks={"": JobTask(queue="cpu", work=_rescore, time_limit="EVALSERVER_RESCORE_TIME_LIMIT")},
-    max_attempts_setting="EVALSERVER_RESCORE_MAX_ATTEMPTS", max_retries=5)
+    max_attempts_setting="EVALSERVER_RESCORE_MAX_ATTEMPTS", max_retries=5,
+    after=lambda job_id: notifications.version_scores_changed_notify(version_id=job_id))
 
 # -- an uploaded benchmark bundle
 
@@ -155,5 +160,34 @@ BUNDLE_UPLOAD = JobKind(
     max_attempts_setting="EVALSERVER_BUNDLE_MAX_ATTEMPTS", max_retries=3,
     refusal=_bundle_refusal)
 
+# -- a notification: an email, or a POST to a webhook (its own retries with a growing wait:
+# leaderboard/notifications/jobs.py)
+
+
+def _send_email(*, job_id: int, task_id: str) -> bool:
+    return notifications_jobs.email_send(delivery_id=job_id, task_id=task_id)
+
+
+def _deliver_webhook(*, job_id: int, task_id: str) -> bool:
+    return notifications_jobs.webhook_deliver(delivery_id=job_id, task_id=task_id)
+
+
+def _notification_refusal(exc: Exception) -> Refusal | None:
+    if isinstance(exc, notifications_jobs.DeliveryFailed):
+        return Refusal(exc.code, exc.reason)
+    return None
+
+
+NOTIFICATION = JobKind(
+    name="notification", model=NotificationDelivery, what="the notification",
+    doing="send this notification", finished=NotificationDelivery.Status.DELIVERED.value,
+    variant_field="channel",
+    tasks={"email": JobTask(queue="cpu", work=_send_email,
+                            time_limit="EVALSERVER_NOTIFY_TIME_LIMIT"),
+           "webhook": JobTask(queue="cpu", work=_deliver_webhook,
+                              time_limit="EVALSERVER_NOTIFY_TIME_LIMIT")},
+    max_attempts_setting="EVALSERVER_NOTIFY_MAX_ATTEMPTS", max_retries=3,
+    refusal=_notification_refusal)
+
 JOBS: dict[str, JobKind] = {kind.name: kind for kind in (SUBMISSION, AUDIT, RESCORE,
-                                                           BUNDLE_UPLOAD)}
+                                                           BUNDLE_UPLOAD, NOTIFICATION)}

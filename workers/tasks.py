@@ -55,6 +55,11 @@ def job_run(kind: JobKind, variant: str, *, job_id: int, task_id: str,
     except BaseException:
         metrics.job_observe(kind=kind.name, outcome="retried", seconds=perf_counter() - started)
         raise
+    if kind.after is not None and outcome in (kind.finished, "failed"):
+        try:
+            kind.after(job_id)
+        except Exception:  # the job is stored; a notification lost is logged, not retried
+            log.exception("after %s %s", kind.name, job_id)
     metrics.job_observe(kind=kind.name, outcome="finished" if outcome == kind.finished
                         else outcome, seconds=perf_counter() - started)
     return outcome

@@ -23,6 +23,10 @@ from leaderboard.accounts.login_throttle import (
     login_success_record,
 )
 from leaderboard.accounts.selectors import token_get
+from leaderboard.notifications.selectors import (
+    notification_deliveries_list,
+    webhook_endpoints_list,
+)
 
 
 def _safe_next(request: HttpRequest) -> str:
@@ -54,8 +58,10 @@ def _user(request: HttpRequest) -> User:
 
 @login_required
 def profile(request: HttpRequest) -> HttpResponse:
-    token = token_get(user=_user(request))
-    return render(request, "leaderboard/profile.html", {"token": token})
+    user = _user(request)
+    return render(request, "leaderboard/profile.html", {
+        "token": token_get(user=user), "webhooks": webhook_endpoints_list(user=user),
+        "deliveries": notification_deliveries_list(user=user, limit=20)})
 
 
 @login_required

@@ -74,6 +74,9 @@ class JobKind:
     refusal: Callable[[Exception], Refusal | None] = _no_refusal
     # Stored as well at every claim (an audit's progress starts again).
     claim_fields: Mapping[str, Any] = field(default_factory=dict)
+    # Told the job's id once its task finished or failed it, after the commit (the events
+    # of leaderboard/notifications/); its errors are logged, never the job's.
+    after: Callable[[int], None] | None = None
 
     def task_names(self) -> tuple[str, ...]:
         return tuple(settings.JOB_TASKS[self.name][variant] for variant in self.tasks)

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any, cast
 
 from django.contrib.auth.models import User
+from django.db import transaction
 from django.db.models import Count, Max, OuterRef, Subquery
 from django.utils import timezone
 
@@ -28,6 +29,7 @@ from leaderboard.review.panel.services import (
     label_set_revision_publish,
     panel_vote_cast,
 )
+from leaderboard.review.signals import review_item_decided
 from leaderboard.submissions.models import Submission
 from workers.scoring import label_set_builders, revisions
 from workers.scoring.families.registry import verdicts_apply
@@ -112,6 +114,9 @@ def _decide(item: ReviewItem, author: User) -> None:
         status=ReviewItem.Status.DECIDED, verdict=decided, problematic=flagged,
         decided_at=timezone.now(), version=version)
     item.refresh_from_db()
+    item_id = item.pk
+    transaction.on_commit(lambda: review_item_decided.send(sender=ReviewItem, item_id=item_id),
+                          robust=True)
 
 
 REVIEW_PANEL = Panel(item_model=ReviewItem, vote_model=ReviewVote, item_field="item",

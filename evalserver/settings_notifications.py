@@ -1,0 +1,42 @@
+"""The settings of notifications (leaderboard/notifications/) and of the email they send. Part
+of evalserver/settings.py, which star-imports this module once `env` and `DEBUG` are set there:
+import the settings, never this module.
+
+README.md, 'Settings', lists the variables.
+"""
+
+from __future__ import annotations
+
+from evalserver.settings import DEBUG, env
+
+# -- email (sent by a worker only, never in a request) ------------------------------------------
+# The console backend prints mail in development (DEBUG=true); SMTP otherwise, with the host
+# below. The test suite uses Django's locmem backend (pytest-django sets it).
+EMAIL_BACKEND: str = env.get_dotted_path(
+    "EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend" if DEBUG
+    else "django.core.mail.backends.smtp.EmailBackend")
+EMAIL_HOST: str = env.get_str("EMAIL_HOST", "localhost")
+EMAIL_PORT: int = env.get_int("EMAIL_PORT", 25, min_value=1)
+EMAIL_HOST_USER: str = env.get_str("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD: str = env.get_str("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS: bool = env.get_bool("EMAIL_USE_TLS", False)
+EMAIL_USE_SSL: bool = env.get_bool("EMAIL_USE_SSL", False)
+EMAIL_TIMEOUT: int = env.get_int("EMAIL_TIMEOUT", 10, min_value=1)
+DEFAULT_FROM_EMAIL: str = env.get_str("DEFAULT_FROM_EMAIL", "evalserver@localhost")
+if EMAIL_USE_TLS and EMAIL_USE_SSL:
+    env.errors.append("EMAIL_USE_TLS and EMAIL_USE_SSL are both true: set at most one")
+
+# -- webhooks (docs/api.md, 'Notifications and webhooks') ----------------------------------------
+# Seconds a receiver has to answer one POST.
+EVALSERVER_WEBHOOK_TIMEOUT: int = env.get_int("EVALSERVER_WEBHOOK_TIMEOUT", 10, min_value=1)
+# A failed try (a 5xx answer, no answer, an email server away) is sent again this many
+# milliseconds later, then twice that, four times that... (docs/api.md, 'Retries').
+EVALSERVER_NOTIFY_BACKOFF_MS: int = env.get_int("EVALSERVER_NOTIFY_BACKOFF_MS", 30_000,
+                                                min_value=1)
+# Webhook URLs that resolve to loopback, private, link-local, multicast or reserved addresses
+# are refused (when saved and again before every POST), so that a user cannot make the server
+# reach the operator's own network. True lets them through (a receiver on the same host, tests).
+EVALSERVER_WEBHOOK_ALLOW_PRIVATE: bool = env.get_bool("EVALSERVER_WEBHOOK_ALLOW_PRIVATE", False)
+# Maintainers may be told when a benchmark's open review queue reaches this many items.
+EVALSERVER_REVIEW_QUEUE_NOTIFY_THRESHOLD: int = env.get_int(
+    "EVALSERVER_REVIEW_QUEUE_NOTIFY_THRESHOLD", 50, min_value=1)

@@ -1,0 +1,47 @@
+"""The notifications section of the user's page (leaderboard/accounts/views.py `profile`):
+add a webhook endpoint (its secret shown once, in the page that follows), send a test event."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import User
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.views.decorators.http import require_POST
+
+from leaderboard.common.errors import ServiceError
+from leaderboard.notifications.services import webhook_endpoint_create, webhook_test_event_send
+
+
+def _user(request: HttpRequest) -> User:
+    user = request.user
+    assert isinstance(user, User)  # login_required
+    return user
+
+
+@login_required
+@require_POST
+def webhook_add(request: HttpRequest) -> HttpResponse:
+    try:
+        endpoint, secret = webhook_endpoint_create(user=_user(request),
+                                                   url=request.POST.get("url", "").strip())
+    except ServiceError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, f"Webhook {endpoint.url} added. Its signing secret, shown "
+                                  f"this once: {secret}")
+    return redirect("/profile/#notifications")
+
+
+@login_required
+@require_POST
+def webhook_test(request: HttpRequest) -> HttpResponse:
+    try:
+        ids = webhook_test_event_send(user=_user(request))
+    except ServiceError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, f"Test event queued to {len(ids)} endpoint(s); its tries "
+                                  "appear in the log below.")
+    return redirect("/profile/#notifications")

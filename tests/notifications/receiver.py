@@ -1,0 +1,69 @@
+"""A webhook receiver on loopback for the tests: records each POST's arrival time, headers and
+body, answers the codes it is given in turn (then 200), and verifies the signature the way
+docs/api.md, 'Verifying a webhook', tells receivers to."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+@dataclass
+class Received:
+    at: float
+    headers: dict[str, str]
+    body: bytes
+
+
+@dataclass
+class Receiver:
+    url: str
+    answers: list[int]
+    received: list[Received] = field(default_factory=list)
+
+    def wait_for(self, count: int, *, timeout: float = 120) -> list[Received]:
+        deadline = time.monotonic() + timeout
+        while len(self.received) < count and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return list(self.received)
+
+
+def signature_valid(secret: str, received: Received) -> bool:
+    """The receiver's check (docs/api.md): HMAC-SHA256 over "<timestamp>.<body>"."""
+    timestamp = received.headers["X-Evalserver-Timestamp"]
+    expected = "sha256=" + hmac.new(secret.encode(), timestamp.encode() + b"." + received.body,
+                                    hashlib.sha256).hexdigest()
+    return hmac.compare_digest(expected, received.headers["X-Evalserver-Signature"])
+
+
+@contextmanager
+def receiver_running(answers: list[int] | None = None) -> Iterator[Receiver]:
+    state = Receiver(url="", answers=list(answers or []))
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+            body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            state.received.append(Received(time.monotonic(), dict(self.headers), body))
+            code = state.answers.pop(0) if state.answers else 200
+            self.send_response(code)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    state.url = f"http://127.0.0.1:{server.server_address[1]}/hook"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield state
+    finally:
+        server.shutdown()
+        server.server_close()

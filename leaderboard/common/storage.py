@@ -106,15 +106,26 @@ def stored_copy(name: str, *, storage: Storage | None = None, target: BinaryIO) 
     have a `bucket_name`) in one streamed GET through the client: their file object asks the
     size first, then fetches through boto3's transfer manager from a resource object, twice
     the requests and about three times the work for a file read once from start to end (the
-    cost bench/cluster.py --s3 measures)."""
+    cost bench/cluster.py --s3 measures).
+
+    Raises FileNotFoundError when the storage has no such file (S3: the GET's 404), so a
+    caller that may find nothing asks once, with no HEAD (exists()) before the GET."""
     storage = storage or default_storage
     if getattr(storage, "bucket_name", None) and hasattr(storage, "_normalize_name"):
-        from storages.utils import clean_name  # only ever loaded with the S3 storage
+        # only ever loaded with the S3 storage
+        from botocore.exceptions import ClientError
+        from storages.utils import clean_name
 
         # the key as S3Storage's own _open makes it (its `location` prefix included)
         s3: Any = storage  # django-storages has no types
         key = s3._normalize_name(clean_name(name))
-        body = s3.connection.meta.client.get_object(Bucket=s3.bucket_name, Key=key)["Body"]
+        try:
+            answer = s3.connection.meta.client.get_object(Bucket=s3.bucket_name, Key=key)
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") in ("NoSuchKey", "404"):
+                raise FileNotFoundError(f"{name} is not in the storage") from exc
+            raise
+        body = answer["Body"]
         try:
             for chunk in body.iter_chunks(1 << 20):
                 target.write(chunk)

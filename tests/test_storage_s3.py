@@ -311,3 +311,20 @@ def test_it_tells_a_transient_storage_error_from_a_lasting_one(error: Exception,
     except ValueError as outer:
         assert storage_error_transient(outer) is transient
 
+
+
+def test_it_makes_the_object_store_client_in_the_worker_before_its_pool_forks(
+    s3_endpoint: str, settings: Settings
+) -> None:
+    from django.core.files.storage import default_storage
+
+    from evalserver.storage_warm import _object_store_client_make
+
+    _use_s3(settings, s3_endpoint, "evalserver-warm")
+    storage: Any = default_storage
+    assert getattr(storage._connections, "connection", None) is None
+    _object_store_client_make()
+    made = storage._connections.connection
+    assert made is not None
+    # the pool process's first file: the same client, none made again
+    assert storage.connection is made

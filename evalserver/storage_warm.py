@@ -23,4 +23,5 @@ def _object_store_client_make(**_: Any) -> None:
 
     storage: Any = default_storage  # django-storages has no types
     if getattr(storage, "bucket_name", None):  # an S3 storage: its client, now
-        storage.connection  # noqa: B018  (django-storages makes it on first access)
+        # (made on first access; leaderboard/common/object_storage.py's is `client`)
+        getattr(storage, "client", None) or storage.connection  # noqa: B018

@@ -12,6 +12,9 @@ import evalserver.metrics_exporter  # noqa: F401
 
 # Connects the signal handlers that end each prefork pool process with the worker's main process.
 import evalserver.pool_processes  # noqa: F401
+
+# With S3 storage, the object store's client made before the pool forks.
+import evalserver.storage_warm  # noqa: F401
 from evalserver.broker import detached_transport_guard_install
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalserver.settings")

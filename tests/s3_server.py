@@ -1,6 +1,13 @@
 """An S3-compatible server for the tests of the S3 storage (tests/test_storage_s3.py, on
 loopback) and the no-shared-disk topology (tests/deploy/object_store.py, on its own
-namespace host): moto's standalone server, `python -m moto.server` (requirements-dev.txt).
+namespace host): moto's S3 (requirements-dev.txt), served by this file run as a script
+(`server_argv`).
+
+Not `python -m moto.server`: that serves every AWS service moto has, and finds the one a
+request is for by listing moto's package folder from disk on each request (about 200 stat
+calls, 1.5 ms of CPU a request: half its cost per request, bench/README.md, cluster.py). This
+serves moto's S3 application alone (`create_backend_app("s3")`), threaded as moto's own server
+is (one thread per connection, HTTP/1.1 keep-alive), CORS headers off (no browser calls it).
 
 It keeps its objects in memory: a restart empties it. `storage_env` is the environment that
 points a web or worker process at a bucket in it (README, "Files in object storage")."""
@@ -8,6 +15,7 @@ points a web or worker process at a bucket in it (README, "Files in object stora
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -23,7 +31,19 @@ BACKEND = "leaderboard.common.object_storage.S3Storage"
 
 
 def server_argv(host: str, port: int) -> list[str]:
-    return [sys.executable, "-m", "moto.server", "-H", host, "-p", str(port)]
+    """The command that runs the server on host:port (this file as a script: it needs no
+    current folder or path to find the project)."""
+    return [sys.executable, os.path.abspath(__file__), host, str(port)]
+
+
+def serve(host: str, port: int) -> None:
+    """moto's S3 application alone, until killed (moto reads its settings at import)."""
+    os.environ.setdefault("MOTO_DISABLE_GLOBAL_CORS", "true")
+    from moto.moto_server.werkzeug_app import MotoRequestHandler, create_backend_app
+    from werkzeug.serving import run_simple
+
+    run_simple(host, port, create_backend_app("s3"), threaded=True,
+               request_handler=MotoRequestHandler)
 
 
 def storage_options(endpoint: str, bucket: str) -> dict[str, Any]:
@@ -74,3 +94,7 @@ def wait_until_answers(host: str, port: int, process: subprocess.Popen[bytes],
             if process.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"moto server did not start on {host}:{port}") from None
             time.sleep(0.1)
+
+
+if __name__ == "__main__":
+    serve(sys.argv[1], int(sys.argv[2]))

@@ -14,18 +14,24 @@ import threading
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
 
 import pytest
+from botocore.endpoint import Endpoint
 from botocore.exceptions import ClientError, EndpointConnectionError, NoCredentialsError
 from pytest_django.fixtures import Settings
 
 from leaderboard.catalog import label_set_version_files
 from leaderboard.catalog.models import LabelSetVersion
+from leaderboard.catalog.selectors import label_set_versions_to_score
 from leaderboard.common.storage import StorageUnavailable, storage_error_transient
 from leaderboard.submissions.models import Submission, SubmissionFile
 from tests import factories, s3_server
 from tests.api_support import SUBMISSIONS, poll, post_files, token_client, top1_accuracy
 from tests.conftest import _running_worker, _stop, wait_for_status
+from workers.jobs import JOBS
+from workers.tasks import job_run
 
 IMAGE_SETS = {"original": "cifar10-test", "cifar10.1-v4": "cifar10.1-v4",
               "cifar10.1-v6": "cifar10.1-v6"}
@@ -150,6 +156,65 @@ def test_it_answers_503_and_records_nothing_while_the_storage_is_out_of_reach(
     assert (listed.status_code, listed.json()["count"]) == (200, 0)
 
 
+def _requests_recorded(monkeypatch: pytest.MonkeyPatch, bucket: str) -> list[tuple[str, str]]:
+    """Every HTTP request this process's boto3 clients send (each attempt, before any answer),
+    as (method, key in `bucket`), in order."""
+    sent: list[tuple[str, str]] = []
+    send = Endpoint._send
+
+    def recorded(self: Endpoint, request: Any) -> Any:
+        sent.append((request.method, unquote(urlsplit(request.url).path)
+                     .removeprefix(f"/{bucket}/")))
+        return send(self, request)
+
+    monkeypatch.setattr(Endpoint, "_send", recorded)
+    return sent
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_makes_three_s3_requests_on_the_web_and_six_on_the_worker_per_submission(
+    s3_loaded: str, catalog_settings: Settings, data_dir: Path, sent: list[tuple[str, int]],
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:  # `sent`: the jobs are run below, not by a broker
+    """The budget of a submission of predictions with no shared disk (README, "Files in object
+    storage"): the web PUTs each file; the worker GETs each and PUTs its compact array, and
+    GETs each compiled label set once, the first time (then it is in its cache). No HEAD, no
+    second GET, nothing listed or deleted. The web and the worker run in this process here
+    (the job as the worker's task runs it), so one recorder sees both."""
+    catalog_settings.EVALSERVER_CACHE_DIR = tmp_path / "worker-cache"  # a fresh worker host
+    label_set_version_files._load.cache_clear()
+    requests = _requests_recorded(monkeypatch, s3_loaded)
+    client = token_client(factories.user_create())
+    seen = []
+    for run in range(2):
+        requests.clear()
+        response = post_files(client, factories.cifar10_model_files(data_dir, MODEL),
+                              benchmark="cifar10", model_name=f"{MODEL} {run}")
+        assert response.status_code == 201, response.content
+        web = list(requests)
+        requests.clear()
+        job_id = response.json()["id"]
+        assert job_run(JOBS["submission"], Submission.Kind.PREDICTIONS, job_id=job_id,
+                       task_id=f"task-{run}") == "scored"
+        seen.append((job_id, web, list(requests)))
+
+    rows = {job_id: list(SubmissionFile.objects.filter(submission_id=job_id).order_by("pk"))
+            for job_id, _, _ in seen}
+    versions = label_set_versions_to_score(benchmark=factories.cifar10())
+    assert len(versions) == 5  # cifar10's label sets, one version each
+    label_sets = [("GET", f"labelsets/{v.content_hash}.npz") for v in versions]
+    for run, (job_id, web, worker) in enumerate(seen):
+        assert [row.image_set.slug for row in rows[job_id]] == list(IMAGE_SETS.values())
+        assert web == [("PUT", row.file.name) for row in rows[job_id]]
+        assert [row.compact.name for row in rows[job_id]] == [
+            f"compact/{job_id}-{slug}.npz" for slug in IMAGE_SETS.values()]
+        per_file = [request for row in rows[job_id]
+                    for request in (("GET", row.file.name), ("PUT", row.compact.name))]
+        first_time = label_sets if run == 0 else []
+        assert sorted(worker) == sorted(per_file + first_time), worker
+    assert [len(web) + len(worker) for _, web, worker in seen] == [3 + 6 + 5, 3 + 6]
+
+
 class DroppingProxy:
     """A TCP forwarder to the S3 server that closes its first `drops` connections at once,
     as an endpoint going away does; the ones after are passed through."""
@@ -198,11 +263,12 @@ def test_it_retries_a_scoring_while_the_storage_is_out_of_reach_then_scores_it(
     redis_url: str, tmp_path: Path
 ) -> None:
     host, port = s3_endpoint.removeprefix("http://").split(":")
-    proxy = DroppingProxy((host, int(port)), drops=2)
+    # An attempt of the task GETs the three uploads at once, each on a connection of its own
+    # (none is left to reuse from a failed attempt): three dropped connections fail one attempt.
+    proxy = DroppingProxy((host, int(port)), drops=6)
     env = {**_worker_env(catalog_settings, tmp_path, f"http://127.0.0.1:{proxy.port}",
                          s3_loaded),
-           # one request, one connection: each dropped one fails one attempt of the task
-           "AWS_MAX_ATTEMPTS": "1"}
+           "AWS_MAX_ATTEMPTS": "1"}  # one request, one connection: no retry of boto3's own
     try:
         with _running_worker(redis_url, tmp_path / "worker.log", env, "s3") as worker:
             submission = factories.submission_for_model(data_dir, MODEL)
@@ -212,7 +278,7 @@ def test_it_retries_a_scoring_while_the_storage_is_out_of_reach_then_scores_it(
         proxy.close()
 
     assert status == "scored", log
-    assert proxy.dropped == 2
+    assert proxy.dropped == 6
     retries = re.findall(r"score_submission\[[0-9a-f-]+\] retry: Retry in .*StorageUnavailable",
                          log)
     assert len(retries) == 2, log
@@ -246,3 +312,20 @@ def test_it_tells_a_transient_storage_error_from_a_lasting_one(error: Exception,
     except ValueError as outer:
         assert storage_error_transient(outer) is transient
 
+
+
+def test_it_makes_the_object_store_client_in_the_worker_before_its_pool_forks(
+    s3_endpoint: str, settings: Settings
+) -> None:
+    from django.core.files.storage import default_storage
+
+    from evalserver.storage_warm import _object_store_client_make
+
+    _use_s3(settings, s3_endpoint, "evalserver-warm")
+    storage: Any = default_storage
+    assert getattr(storage._connections, "connection", None) is None
+    _object_store_client_make()
+    made = storage._connections.connection
+    assert made is not None
+    # the pool process's first file: the same client, none made again
+    assert storage.connection is made

@@ -46,25 +46,24 @@ def version_file_name(content_hash: str) -> str:
 
 
 def compiled_store(compiled: CompiledLabelSet) -> str:
-    """Store the compiled labels under their content hash unless they are there; the name.
-
-    Same hash, same labels: when a concurrent writer got there first, the storage has saved
-    this copy under another name, which is removed."""
+    """Store the compiled labels under their content hash unless they are there; the name."""
     name = version_file_name(compiled.content_hash)
-    if not default_storage.exists(name):
-        saved = default_storage.save(
-            name, ContentFile(label_set_builders.compiled_bytes(compiled)))
-        if saved != name:
-            default_storage.delete(saved)
+    compiled_store_new(compiled)
     return name
 
 
 def compiled_store_new(compiled: CompiledLabelSet) -> str | None:
-    """compiled_store; the name when this call stored the file, None when it was there."""
+    """compiled_store; the name when this call stored the file, None when it was there.
+
+    Same hash, same labels: when a concurrent writer got there first, the storage has saved
+    this copy under another name, which is removed."""
     name = version_file_name(compiled.content_hash)
-    there = default_storage.exists(name)
-    compiled_store(compiled)
-    return None if there else name
+    if default_storage.exists(name):
+        return None
+    saved = default_storage.save(name, ContentFile(label_set_builders.compiled_bytes(compiled)))
+    if saved != name:
+        default_storage.delete(saved)
+    return name
 
 
 def compiled_unstore(names: Iterable[str]) -> None:
@@ -88,14 +87,15 @@ def _local_copy(name: str) -> Path | None:
     cached = Path(settings.EVALSERVER_CACHE_DIR) / name
     if cached.is_file():
         return cached
-    if not default_storage.exists(name):
-        return None
     cached.parent.mkdir(parents=True, exist_ok=True)
     partial = cached.with_name(f".{cached.name}.{os.getpid()}.part")
     try:
         with open(partial, "wb") as target:
+            # one GET, no HEAD before it: a missing file is its FileNotFoundError
             stored_copy(name, target=target)
         os.replace(partial, cached)
+    except FileNotFoundError:
+        return None
     finally:
         partial.unlink(missing_ok=True)
     return cached

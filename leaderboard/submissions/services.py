@@ -32,7 +32,7 @@ from leaderboard.catalog.selectors import (
     label_set_versions_to_score,
 )
 from leaderboard.catalog.services import benchmark_leaderboard_touch
-from leaderboard.common.storage import stored_file_path
+from leaderboard.common.storage import storage_each, stored_file_paths
 from leaderboard.jobs.lifecycle import job_finish, job_held
 from leaderboard.submissions import checkpoints
 from leaderboard.submissions.file_checks import SubmissionError, submission_files_check
@@ -146,7 +146,7 @@ def submission_create(
 # ---------------------------------------------------------------- the worker's side
 
 
-def _save_compact(row: SubmissionFile, preds: Predictions) -> None:
+def _compact_bytes(preds: Predictions) -> bytes:
     arrays: dict[str, np.ndarray] = {"topk": preds.topk.astype(np.int16)}
     if preds.topk_scores is not None:
         arrays["topk_scores"] = preds.topk_scores
@@ -155,11 +155,23 @@ def _save_compact(row: SubmissionFile, preds: Predictions) -> None:
         arrays["scores_kind"] = np.array(preds.scores_kind or "")
     buffer = io.BytesIO()
     np.savez(buffer, **arrays)  # type: ignore[arg-type]
-    if row.compact:
-        row.compact.delete(save=False)
-    row.compact.save(f"{row.submission_id}-{row.image_set.slug}.npz",
-                     ContentFile(buffer.getvalue()), save=False)
-    SubmissionFile.objects.filter(pk=row.pk).update(compact=row.compact.name)
+    return buffer.getvalue()
+
+
+def _compacts_save(rows: Sequence[SubmissionFile], compacts: Sequence[bytes]) -> None:
+    """Each row's compact array stored (together: `storage_each`), then its name recorded."""
+
+    def store(item: tuple[SubmissionFile, bytes]) -> None:  # no database here: threads
+        row, content = item
+        if row.compact:  # a retried task's: replaced
+            row.compact.delete(save=False)
+        row.compact.save(f"{row.submission_id}-{row.image_set.slug}.npz", ContentFile(content),
+                         save=False)
+
+    storage_each(SubmissionFile._meta.get_field("compact").storage, store,
+                 list(zip(rows, compacts, strict=True)))
+    for row in rows:
+        SubmissionFile.objects.filter(pk=row.pk).update(compact=row.compact.name)
 
 
 def submission_scores_compute(*, submission_id: int, task_id: str) -> bool:
@@ -174,21 +186,23 @@ def submission_scores_compute(*, submission_id: int, task_id: str) -> bool:
     predictions: dict[str, Predictions] = {}
     namers: dict[str, ExampleNamer] = {}
     # in upload order (the database gives none otherwise): failures name the same file each run
-    for row in submission.files.select_related("image_set").order_by("pk"):
-        try:
-            # a path: the .npy reader memory-maps the upload
-            with stored_file_path(row.file) as path:
+    rows = list(submission.files.select_related("image_set").order_by("pk"))
+    # paths: the .npy reader memory-maps an upload (from an object store: copies, fetched
+    # together, as the compact arrays are stored together below)
+    with stored_file_paths([row.file for row in rows]) as paths:
+        for row, path in zip(rows, paths, strict=True):
+            try:
                 preds = parse_predictions(
                     path, num_examples=row.image_set.size, num_classes=benchmark.num_classes,
                     max_bytes=settings.EVALSERVER_MAX_UPLOAD_BYTES, filename=row.original_name,
                     keep_scores=benchmark.num_classes <= 100,
                 )
-        except Exception as exc:
-            exc.image_set = row.image_set.slug  # type: ignore[attr-defined]
-            raise
-        predictions[row.image_set.slug] = preds
-        namers[row.image_set.slug] = image_set_example_namer(image_set=row.image_set)
-        _save_compact(row, preds)
+            except Exception as exc:
+                exc.image_set = row.image_set.slug  # type: ignore[attr-defined]
+                raise
+            predictions[row.image_set.slug] = preds
+            namers[row.image_set.slug] = image_set_example_namer(image_set=row.image_set)
+    _compacts_save(rows, [_compact_bytes(predictions[row.image_set.slug]) for row in rows])
     versions = label_set_versions_to_score(benchmark=benchmark)
     names = benchmark_class_names(benchmark=benchmark)
     scores, novel = _scores_on_versions(predictions, versions, names, namers)

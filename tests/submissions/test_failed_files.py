@@ -38,7 +38,7 @@ def _stored_names(submission: Submission) -> set[str]:
 def _failed(owner_name: str, *, days_ago: float, cifar10_1: bool = False) -> Submission:
     """A CIFAR-10 submission that the worker's parse fails (the in-request check is off for it),
     failed `days_ago` days ago. With `cifar10_1`, a good cifar10.1-v6 file comes too: the worker
-    parses it and stores its compact arrays before the bad one fails the submission."""
+    parses it, but stores no compact array: it parses every file before storing any."""
     ids = [3] * 10_000
     ids[17] = 10
     files = {"cifar10-test": factories.upload_json(ids, "bad.json")}
@@ -71,7 +71,8 @@ def test_it_removes_exactly_the_expired_failed_submissions_files(
     Submission.objects.filter(pk=scored.pk).update(finished_at=timezone.now() - timedelta(days=60))
     queued = submit_model(data_dir, "vgg16_keras")
     gone = set().union(*(_stored_names(s) for s in expired))
-    assert any(name.startswith("compact/") for name in gone)  # the worker's arrays go too
+    # a failed file: no compact array stored, not even the good file's
+    assert not any(name.startswith("compact/") for name in gone)
     before = _media()
     assert gone <= before
 

@@ -12,6 +12,7 @@ from leaderboard.common import slugs  # noqa: F401  (registers <catalog_slug:...
 from leaderboard.common.schema import SchemaView
 from leaderboard.presentation.about.api import BenchmarkAboutView
 from leaderboard.presentation.boards import api as boards
+from leaderboard.presentation.compare import api as compare
 from leaderboard.review import api as review
 from leaderboard.review.ground_truth import api as ground_truth
 from leaderboard.submissions import api as submissions
@@ -60,6 +61,8 @@ urlpatterns = [
          name="api-submission-list"),
     path("submissions/<int:submission_id>/", submissions.SubmissionDetailView.as_view(),
          name="api-submission-detail"),
+    path("submissions/<int:submission_id>/compare/<int:other_id>/",
+         compare.ComparisonView.as_view(), name="api-submission-compare"),
     path("schema/", SchemaView.as_view(), name="api-schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
 ]

@@ -168,6 +168,9 @@ def _collect(world: World, pins: dict[str, list[str]], url: str
     commands += [("leaderboard", "toy", "--sort", "secret", "--version", h[:8])
                  for h in pins["secret"]]
     commands += [("status", str(s.pk)) for s in world.submissions.values()]
+    subs = [str(s.pk) for s in world.submissions.values()]
+    commands += [("compare", subs[0], subs[-1]),
+                 ("compare", subs[0], subs[-1], "--json", "--label-set", "secret")]
     for role, token in (("owner", TOKEN), ("anonymous", None)):
         for command in commands:
             output = _client_output(url, *command, token=token)
@@ -211,8 +214,8 @@ STORED_B_DIFF: dict[str, Stored] = {
     "exact": (3, True, 0.5, 0.5), "exact-split": (3, True, 0.75, 0.75)}
 # Per visitor (hidden_worlds.surfaces): the ladder's submissions make two more review items
 # (on the public ReaL-like set), each read and voted on.
-SURFACE_COUNT = {"ladder": 283, "parameter_free": 279, "exact": 279, "exact-split": 279}
-CLIENT_COMMANDS = 13  # run by 2 visitors
+SURFACE_COUNT = {"ladder": 308, "parameter_free": 304, "exact": 304, "exact-split": 304}
+CLIENT_COMMANDS = 15  # run by 2 visitors
 
 
 def _rounded(stored: dict[str, Stored]) -> dict[str, Any]:

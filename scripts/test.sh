@@ -131,6 +131,7 @@ step "benchmarks: leaderboard while two uploads trickle (quick)" .venv/bin/pytho
 step "benchmarks: re-scoring after a review decision (quick)" .venv/bin/python bench/rescore.py --quick
 step "benchmarks: significance (rank_ub) after a scoring and in full (quick)" .venv/bin/python bench/significance.py --quick
 step "benchmarks: most confused classes of the about page (quick)" .venv/bin/python bench/confusions.py --quick
+step "benchmarks: comparing two submissions (quick)" .venv/bin/python bench/compare.py --quick
 step "benchmarks: the API's rate limits, per request and under a burst (quick)" .venv/bin/python bench/throttles.py --quick
 step "benchmarks: checkpoint inference (quick)" .venv/bin/python bench/checkpoint.py --quick
 step "benchmarks: label audits (quick)" .venv/bin/python bench/audit.py --quick

@@ -10,10 +10,10 @@ from rest_framework.views import APIView
 
 from leaderboard.common.api import error_responses
 from leaderboard.presentation.compare.selectors import (
-    comparison_default_label_set,
-    comparison_examples,
+    comparison_examples_get,
+    comparison_get,
+    comparison_label_set_default,
     comparison_pair_get,
-    submission_comparison,
 )
 from leaderboard.presentation.compare.serializers import (
     ComparisonOutput,
@@ -41,10 +41,10 @@ class ComparisonView(APIView):
         query.is_valid(raise_exception=True)
         first, second = comparison_pair_get(first_id=submission_id, second_id=other_id,
                                             user=request.user)
-        comparison = submission_comparison(first=first, second=second)
+        comparison = comparison_get(first=first, second=second)
         label_set = (query.validated_data["label_set"]
-                     or comparison_default_label_set(comparison=comparison))
-        examples = None if label_set is None else comparison_examples(
+                     or comparison_label_set_default(comparison=comparison))
+        examples = None if label_set is None else comparison_examples_get(
             comparison=comparison, label_set=label_set, page=query.validated_data["page"],
             page_size=query.validated_data["page_size"])
         return Response(comparison_json(comparison, examples))

@@ -174,7 +174,7 @@ def _pair(first: Score, second: Score) -> dict[str, Any]:
             "hits": (unpack_hits(a, size), unpack_hits(b, size))}
 
 
-def submission_comparison(*, first: Submission, second: Submission) -> Comparison:
+def comparison_get(*, first: Submission, second: Submission) -> Comparison:
     """Both submissions' figures on every public label set both have a score on, each on the
     newest published version both were scored on, in the boards' column order."""
     scores: dict[tuple[int, int], dict[int, Score]] = defaultdict(dict)
@@ -207,7 +207,7 @@ def submission_comparison(*, first: Submission, second: Submission) -> Compariso
     return Comparison(first, second, out)
 
 
-def comparison_default_label_set(*, comparison: Comparison) -> str | None:
+def comparison_label_set_default(*, comparison: Comparison) -> str | None:
     """The label set whose disagreements are listed unless one is asked for: `original`
     when paired, else the first paired one (None: none is)."""
     paired = [c.slug for c in comparison.label_sets if c.paired]
@@ -256,7 +256,7 @@ def _gallery_url(submission: Submission, compared: LabelSetComparison, score: Sc
             + f"?{query}#example-{index}")
 
 
-def comparison_examples(*, comparison: Comparison, label_set: str, page: int = 1,
+def comparison_examples_get(*, comparison: Comparison, label_set: str, page: int = 1,
                         page_size: int = EXAMPLES_PAGE_SIZE) -> ExamplePage:
     """One page of the examples of `label_set` (in example order) that exactly one of the two
     gets right. 400 for a label set not compared or not paired, a page size outside 1 to

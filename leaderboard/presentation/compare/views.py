@@ -18,10 +18,10 @@ from django.utils.http import urlencode
 from leaderboard.catalog.selectors import benchmark_class_names
 from leaderboard.common.errors import ServiceError
 from leaderboard.presentation.compare.selectors import (
-    comparison_default_label_set,
-    comparison_examples,
+    comparison_examples_get,
+    comparison_get,
+    comparison_label_set_default,
     comparison_pair_get,
-    submission_comparison,
 )
 
 
@@ -63,15 +63,15 @@ def submission_compare(request: HttpRequest, submission_id: int, other_id: int
                                             user=request.user)
     except ServiceError as exc:
         return _refused(request, exc)
-    comparison = submission_comparison(first=first, second=second)
-    chosen = request.GET.get("set") or comparison_default_label_set(comparison=comparison)
+    comparison = comparison_get(first=first, second=second)
+    chosen = request.GET.get("set") or comparison_label_set_default(comparison=comparison)
     context: dict[str, Any] = {
         "comparison": comparison, "chosen": chosen, "first": first, "second": second,
         "label_set_rows": [(c, {"difference": _points(c.difference), "p": _p(c.p_value)})
                            for c in comparison.label_sets]}
     if chosen is not None:
         try:
-            examples = comparison_examples(comparison=comparison, label_set=chosen,
+            examples = comparison_examples_get(comparison=comparison, label_set=chosen,
                                            page=int(raw_page))
         except ServiceError as exc:
             raise Http404(exc.message) from None  # an unknown label set or page

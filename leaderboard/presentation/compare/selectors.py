@@ -214,12 +214,13 @@ def comparison_label_set_default(*, comparison: Comparison) -> str | None:
     return "original" if "original" in paired else next(iter(paired), None)
 
 
-def _accepted(compiled: CompiledLabelSet, index: int) -> list[int] | None:
+def _accepted(compiled: CompiledLabelSet, evaluated: np.ndarray, index: int
+              ) -> list[int] | None:
     """The classes a label set counts correct for an example (None: it does not evaluate
     it): its label, its corrected label, the accepted classes of a multi-label or a listed
     subset, or the classes most annotators chose (soft labels)."""
     arrays = compiled.arrays
-    if not bool(evaluated_mask(compiled)[index]):
+    if not bool(evaluated[index]):
         return None
     if "accepted_keys" in arrays:
         return example_classes(np.asarray(arrays["accepted_keys"]), index, compiled.num_classes)
@@ -280,6 +281,7 @@ def comparison_examples_get(*, comparison: Comparison, label_set: str, page: int
     evaluated = np.flatnonzero(evaluated_mask(compiled))  # hit position -> example index
     same_images = {c.slug: compiled_for_version(c.version) if c.slug != label_set else compiled
                    for c in comparison.label_sets if c.image_set == compared.image_set}
+    masks = {slug: evaluated_mask(c) for slug, c in same_images.items()}
     image_set = ImageSet.objects.get(benchmark_id=comparison.first.benchmark_id,
                                      slug=compared.image_set)
     name = image_set_example_namer(image_set=image_set)
@@ -293,6 +295,6 @@ def comparison_examples_get(*, comparison: Comparison, label_set: str, page: int
         wrong = comparison.second if right == "first" else comparison.first
         rows.append(ExampleRow(
             index=index, right=right, file_name=name(index),
-            labels={slug: _accepted(c, index) for slug, c in same_images.items()},
+            labels={slug: _accepted(c, masks[slug], index) for slug, c in same_images.items()},
             gallery_url=_gallery_url(wrong, compared, scores.get(wrong.pk), compiled, index)))
     return ExamplePage(label_set, int(differ.size), page, page_size, page_count, rows)

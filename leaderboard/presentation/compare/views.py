@@ -18,6 +18,8 @@ from django.utils.http import urlencode
 from leaderboard.catalog.selectors import benchmark_class_names
 from leaderboard.common.errors import ServiceError
 from leaderboard.presentation.compare.selectors import (
+    Comparison,
+    ExamplePage,
     comparison_examples_get,
     comparison_get,
     comparison_label_set_default,
@@ -53,6 +55,30 @@ def submission_compare_pick(request: HttpRequest) -> HttpResponse:
     return redirect("submission_compare", submission_id=int(ids[0]), other_id=int(ids[1]))
 
 
+def _examples_context(comparison: Comparison, examples: ExamplePage) -> dict[str, Any]:
+    """The example table: per row the class names of each label set of the same images."""
+    names = benchmark_class_names(benchmark=comparison.first.benchmark)
+    image_set = next(c.image_set for c in comparison.label_sets
+                     if c.slug == examples.label_set)
+    columns = [c for c in comparison.label_sets if c.image_set == image_set]
+
+    def named(classes: list[int] | None) -> list[str] | None:
+        if classes is None:
+            return None
+        return [names[k] if 0 <= k < len(names) else str(k) for k in classes]
+
+    def url(number: int) -> str:
+        return "?" + urlencode({"set": examples.label_set, "page": str(number)})
+
+    return {
+        "examples": examples, "label_columns": columns,
+        "rows": [{"row": row, "labels": [named(row.labels.get(c.slug)) for c in columns]}
+                 for row in examples.rows],
+        "previous": url(examples.page - 1) if examples.page > 1 else None,
+        "next": url(examples.page + 1) if examples.page < examples.page_count else None,
+    }
+
+
 def submission_compare(request: HttpRequest, submission_id: int, other_id: int
                        ) -> HttpResponse:
     raw_page = request.GET.get("page") or "1"
@@ -72,22 +98,8 @@ def submission_compare(request: HttpRequest, submission_id: int, other_id: int
     if chosen is not None:
         try:
             examples = comparison_examples_get(comparison=comparison, label_set=chosen,
-                                           page=int(raw_page))
+                                               page=int(raw_page))
         except ServiceError as exc:
             raise Http404(exc.message) from None  # an unknown label set or page
-        names = benchmark_class_names(benchmark=first.benchmark)
-
-        def url(number: int) -> str:
-            return "?" + urlencode({"set": chosen, "page": str(number)})
-
-        label_columns = [c for c in comparison.label_sets
-                         if c.image_set == comparison.label_set(chosen).image_set]  # type: ignore[union-attr]
-        context.update(
-            examples=examples, label_columns=label_columns,
-            rows=[{"row": row, "labels": [
-                None if row.labels.get(c.slug) is None else
-                [names[k] if 0 <= k < len(names) else str(k) for k in row.labels[c.slug] or []]
-                for c in label_columns]} for row in examples.rows],
-            previous=url(examples.page - 1) if examples.page > 1 else None,
-            next=url(examples.page + 1) if examples.page < examples.page_count else None)
+        context.update(_examples_context(comparison, examples))
     return render(request, "leaderboard/submission_compare.html", context)

@@ -13,6 +13,7 @@ from leaderboard.common.schema import SchemaView
 from leaderboard.notifications import api as notifications
 from leaderboard.presentation.about.api import BenchmarkAboutView
 from leaderboard.presentation.boards import api as boards
+from leaderboard.presentation.compare import api as compare
 from leaderboard.review import api as review
 from leaderboard.review.ground_truth import api as ground_truth
 from leaderboard.submissions import api as submissions
@@ -71,6 +72,8 @@ urlpatterns = [
          name="api-webhook-detail"),
     path("notifications/webhooks/test/", notifications.WebhookTestView.as_view(),
          name="api-webhook-test"),
+    path("submissions/<int:submission_id>/compare/<int:other_id>/",
+         compare.ComparisonView.as_view(), name="api-submission-compare"),
     path("schema/", SchemaView.as_view(), name="api-schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
 ]

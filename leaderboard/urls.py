@@ -23,6 +23,7 @@ from leaderboard.presentation.about.views import benchmark_about
 from leaderboard.presentation.boards.downloads import leaderboard_csv
 from leaderboard.presentation.boards.views import leaderboard
 from leaderboard.presentation.charts.views import noise_prevalence_download, plot_download, plots
+from leaderboard.presentation.compare.views import submission_compare, submission_compare_pick
 from leaderboard.presentation.gallery.views import submission_mistakes
 from leaderboard.presentation.views import home
 from leaderboard.review.ground_truth.views import ground_truth_next
@@ -49,7 +50,10 @@ urlpatterns = [
     path("profile/webhooks/test/", webhook_test, name="webhook_test"),
     path("submit/", submit, name="submit"),
     path("submissions/", submission_list, name="submission_list"),
+    path("submissions/compare/", submission_compare_pick, name="submission_compare_pick"),
     path("submissions/<int:submission_id>/", submission_detail, name="submission_detail"),
+    path("submissions/<int:submission_id>/compare/<int:other_id>/", submission_compare,
+         name="submission_compare"),
     path("submissions/<int:submission_id>/status.json", submission_status,
          name="submission_status"),
     path("submissions/<int:submission_id>/visibility/", submission_visibility,

@@ -132,6 +132,7 @@ step "benchmarks: re-scoring after a review decision (quick)" .venv/bin/python b
 step "benchmarks: significance (rank_ub) after a scoring and in full (quick)" .venv/bin/python bench/significance.py --quick
 step "benchmarks: re-scoring's per-submission budgets at 2,000 submissions (mid)" .venv/bin/python bench/rescore.py --mid
 step "benchmarks: most confused classes of the about page (quick)" .venv/bin/python bench/confusions.py --quick
+step "benchmarks: comparing two submissions (quick)" .venv/bin/python bench/compare.py --quick
 step "benchmarks: the API's rate limits, per request and under a burst (quick)" .venv/bin/python bench/throttles.py --quick
 step "benchmarks: checkpoint inference (quick)" .venv/bin/python bench/checkpoint.py --quick
 step "benchmarks: label audits (quick)" .venv/bin/python bench/audit.py --quick

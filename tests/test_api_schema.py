@@ -19,6 +19,7 @@ OPERATIONS = {
     "/api/submissions/": {"get": "submissions_list", "post": "submissions_create"},
     "/api/submissions/{submission_id}/": {"get": "submissions_retrieve",
                                           "patch": "submissions_visibility"},
+    "/api/submissions/{submission_id}/compare/{other_id}/": {"get": "submissions_compare"},
 }
 
 
@@ -128,6 +129,7 @@ STATUSES = {
     ("/api/submissions/", "post"): {"201", "413"} | WRITE_WITH_BODY,
     ("/api/submissions/{submission_id}/", "get"): {"200"} | EVERYWHERE,
     ("/api/submissions/{submission_id}/", "patch"): {"200"} | WRITE_WITH_BODY,
+    ("/api/submissions/{submission_id}/compare/{other_id}/", "get"): {"200"} | EVERYWHERE,
 }
 ERROR_REF = {"$ref": "#/components/schemas/Error"}
 

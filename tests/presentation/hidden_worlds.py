@@ -262,6 +262,15 @@ def surfaces(world: World, pins: dict[str, list[str]]) -> list[Surface]:
                 for query in ("", "?set=corrected", "?set=corrected&match=original",
                               "?set=corrected&match=corrected", "?set=corrected&match=neither",
                               "?set=secret", "?set=imagenet-m")]
+    # Every pair compared (docs/metrics.md §10.5), the hidden label set asked for by name too
+    for i, pk in enumerate(subs):
+        for other in subs[i + 1:]:
+            out += [Surface("submission_compare", f"/submissions/{pk}/compare/{other}/{query}")
+                    for query in ("", "?set=secret")]
+            out += [Surface("api-submission-compare",
+                            f"/api/submissions/{pk}/compare/{other}/{query}")
+                    for query in ("", "?label_set=secret")]
+    out.append(Surface("submission_compare_pick", f"/submissions/compare/?s={subs[0]}&s={subs[1]}"))
     # Writes last: the owner's public switch on a public submission of theirs (it stays so),
     # and the leaderboard page read again after it.
     public = next(s.pk for s in world.submissions.values()

@@ -97,6 +97,15 @@ URL_NAMES_NOT_COMPARED = {
     "token_create": "makes a random API token (a write on the account)",
     "token_revoke": "deletes the API token (a write on the account)",
     "api-docs": "Swagger UI's static shell; the schema it loads is compared (api-schema)",
+    # Notifications: the account's own settings and log; no visitor of these worlds opts in,
+    # and an event tells public scores only (Score.objects: tests/notifications).
+    "api-notification-preferences": "the account's own opt-ins (no benchmark figures)",
+    "api-notification-delivery-list": "the account's own delivery log (empty: no opt-ins)",
+    "api-webhook-list": "the account's own webhooks (no benchmark figures)",
+    "api-webhook-detail": "deletes one of the account's webhooks (a write on the account)",
+    "api-webhook-test": "sends a test event (a write; its payload names no benchmark)",
+    "webhook_add": "adds a webhook (a write on the account)",
+    "webhook_test": "sends a test event (a write; its payload names no benchmark)",
 }
 FIXED_NOW = datetime(2026, 11, 26, 12, 0, tzinfo=UTC)
 _CSRF = re.compile(rb'(name="csrfmiddlewaretoken" value=")[^"]+(")')
@@ -168,6 +177,9 @@ def _collect(world: World, pins: dict[str, list[str]], url: str
     commands += [("leaderboard", "toy", "--sort", "secret", "--version", h[:8])
                  for h in pins["secret"]]
     commands += [("status", str(s.pk)) for s in world.submissions.values()]
+    subs = [str(s.pk) for s in world.submissions.values()]
+    commands += [("compare", subs[0], subs[-1]),
+                 ("compare", subs[0], subs[-1], "--json", "--label-set", "secret")]
     for role, token in (("owner", TOKEN), ("anonymous", None)):
         for command in commands:
             output = _client_output(url, *command, token=token)
@@ -211,8 +223,8 @@ STORED_B_DIFF: dict[str, Stored] = {
     "exact": (3, True, 0.5, 0.5), "exact-split": (3, True, 0.75, 0.75)}
 # Per visitor (hidden_worlds.surfaces): the ladder's submissions make two more review items
 # (on the public ReaL-like set), each read and voted on.
-SURFACE_COUNT = {"ladder": 313, "parameter_free": 309, "exact": 309, "exact-split": 309}
-CLIENT_COMMANDS = 13  # run by 2 visitors
+SURFACE_COUNT = {"ladder": 338, "parameter_free": 334, "exact": 334, "exact-split": 334}
+CLIENT_COMMANDS = 15  # run by 2 visitors
 
 
 def _rounded(stored: dict[str, Stored]) -> dict[str, Any]:

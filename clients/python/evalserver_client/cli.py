@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import getpass
+import json
 import os
 import sys
 import time
@@ -79,6 +80,26 @@ def leaderboard_table(board: dict[str, Any]) -> str:
         rank = row["ranks"].get(board["sort"])
         rows.append([str(rank or "-"), row["model_name"], str(row["submission_id"]), *cells])
     return table(["rank", "model", "id", *slugs], rows, left=2)
+
+
+def compare_table(body: dict[str, Any]) -> str:
+    """Per label set: both accuracies (rank), the difference, the discordant counts, p."""
+    def side(figures: dict[str, Any]) -> str:
+        rank = figures.get("rank")
+        where = "" if rank is None else f" #{rank}" + ("" if figures["on_board"] else "*")
+        return percent(figures.get("accuracy")) + where
+
+    rows = []
+    for c in body["label_sets"]:
+        diff = c.get("difference")
+        p = c.get("p_value")
+        rows.append([c["slug"], side(c["first"]), side(c["second"]),
+                     "-" if diff is None else f"{100 * diff:+.2f} pt",
+                     "-" if c.get("only_first") is None
+                     else f"{c['only_first']} / {c['only_second']}",
+                     "-" if p is None else ("<0.001" if p < 0.001 else f"{p:.3f}")])
+    return table(["label set", f"#{body['first']['id']}", f"#{body['second']['id']}",
+                  "difference", "only first / only second", "McNemar p"], rows)
 
 
 def describe(sub: dict[str, Any]) -> str:
@@ -167,6 +188,25 @@ def cmd_leaderboard(api: Api, args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_compare(api: Api, args: argparse.Namespace) -> int:
+    query = {"page_size": "1"}  # the table only (the example list is paged: --json prints it)
+    if args.json:
+        query = {"page": str(args.page), **({"label_set": args.label_set}
+                                            if args.label_set else {})}
+    body = api.request("GET", f"/api/submissions/{args.first}/compare/{args.second}/",
+                       query=query)
+    if args.json:
+        print(json.dumps(body, indent=2))
+        return 0
+    first, second = body["first"], body["second"]
+    print(f"{body['benchmark']}: #{first['id']} {first['model_name']} vs "
+          f"#{second['id']} {second['model_name']} (exact two-sided McNemar test on the "
+          "examples only one gets right; * = not on the public board: the rank it would have)")
+    print(compare_table(body) if body["label_sets"]
+          else "(no public label set has a score of both)")
+    return 0
+
+
 def cmd_token(api: Api, args: argparse.Namespace) -> int:
     password = os.environ.get("EVALSERVER_PASSWORD") or getpass.getpass(
         f"password for {args.username}: ")
@@ -210,6 +250,17 @@ def parser() -> argparse.ArgumentParser:
     board.add_argument("--page-size", type=int, default=1000,
                        help="rows asked per request; every page is read (default %(default)s)")
     board.set_defaults(run=cmd_leaderboard)
+    compare = commands.add_parser("compare", help="two scored submissions side by side, "
+                                                  "with a McNemar test per label set")
+    compare.add_argument("first", type=int)
+    compare.add_argument("second", type=int)
+    compare.add_argument("--json", action="store_true",
+                         help="print the server's answer: with a page of the examples "
+                              "exactly one gets right")
+    compare.add_argument("--label-set", default="",
+                         help="with --json: the label set whose examples to list")
+    compare.add_argument("--page", type=int, default=1, help="with --json: the examples' page")
+    compare.set_defaults(run=cmd_compare)
     token = commands.add_parser("token", help="print an API token (asks for the password, "
                                               "or reads EVALSERVER_PASSWORD)")
     token.add_argument("--username", required=True)

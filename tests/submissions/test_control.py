@@ -8,8 +8,10 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
+from django.db.models import Count
 from django.utils import timezone
 from pytest_django.fixtures import Settings
 from rest_framework.test import APIClient
@@ -21,6 +23,7 @@ from leaderboard.submissions.retention import failed_submission_files_remove
 from leaderboard.submissions.services import submission_quota_left
 from tests import factories
 from tests.api_support import post_files, token_client
+from tests.conftest import wait_for_status
 from workers.jobs import JOBS
 from workers.tasks import score_submission
 
@@ -275,3 +278,32 @@ def test_it_removes_a_withdrawn_submissions_files_after_the_retention_period(
     assert all(not row.file.storage.exists(name) for row, name in
                zip(submission.files.all(), names, strict=True))
     assert Score.objects.filter(submission=submission).count() == 5  # the scores stay
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_it_reruns_a_worker_lost_submission_on_a_real_worker_and_scores_it_once(
+    loaded: Settings, data_dir: Path, scoring_worker: Path
+) -> None:
+    # its first message never reaches the broker: only the re-run's does
+    with mock.patch.object(queue, "task_send"):
+        submission = factories.submission_for_model(data_dir, MODEL)
+    _worker_lost(submission)
+    loaded.EVALSERVER_DAILY_QUOTA = 1
+    assert submission_quota_left(owner=submission.owner, benchmark=submission.benchmark) == 1
+
+    body = _post(token_client(submission.owner), submission, "rerun")
+
+    assert (body["http"], body["status"], body["reruns"]) == (200, "queued", 1)
+    assert wait_for_status(submission.pk, ("scored", "failed"), log=scoring_worker) == "scored"
+    submission.refresh_from_db()
+    assert (submission.attempts, submission.reruns, submission.failure_code) == (1, 1, "")
+    per_label_set = (Score.objects.filter(submission=submission).values("label_set__slug")
+                     .annotate(n=Count("id")).values_list("label_set__slug", "n"))
+    assert dict(per_label_set) == dict.fromkeys(CIFAR10_LABEL_SETS, 1)
+    # one message, the re-run's (the first one never reached the broker)
+    received = [line for line in scoring_worker.read_text().splitlines()
+                if f"Task {queue.SCORE_SUBMISSION}[" in line and line.endswith("received")]
+    assert len(received) == 1, received
+    # scored now: it counts, once
+    assert submission_quota_left(owner=submission.owner, benchmark=submission.benchmark) == 0

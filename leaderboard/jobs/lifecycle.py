@@ -20,7 +20,7 @@ from django.utils import timezone
 QUEUED, RUNNING, FAILED = "queued", "running", "failed"
 # The failure codes that are the server's fault, never the input's (the runner's and the
 # sweep's): such a job may be asked for again, and a submission failed so does not count
-# against its owner's daily quota (docs/api.md, "Controlling a submission").
+# against its owner's daily quota (docs/api.md §6.5).
 PLATFORM_FAILURE_CODES = ("worker_lost", "time_limit", "internal_error")
 
 

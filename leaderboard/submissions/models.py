@@ -20,8 +20,8 @@ class Submission(ClaimedJob):
         SCORED = "scored", "Scored"
         FAILED = "failed", "Failed"
         # Its owner cancelled it while it was queued: never scored (the claim takes only
-        # queued rows), not counted in the daily quota (docs/api.md, "Controlling a
-        # submission").
+        # queued rows), not counted in the daily quota (docs/api.md
+        # §6.5).
         CANCELLED = "cancelled", "Cancelled"
 
     class Kind(models.TextChoices):

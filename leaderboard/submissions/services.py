@@ -63,8 +63,8 @@ def submission_quota_left(*, owner: User, benchmark: Benchmark) -> int | None:
 
     Counted: those scored, failed by the user's fault, and those still queued or running
     (so a burst cannot overrun it); not counted: cancelled ones and failures of the server's
-    (`PLATFORM_FAILURE_CODES`), whose re-run is free too (docs/api.md, "Controlling a
-    submission")."""
+    (`PLATFORM_FAILURE_CODES`), whose re-run is free too (docs/api.md
+    §6.5)."""
     quota = settings.EVALSERVER_DAILY_QUOTA
     if not quota:
         return None

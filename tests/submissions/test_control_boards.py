@@ -1,6 +1,7 @@
-"""A withdrawn submission leaves the board (JSON and page) and its significance: the refresh
-queued after the withdrawal's commit gives the other rows' rank_ub and p exactly as computed
-pair by pair from the models' published predictions (tests/presentation/boards)."""
+"""A withdrawn submission leaves the board (JSON and page), its significance and its hidden
+label sets' released figures: the refresh queued after the withdrawal's commit gives the other
+rows' rank_ub and p exactly as computed pair by pair from the models' published predictions
+(tests/presentation/boards)."""
 
 from __future__ import annotations
 
@@ -13,11 +14,18 @@ from pytest_django.fixtures import Settings
 from rest_framework.test import APIClient
 
 from leaderboard import queue
-from leaderboard.catalog.models import LabelSetVersion
+from leaderboard.catalog.models import Benchmark, LabelSetVersion
 from leaderboard.submissions.models import BoardSignificance, Submission
 from tests import factories
 from tests.api_support import scored_in_process, token_client
 from tests.presentation.boards.test_board_significance import IMAGE_SETS, expected_rows
+from tests.submissions.test_hidden_releases import (  # noqa: F401  (a fixture)
+    FIRST,
+    SECOND,
+    THIRD,
+    _scored,
+    toy_with_secret,
+)
 from workers.tasks import refresh_board_significance
 
 pytestmark = pytest.mark.django_db
@@ -81,3 +89,29 @@ def test_it_takes_a_withdrawn_submission_off_the_board_and_refreshes_its_signifi
     own = token_client(models[gone].owner).get(f"/api/submissions/{models[gone].pk}/").json()
     assert own["scores"]["original"]["correct"] == models[gone].scores.get(
         label_set__slug="original").correct
+
+
+def test_it_takes_a_withdrawn_submissions_released_figure_off_the_board(
+    toy_with_secret: Benchmark,  # noqa: F811  (the fixture imported above)
+    sent: list[tuple[str, int]],
+) -> None:
+    owner = factories.user_create("researcher")
+    first, _, third = (_scored(toy_with_secret, owner, name, predicted) for name, predicted
+                       in (("first", FIRST), ("second", SECOND), ("third", THIRD)))
+    by_secret = APIClient().get("/api/benchmarks/toy/leaderboard/?sort=secret").json()
+    assert [(r["submission_id"], r["scores"]["secret"]["accuracy"])
+            for r in by_secret["rows"]] == [(third.pk, 1.0)]
+
+    response = token_client(owner).post(f"/api/submissions/{third.pk}/withdraw/")
+
+    assert response.status_code == 200, response.content
+    board = APIClient().get("/api/benchmarks/toy/leaderboard/").json()
+    assert third.pk not in [row["submission_id"] for row in board["rows"]]
+    by_secret = APIClient().get("/api/benchmarks/toy/leaderboard/?sort=secret").json()
+    assert third.pk not in [row["submission_id"] for row in by_secret["rows"]]
+    page = Client().get("/benchmarks/toy/?sort=secret")
+    assert page.status_code == 200 and "third" not in page.content.decode()
+    assert first.pk in [row["submission_id"] for row in board["rows"]]
+    # its owner still reads its release
+    mine = token_client(owner).get(f"/api/submissions/{third.pk}/").json()
+    assert (mine["releases"][0]["released"], mine["releases"][0]["best"]) == (1.0, 1.0)

@@ -6,7 +6,7 @@ from django.conf import settings
 from django.db import models
 
 from leaderboard.catalog.models import Benchmark, ImageSet, LabelSet, LabelSetVersion
-from leaderboard.jobs.lifecycle import ClaimedJob
+from leaderboard.jobs.lifecycle import CANCELLED, ClaimedJob
 
 
 class Submission(ClaimedJob):
@@ -22,7 +22,7 @@ class Submission(ClaimedJob):
         # Its owner cancelled it while it was queued: never scored (the claim takes only
         # queued rows), not counted in the daily quota (docs/api.md
         # §6.5).
-        CANCELLED = "cancelled", "Cancelled"
+        CANCELLED = CANCELLED, "Cancelled"
 
     class Kind(models.TextChoices):
         PREDICTIONS = "predictions", "Predictions"

@@ -24,7 +24,7 @@ from django.utils import timezone
 
 from leaderboard import queue
 from leaderboard.catalog.services import benchmark_leaderboard_touch
-from leaderboard.jobs.lifecycle import PLATFORM_FAILURE_CODES, job_request_fields
+from leaderboard.jobs.lifecycle import PLATFORM_FAILURE_CODES, job_cancel, job_request_fields
 from leaderboard.submissions.file_checks import SubmissionError
 from leaderboard.submissions.models import Submission
 from leaderboard.submissions.significance import board_significance_schedule
@@ -60,8 +60,7 @@ def submission_cancel(*, submission: Submission, user: User) -> Submission:
     """queued -> cancelled, for its owner; 409 `not_cancellable` once a worker has claimed it
     (or it finished)."""
     _owned(submission, user)
-    if not Submission.objects.filter(pk=submission.pk, status=Status.QUEUED).update(
-            status=Status.CANCELLED, finished_at=timezone.now(), claimed_by=""):
+    if not job_cancel(Submission, job_id=submission.pk):
         status = Submission.objects.values_list("status", flat=True).get(pk=submission.pk)
         raise SubmissionError("not_cancellable", f"only a queued submission can be cancelled; "
                               f"this one is {status}", http_status=409)
@@ -118,8 +117,7 @@ def submission_withdraw(*, submission: Submission, user: User, reason: str = "")
                 withdrawn=now, withdrawn_by=user, withdrawn_reason=reason, public=False):
             raise SubmissionError("already_withdrawn", "this submission is already withdrawn",
                                   http_status=409)
-        Submission.objects.filter(pk=submission.pk, status=Status.QUEUED).update(
-            status=Status.CANCELLED, finished_at=now, claimed_by="")
+        job_cancel(Submission, job_id=submission.pk)
         benchmark_leaderboard_touch(benchmark_id=submission.benchmark_id)
     # After the commit: the boards' rank_ub without it (docs/metrics.md §10.4 updates from
     # the rows that left).

@@ -5,6 +5,7 @@ and the refusals, each in the error shape. The daily quota is counted exactly.""
 
 from __future__ import annotations
 
+import threading
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,8 @@ from rest_framework.test import APIClient
 
 from leaderboard import queue
 from leaderboard.jobs.sweep import jobs_sweep
+from leaderboard.submissions.control.services import submission_cancel
+from leaderboard.submissions.file_checks import SubmissionError
 from leaderboard.submissions.models import Score, Submission
 from leaderboard.submissions.retention import failed_submission_files_remove
 from leaderboard.submissions.services import submission_quota_left
@@ -307,3 +310,46 @@ def test_it_reruns_a_worker_lost_submission_on_a_real_worker_and_scores_it_once(
     assert len(received) == 1, received
     # scored now: it counts, once
     assert submission_quota_left(owner=submission.owner, benchmark=submission.benchmark) == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_lets_one_of_a_concurrent_claim_and_cancel_win(
+    loaded: Settings, data_dir: Path, sent: list[tuple[str, int]]
+) -> None:
+    from django.db import connection
+
+    rounds = 6
+    submissions = [factories.submission_for_model(data_dir, MODEL,
+                                                  owner=factories.user_create(f"u{i}"))
+                   for i in range(rounds)]
+    for submission in submissions:
+        barrier = threading.Barrier(2)
+        won: dict[str, bool] = {}
+
+        def claim(job_id: int = submission.pk, gate: threading.Barrier = barrier,
+                  out: dict[str, bool] = won) -> None:
+            gate.wait()
+            out["claim"] = JOBS["submission"].claim(job_id=job_id, task_id=f"t-{job_id}")
+            connection.close()
+
+        def cancel(row: Submission = submission, gate: threading.Barrier = barrier,
+                   out: dict[str, bool] = won) -> None:
+            gate.wait()
+            try:
+                submission_cancel(submission=row, user=row.owner)
+                out["cancel"] = True
+            except SubmissionError as exc:
+                assert exc.code == "not_cancellable"
+                out["cancel"] = False
+            connection.close()
+
+        threads = [threading.Thread(target=claim), threading.Thread(target=cancel)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        submission.refresh_from_db()
+        # exactly one wins, and the row says which
+        assert won["claim"] != won["cancel"], won
+        assert submission.status == ("running" if won["claim"] else "cancelled")
+        assert submission.attempts == (1 if won["claim"] else 0)

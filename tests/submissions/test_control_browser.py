@@ -39,7 +39,8 @@ def test_it_cancels_reruns_and_withdraws_from_the_submission_page(
     sent.clear()
 
     base = live_server.url
-    page = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
     page.set_default_timeout(20_000)
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
@@ -80,4 +81,5 @@ def test_it_cancels_reruns_and_withdraws_from_the_submission_page(
     expect(page.locator("#score-original")).to_be_visible()  # its scores stay for its owner
     page.goto(f"{base}/benchmarks/cifar10/")
     expect(page.get_by_text("nas", exact=True)).to_have_count(0)
+    context.close()  # no request of the page's left running against the live server
     assert errors == []

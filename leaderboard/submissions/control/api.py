@@ -1,6 +1,6 @@
 """Withdraw, cancel, re-run a submission (POST, one view each): the owner, or for withdraw a
 maintainer with a reason. Answers with the submission; refusals in the one error shape
-(docs/api.md, "Controlling a submission")."""
+(docs/api.md §6.5)."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def _visible(request: Request, submission_id: int) -> Submission:
         raise NotFound(f"no submission {submission_id} that you can see") from None
 
 
-def _answer(request: Request, submission: Submission) -> Response:
+def _answer(submission: Submission) -> Response:
     # The row as the service left it: a maintainer who withdrew a submission may no longer
     # see it (private now), but is told what was done.
     return Response(SubmissionDetailOutput(submission).data)
@@ -53,7 +53,7 @@ class SubmissionWithdrawView(APIView):
         submission = _visible(request, submission_id)
         form = SubmissionWithdrawInput(data=request.data)
         form.is_valid(raise_exception=True)
-        return _answer(request, submission_withdraw(
+        return _answer(submission_withdraw(
             submission=submission, user=signed_in_user(request),
             reason=form.validated_data["reason"]))
 
@@ -69,7 +69,7 @@ class SubmissionCancelView(APIView):
         responses={200: SubmissionDetailOutput, **error_responses(401, 403, 404, 409)},
     )
     def post(self, request: Request, submission_id: int) -> Response:
-        return _answer(request, submission_cancel(
+        return _answer(submission_cancel(
             submission=_visible(request, submission_id), user=signed_in_user(request)))
 
 
@@ -84,5 +84,5 @@ class SubmissionRerunView(APIView):
         responses={200: SubmissionDetailOutput, **error_responses(401, 403, 404, 409)},
     )
     def post(self, request: Request, submission_id: int) -> Response:
-        return _answer(request, submission_rerun(
+        return _answer(submission_rerun(
             submission=_visible(request, submission_id), user=signed_in_user(request)))

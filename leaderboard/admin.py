@@ -17,7 +17,11 @@ from leaderboard.audits.models import Audit
 from leaderboard.catalog.models import Benchmark, ImageSet, LabelSet, LabelSetVersion
 from leaderboard.catalog.services import benchmark_panel_sizes_set
 from leaderboard.submissions.models import Score, Submission, SubmissionFile
-from leaderboard.submissions.services import submission_details_set, submission_visibility_set
+from leaderboard.submissions.services import (
+    SubmissionError,
+    submission_details_set,
+    submission_visibility_set,
+)
 
 
 class ViewOnlyAdmin(admin.ModelAdmin):
@@ -168,9 +172,14 @@ class SubmissionAdmin(admin.ModelAdmin):
 
     def _visibility_set(self, request: HttpRequest, queryset: QuerySet[Submission], *,
                         public: bool) -> None:
-        submissions = list(queryset)
-        for submission in submissions:
-            submission_visibility_set(submission=submission, public=public)
+        submissions = []
+        for submission in queryset:
+            try:
+                submission_visibility_set(submission=submission, public=public)
+            except SubmissionError as exc:  # a withdrawn one stays off the boards
+                self.message_user(request, f"#{submission.pk}: {exc.message}", messages.ERROR)
+            else:
+                submissions.append(submission)
         self.message_user(request, f"{len(submissions)} submission(s) made "
                           f"{'public' if public else 'private'}.", messages.SUCCESS)
 

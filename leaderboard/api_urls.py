@@ -17,6 +17,7 @@ from leaderboard.presentation.compare import api as compare
 from leaderboard.review import api as review
 from leaderboard.review.ground_truth import api as ground_truth
 from leaderboard.submissions import api as submissions
+from leaderboard.submissions.control import api as control
 
 # Benchmark and label set slugs may contain dots (`cifar10.1-v6`), so not `<slug:...>`; and
 # not `<str:...>` either: `<catalog_slug:...>` (leaderboard/common/slugs.py) matches only a
@@ -74,6 +75,12 @@ urlpatterns = [
          name="api-webhook-test"),
     path("submissions/<int:submission_id>/compare/<int:other_id>/",
          compare.ComparisonView.as_view(), name="api-submission-compare"),
+    path("submissions/<int:submission_id>/withdraw/", control.SubmissionWithdrawView.as_view(),
+         name="api-submission-withdraw"),
+    path("submissions/<int:submission_id>/cancel/", control.SubmissionCancelView.as_view(),
+         name="api-submission-cancel"),
+    path("submissions/<int:submission_id>/rerun/", control.SubmissionRerunView.as_view(),
+         name="api-submission-rerun"),
     path("schema/", SchemaView.as_view(), name="api-schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
 ]

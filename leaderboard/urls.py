@@ -28,6 +28,11 @@ from leaderboard.presentation.gallery.views import submission_mistakes
 from leaderboard.presentation.views import home
 from leaderboard.review.ground_truth.views import ground_truth_next
 from leaderboard.review.views import label_set_history, review_home, review_next
+from leaderboard.submissions.control.views import (
+    submission_cancel_page,
+    submission_rerun_page,
+    submission_withdraw_page,
+)
 from leaderboard.submissions.views import (
     submission_detail,
     submission_list,
@@ -58,6 +63,12 @@ urlpatterns = [
          name="submission_status"),
     path("submissions/<int:submission_id>/visibility/", submission_visibility,
          name="submission_visibility"),
+    path("submissions/<int:submission_id>/withdraw/", submission_withdraw_page,
+         name="submission_withdraw"),
+    path("submissions/<int:submission_id>/cancel/", submission_cancel_page,
+         name="submission_cancel"),
+    path("submissions/<int:submission_id>/rerun/", submission_rerun_page,
+         name="submission_rerun"),
     path("submissions/<int:submission_id>/mistakes/", submission_mistakes,
          name="submission_mistakes"),
     path("benchmarks/<catalog_slug:slug>/", leaderboard, name="leaderboard"),

@@ -20,6 +20,9 @@ OPERATIONS = {
     "/api/submissions/{submission_id}/": {"get": "submissions_retrieve",
                                           "patch": "submissions_visibility"},
     "/api/submissions/{submission_id}/compare/{other_id}/": {"get": "submissions_compare"},
+    "/api/submissions/{submission_id}/cancel/": {"post": "submissions_cancel"},
+    "/api/submissions/{submission_id}/rerun/": {"post": "submissions_rerun"},
+    "/api/submissions/{submission_id}/withdraw/": {"post": "submissions_withdraw"},
 }
 
 
@@ -130,6 +133,9 @@ STATUSES = {
     ("/api/submissions/{submission_id}/", "get"): {"200"} | EVERYWHERE,
     ("/api/submissions/{submission_id}/", "patch"): {"200"} | WRITE_WITH_BODY,
     ("/api/submissions/{submission_id}/compare/{other_id}/", "get"): {"200"} | EVERYWHERE,
+    ("/api/submissions/{submission_id}/cancel/", "post"): {"200", "403", "409"} | EVERYWHERE,
+    ("/api/submissions/{submission_id}/rerun/", "post"): {"200", "403", "409"} | EVERYWHERE,
+    ("/api/submissions/{submission_id}/withdraw/", "post"): {"200", "409"} | WRITE_WITH_BODY,
 }
 ERROR_REF = {"$ref": "#/components/schemas/Error"}
 

@@ -2,6 +2,8 @@
 story): its fields (`ClaimedJob`) and its conditional writes, each taking the model.
 
     queued -> running -> finished (the model's own word: scored, done) | failed
+    queued -> cancelled (a kind that offers it: `job_cancel`)
+    failed -> queued (asked for again: `job_request_fields`)
 
 Every change is a conditional UPDATE (`filter(...).update(...) == 1`), so a late or duplicated
 task never overwrites a newer state. Nothing here knows a domain: the registry of job kinds
@@ -18,6 +20,13 @@ from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
 QUEUED, RUNNING, FAILED = "queued", "running", "failed"
+# A state a kind may offer besides those (a submission's owner cancels it while queued): never
+# claimed, since `job_claim` takes only queued rows (and a redelivery of its own running task).
+CANCELLED = "cancelled"
+# The failure codes that are the server's fault, never the input's (the runner's and the
+# sweep's): such a job may be asked for again, and a submission failed so does not count
+# against its owner's daily quota (docs/api.md §6.5).
+PLATFORM_FAILURE_CODES = ("worker_lost", "time_limit", "internal_error")
 
 
 class ClaimedJob(models.Model):
@@ -88,6 +97,13 @@ def job_fail(model: type[ClaimedJob], *, job_id: int, task_id: str, code: str, r
     return job_rows(model, job_id).filter(status=RUNNING, claimed_by=task_id).update(
         status=FAILED, failure_code=code, failure_reason=reason, finished_at=timezone.now(),
         **fields) == 1
+
+
+def job_cancel(model: type[ClaimedJob], *, job_id: int) -> bool:
+    """queued -> cancelled: whichever of this and a worker's claim updates the row first wins,
+    so a cancelled job never runs and a claimed one is never cancelled."""
+    return job_rows(model, job_id).filter(status=QUEUED).update(
+        status=CANCELLED, claimed_by="", finished_at=timezone.now()) == 1
 
 
 def job_request_fields() -> dict[str, Any]:

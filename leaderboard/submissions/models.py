@@ -6,7 +6,7 @@ from django.conf import settings
 from django.db import models
 
 from leaderboard.catalog.models import Benchmark, ImageSet, LabelSet, LabelSetVersion
-from leaderboard.jobs.lifecycle import ClaimedJob
+from leaderboard.jobs.lifecycle import CANCELLED, ClaimedJob
 
 
 class Submission(ClaimedJob):
@@ -19,6 +19,10 @@ class Submission(ClaimedJob):
         RUNNING = "running", "Running"
         SCORED = "scored", "Scored"
         FAILED = "failed", "Failed"
+        # Its owner cancelled it while it was queued: never scored (the claim takes only
+        # queued rows), not counted in the daily quota (docs/api.md
+        # §6.5).
+        CANCELLED = CANCELLED, "Cancelled"
 
     class Kind(models.TextChoices):
         PREDICTIONS = "predictions", "Predictions"
@@ -41,6 +45,16 @@ class Submission(ClaimedJob):
     # A failed submission's stored files are removed EVALSERVER_FAILED_FILES_RETENTION_DAYS
     # after it failed (leaderboard/submissions/retention.py); when that was done.
     files_removed = models.DateTimeField(null=True, blank=True)
+    # Withdrawn (by its owner, or by a maintainer with a reason its owner sees): off every
+    # board for good (it is made private and cannot be made public again), its scores kept
+    # for its owner; its files are removed after the retention period (retention.py).
+    withdrawn = models.DateTimeField(null=True, blank=True)
+    withdrawn_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                                     on_delete=models.SET_NULL, related_name="+")
+    withdrawn_reason = models.TextField(blank=True)
+    # Times its owner ran it again after a failure of the server's (worker_lost, time_limit,
+    # internal_error): each re-run starts with a fresh attempt count.
+    reruns = models.PositiveIntegerField(default=0)
 
     class Meta:
         ordering = ("-created", "-id")

@@ -4,8 +4,11 @@ for its owner to look at what was refused; then a periodic task (workers.tasks.r
 from Celery beat) removes them. The rows stay (the page and the API still name each file, its
 size and SHA-256); the stored names are cleared, so no row points at a file that is gone.
 
-A failed submission never runs again (failed is final in leaderboard/jobs/), so
-nothing can need the files after that.
+The same holds for a withdrawn submission (counted from when it was withdrawn) and a
+cancelled one (from when it was cancelled): none is scored again. A failed one may be run
+again only while its files are kept (leaderboard/submissions/control/services.py refuses a
+re-run within RERUN_RETENTION_MARGIN of their removal), and a re-run row is no longer failed,
+so the removal's conditional update below skips it.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.core.files.storage import Storage
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from leaderboard.submissions.models import CheckpointFile, Submission, SubmissionFile
@@ -28,10 +32,22 @@ def _retention() -> timedelta:
     return timedelta(days=settings.EVALSERVER_FAILED_FILES_RETENTION_DAYS)
 
 
+def _done() -> Q:
+    """The submissions whose files nothing will read again: failed, cancelled (kept from
+    `finished_at`), withdrawn (from `withdrawn`, whatever the status but running: a running
+    one may still be writing its compact files)."""
+    return (Q(status__in=(Submission.Status.FAILED, Submission.Status.CANCELLED))
+            | Q(withdrawn__isnull=False) & ~Q(status=Submission.Status.RUNNING))
+
+
 def submission_files_kept_until(*, submission: Submission) -> datetime | None:
-    """When a failed submission's stored files will be removed; None unless it failed and
-    still has them."""
-    if (submission.status != Submission.Status.FAILED or submission.files_removed is not None
+    """When a failed, cancelled or withdrawn submission's stored files will be removed; None
+    unless it is one and still has them."""
+    if submission.files_removed is not None or submission.status == Submission.Status.RUNNING:
+        return None
+    if submission.withdrawn is not None:
+        return submission.withdrawn + _retention()
+    if (submission.status not in (Submission.Status.FAILED, Submission.Status.CANCELLED)
             or submission.finished_at is None):
         return None
     return submission.finished_at + _retention()
@@ -50,20 +66,23 @@ def _stored(submission_id: int) -> list[tuple[Storage, str]]:
 
 
 def failed_submission_files_remove(*, now: datetime | None = None) -> list[int]:
-    """Remove the stored files of submissions that failed more than the retention period
-    ago; returns their ids. Idempotent: the files go first (deleting a missing one is a no-op),
-    then the row records it, so a run cut short is finished by the next."""
+    """Remove the stored files of submissions that failed, were cancelled or withdrawn more
+    than the retention period ago; returns their ids. Idempotent: the files go first
+    (deleting a missing one is a no-op), then the row records it, so a run cut short is
+    finished by the next."""
     now = now or timezone.now()
+    cutoff = now - _retention()
+    expired_now = _done() & (Q(withdrawn__lt=cutoff) | Q(withdrawn__isnull=True,
+                                                         finished_at__lt=cutoff))
     expired = (Submission.objects
-               .filter(status=Submission.Status.FAILED, files_removed__isnull=True,
-                       finished_at__lt=now - _retention())
+               .filter(expired_now, files_removed__isnull=True)
                .order_by("id").values_list("id", flat=True)[:REMOVE_BATCH])
     removed: list[int] = []
     for submission_id in list(expired):
         for storage, name in _stored(submission_id):
             storage.delete(name)
         with transaction.atomic():
-            if Submission.objects.filter(id=submission_id, status=Submission.Status.FAILED,
+            if Submission.objects.filter(expired_now, id=submission_id,
                                          files_removed__isnull=True).update(
                     files_removed=now) != 1:
                 continue  # another run recorded it first

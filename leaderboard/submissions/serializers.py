@@ -110,7 +110,7 @@ class SubmissionVisibilityInput(serializers.Serializer):
 
 class SubmissionCreatedOutput(serializers.Serializer):
     id = serializers.IntegerField()
-    status = serializers.CharField(help_text="queued | running | scored | failed")
+    status = serializers.CharField(help_text="queued | running | scored | failed | cancelled")
     url = serializers.URLField(help_text="the submission in this API: poll it for the scores")
 
 
@@ -193,9 +193,15 @@ class SubmissionDetailOutput(serializers.Serializer):
     paper_url = serializers.CharField()
     code_url = serializers.CharField()
     public = serializers.BooleanField()
-    status = serializers.CharField(help_text="queued | running | scored | failed")
+    status = serializers.CharField(help_text="queued | running | scored | failed | cancelled")
     failure_code = serializers.CharField(allow_null=True, help_text="when failed")
     failure_reason = serializers.CharField(allow_null=True, help_text="when failed")
+    withdrawn = serializers.DateTimeField(allow_null=True, help_text="when it was withdrawn "
+                                          "(off every board for good)")
+    withdrawn_reason = serializers.CharField(allow_null=True, help_text="a maintainer's reason "
+                                             "for withdrawing it, or its owner's")
+    reruns = serializers.IntegerField(help_text="times its owner ran it again after a failure "
+                                      "of the server's")
     created = serializers.DateTimeField()
     # the API's name for the job's `finished_at` (docs/api.md)
     scored = serializers.DateTimeField(source="finished_at", allow_null=True,
@@ -226,6 +232,6 @@ class SubmissionDetailOutput(serializers.Serializer):
 
     def to_representation(self, instance: Submission) -> dict[str, Any]:
         data = dict(super().to_representation(instance))
-        for name in ("failure_code", "failure_reason"):
+        for name in ("failure_code", "failure_reason", "withdrawn_reason"):
             data[name] = data[name] or None
         return data

@@ -33,7 +33,7 @@ from leaderboard.catalog.selectors import (
 )
 from leaderboard.catalog.services import benchmark_leaderboard_touch
 from leaderboard.common.storage import storage_each, stored_file_paths
-from leaderboard.jobs.lifecycle import job_finish, job_held
+from leaderboard.jobs.lifecycle import PLATFORM_FAILURE_CODES, job_finish, job_held
 from leaderboard.submissions import checkpoints
 from leaderboard.submissions.file_checks import SubmissionError, submission_files_check
 from leaderboard.submissions.models import HitVector, Score, Submission, SubmissionFile
@@ -59,7 +59,12 @@ def _sha256(upload: Any) -> str:
 
 
 def submission_quota_left(*, owner: User, benchmark: Benchmark) -> int | None:
-    """Submissions the user may still make on this benchmark now (None: no quota)."""
+    """Submissions the user may still make on this benchmark now (None: no quota).
+
+    Counted: those scored, failed by the user's fault, and those still queued or running
+    (so a burst cannot overrun it); not counted: cancelled ones and failures of the server's
+    (`PLATFORM_FAILURE_CODES`), whose re-run is free too (docs/api.md
+    §6.5)."""
     quota = settings.EVALSERVER_DAILY_QUOTA
     if not quota:
         return None
@@ -67,7 +72,9 @@ def submission_quota_left(*, owner: User, benchmark: Benchmark) -> int | None:
     opened = benchmark_phase_opened(benchmark=benchmark)
     if opened is not None and opened > since:  # a new phase: its own quota
         since = opened
-    used = Submission.objects.filter(owner=owner, benchmark=benchmark, created__gte=since).count()
+    used = (Submission.objects.filter(owner=owner, benchmark=benchmark, created__gte=since)
+            .exclude(status=Status.CANCELLED)
+            .exclude(status=Status.FAILED, failure_code__in=PLATFORM_FAILURE_CODES).count())
     return max(0, quota - used)
 
 
@@ -356,7 +363,13 @@ def submission_visibility_set(*, submission: Submission, public: bool) -> None:
     # One transaction: the generation bump commits with the change it announces
     # (leaderboard/presentation/caching.py), whichever caller (page, API, admin action).
     with transaction.atomic():
-        Submission.objects.filter(pk=submission.pk).update(public=public)
+        # a withdrawn submission stays off the boards (leaderboard/submissions/control/)
+        rows = Submission.objects.filter(pk=submission.pk)
+        if public:
+            rows = rows.filter(withdrawn__isnull=True)
+        if not rows.update(public=public):
+            raise SubmissionError("withdrawn", "this submission was withdrawn: it cannot be "
+                                  "shown on the leaderboard again", http_status=409)
         benchmark_leaderboard_touch(benchmark_id=submission.benchmark_id)
         # the worker recomputes the boards' rank_ub with (or without) this row, after commit
         queue.board_significance_queue(benchmark_id=submission.benchmark_id)

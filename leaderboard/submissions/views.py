@@ -19,7 +19,9 @@ from django.views.decorators.http import require_GET, require_POST
 from leaderboard.catalog.models import Benchmark, ImageSet
 from leaderboard.catalog.selectors import benchmark_list
 from leaderboard.common.uploads import upload_csrf_failure, upload_too_large
+from leaderboard.jobs.lifecycle import PLATFORM_FAILURE_CODES
 from leaderboard.submissions import checkpoints
+from leaderboard.submissions.control.services import user_is_maintainer
 from leaderboard.submissions.display import score_view
 from leaderboard.submissions.forms import SubmissionForm
 from leaderboard.submissions.models import Submission
@@ -186,6 +188,11 @@ def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
         "pending_hint": _pending_hint(submission),
         "awaiting_review": [s for s in scores if s.awaiting_review],
         "files_kept_until": submission_files_kept_until(submission=submission),
+        "rerunnable": (submission.status == Status.FAILED and submission.withdrawn is None
+                       and submission.failure_code in PLATFORM_FAILURE_CODES
+                       and submission.files_removed is None),
+        "can_withdraw_as_maintainer": (submission.withdrawn is None
+                                       and user_is_maintainer(request.user)),  # type: ignore[arg-type]
     })
 
 
@@ -215,7 +222,11 @@ def submission_visibility(request: HttpRequest, submission_id: int) -> HttpRespo
     if submission.owner_id != request.user.pk:
         raise Http404("no such submission")
     public = request.POST.get("public") == "1"
-    submission_visibility_set(submission=submission, public=public)
+    try:
+        submission_visibility_set(submission=submission, public=public)
+    except SubmissionError as exc:
+        messages.error(request, exc.message)
+        return redirect("submission_detail", submission_id=submission.pk)
     messages.success(request, "The submission is now public." if public
                      else "The submission is now private: only you can see it.")
     return redirect("submission_detail", submission_id=submission.pk)

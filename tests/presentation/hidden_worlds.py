@@ -272,9 +272,16 @@ def surfaces(world: World, pins: dict[str, list[str]]) -> list[Surface]:
                     for query in ("", "?label_set=secret")]
     out.append(Surface("submission_compare_pick", f"/submissions/compare/?s={subs[0]}&s={subs[1]}"))
     # Writes last: the owner's public switch on a public submission of theirs (it stays so),
-    # and the leaderboard page read again after it.
+    # and the leaderboard page read again after it; then the controls on it: cancel and re-run
+    # (refused: it is scored), withdraw (the owner's takes it off the board), the board again.
     public = next(s.pk for s in world.submissions.values()
                   if s.public and s.owner_id == world.users["owner"].pk)
     out += [Surface("submission_visibility", f"/submissions/{public}/visibility/", "POST"),
             Surface("leaderboard", "/benchmarks/toy/")]
+    for action in ("cancel", "rerun", "withdraw"):
+        out += [Surface(f"submission_{action}", f"/submissions/{public}/{action}/", "POST"),
+                Surface(f"api-submission-{action}", f"/api/submissions/{public}/{action}/",
+                        "POST")]
+    out += [Surface("leaderboard", "/benchmarks/toy/?page=1"),
+            Surface("api-leaderboard", "/api/benchmarks/toy/leaderboard/")]
     return out

@@ -5,6 +5,9 @@
     evalserver-client submit --benchmark cifar10 --model resnet50 \\
         cifar10-test=preds.npy cifar10.1-v6=preds_v6.npy     # waits, prints the scores
     evalserver-client status 42
+    evalserver-client cancel 42                     # while it is still queued
+    evalserver-client rerun 42                      # failed through the server's fault
+    evalserver-client withdraw 42 --reason "..."    # off every board, for good
     evalserver-client leaderboard cifar10 --sort corrected
 
 `python -m evalserver_client ...` does the same without installing the console script. Files
@@ -103,8 +106,12 @@ def compare_table(body: dict[str, Any]) -> str:
 
 
 def describe(sub: dict[str, Any]) -> str:
+    withdrawn = ""
+    if sub.get("withdrawn"):
+        reason = sub.get("withdrawn_reason")
+        withdrawn = ", withdrawn" + (f" ({reason})" if reason else "")
     return (f"submission {sub['id']}: {sub['model_name']} on {sub['benchmark']} - "
-            f"{sub['status']}")
+            f"{sub['status']}{withdrawn}")
 
 
 # ---------------------------------------------------------------- commands
@@ -120,7 +127,7 @@ def wait_for(api: Api, submission_id: int, timeout: float) -> dict[str, Any]:
     deadline, delay = time.monotonic() + timeout, 0.5
     while True:
         sub: dict[str, Any] = api.request("GET", f"/api/submissions/{submission_id}/")
-        if sub["status"] in ("scored", "failed"):
+        if sub["status"] in ("scored", "failed", "cancelled"):
             return sub
         if time.monotonic() + delay > deadline:
             raise ClientError(f"still {sub['status']} after {timeout:g} s; check later with "
@@ -167,6 +174,28 @@ def cmd_submit(api: Api, args: argparse.Namespace) -> int:
 
 def cmd_status(api: Api, args: argparse.Namespace) -> int:
     return report(api.request("GET", f"/api/submissions/{args.id}/"))
+
+
+def cmd_cancel(api: Api, args: argparse.Namespace) -> int:
+    _need_token(api)
+    print(describe(api.request("POST", f"/api/submissions/{args.id}/cancel/")))
+    return 0
+
+
+def cmd_rerun(api: Api, args: argparse.Namespace) -> int:
+    _need_token(api)
+    sub = api.request("POST", f"/api/submissions/{args.id}/rerun/")
+    print(describe(sub))
+    if not args.wait:
+        return 0
+    return report(wait_for(api, int(sub["id"]), args.timeout))
+
+
+def cmd_withdraw(api: Api, args: argparse.Namespace) -> int:
+    _need_token(api)
+    print(describe(api.request("POST", f"/api/submissions/{args.id}/withdraw/",
+                               form={"reason": args.reason})))
+    return 0
 
 
 def cmd_leaderboard(api: Api, args: argparse.Namespace) -> int:
@@ -242,6 +271,22 @@ def parser() -> argparse.ArgumentParser:
     status = commands.add_parser("status", help="a submission's status and scores")
     status.add_argument("id", type=int)
     status.set_defaults(run=cmd_status)
+    cancel = commands.add_parser("cancel", help="cancel one's own submission while it is queued")
+    cancel.add_argument("id", type=int)
+    cancel.set_defaults(run=cmd_cancel)
+    rerun = commands.add_parser("rerun", help="run again one's own submission that failed "
+                                              "through the server's fault (no quota cost)")
+    rerun.add_argument("id", type=int)
+    rerun.add_argument("--wait", action="store_true", help="wait for it and print the scores")
+    rerun.add_argument("--timeout", type=float, default=600.0,
+                       help="seconds to wait with --wait (default %(default)s)")
+    rerun.set_defaults(run=cmd_rerun)
+    withdraw = commands.add_parser("withdraw", help="take a submission off every board for "
+                                                    "good (its scores stay for its owner)")
+    withdraw.add_argument("id", type=int)
+    withdraw.add_argument("--reason", default="", help="why (required of a maintainer "
+                                                       "withdrawing someone else's)")
+    withdraw.set_defaults(run=cmd_withdraw)
     board = commands.add_parser("leaderboard", help="a benchmark's public leaderboard")
     board.add_argument("benchmark")
     board.add_argument("--sort", default="original", help="label set to rank by")

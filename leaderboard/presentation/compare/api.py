@@ -1,4 +1,4 @@
-"""Compare two submissions: GET /api/submissions/<id>/compare/<other>/ (docs/api.md §6.5)."""
+"""Compare two submissions: GET /api/submissions/<id>/compare/<other>/ (docs/api.md §6.6)."""
 
 from __future__ import annotations
 

@@ -33,7 +33,7 @@ from workers.scoring.families.registry import family_named
 from workers.scoring.label_set_builders import CompiledLabelSet, evaluated_mask
 from workers.scoring.significance import both_correct, hits_count, mcnemar_p, unpack_hits
 
-# Disagreements per page (docs/api.md §6.5): `page_size` may ask for up to EXAMPLES_MAX_PAGE.
+# Disagreements per page (docs/api.md §6.6): `page_size` may ask for up to EXAMPLES_MAX_PAGE.
 EXAMPLES_PAGE_SIZE = 50
 EXAMPLES_MAX_PAGE = 200
 SIDES = ("first", "second")

@@ -1,4 +1,4 @@
-"""Input and output shapes of the comparison of two submissions (docs/api.md §6.5)."""
+"""Input and output shapes of the comparison of two submissions (docs/api.md §6.6)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,62 @@
+"""`python -m evalserver_client cancel | rerun | withdraw` against a live server: exit 0 and
+the submission's new state, or exit 1 with the server's refusal (its code and words)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from django.utils import timezone
+from pytest_django.fixtures import Settings
+from pytest_django.live_server_helper import LiveServer
+from rest_framework.authtoken.models import Token
+
+from leaderboard.submissions.models import Submission
+from tests import factories
+from tests.clients.test_cli import run_client
+
+MODEL = "resnet_basic_110"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_cancels_reruns_and_withdraws_with_exit_codes(
+    loaded: Settings, data_dir: Path, live_server: LiveServer, sent: list[tuple[str, int]]
+) -> None:
+    alice = factories.user_create("alice")
+    token = str(Token.objects.create(user=alice).key)
+    queued = factories.submission_for_model(data_dir, MODEL, owner=alice)
+    lost = factories.submission_for_model(data_dir, "vgg16_keras", owner=alice)
+    Submission.objects.filter(pk=lost.pk).update(
+        status="failed", failure_code="worker_lost", failure_reason="gone",
+        finished_at=timezone.now() - timedelta(minutes=5), attempts=3)
+    bobs = factories.submission_for_model(data_dir, "nas", owner=factories.user_create("bob"))
+    Submission.objects.filter(pk=bobs.pk).update(status="scored", finished_at=timezone.now())
+
+    def client(*args: str) -> tuple[int, str, str]:
+        done = run_client(*args, url=live_server.url, token=token)
+        return done.returncode, done.stdout, done.stderr
+
+    assert client("cancel", str(queued.pk)) == (
+        0, f"submission {queued.pk}: {MODEL} on cifar10 - cancelled\n", "")
+    assert client("cancel", str(queued.pk)) == (
+        1, "", "error: not_cancellable: only a queued submission can be cancelled; this one "
+               "is cancelled\n")
+    assert client("rerun", str(lost.pk)) == (
+        0, f"submission {lost.pk}: vgg16_keras on cifar10 - queued\n", "")
+    lost.refresh_from_db()
+    assert (lost.status, lost.attempts, lost.reruns) == ("queued", 0, 1)
+    assert client("rerun", str(queued.pk)) == (
+        1, "", "error: not_rerunnable: only a failed submission can be run again; this one "
+               "is cancelled\n")
+    assert client("withdraw", str(queued.pk), "--reason", "wrong model") == (
+        0, f"submission {queued.pk}: {MODEL} on cifar10 - cancelled, withdrawn (wrong model)\n",
+        "")
+    assert client("withdraw", str(bobs.pk)) == (
+        1, "", "error: not_owner: only the submitter or a maintainer can withdraw a "
+               "submission\n")
+    assert client("cancel", "999999") == (
+        1, "", "error: not_found: no submission 999999 that you can see\n")
+    assert Submission.objects.get(pk=bobs.pk).withdrawn is None
+    done = run_client("cancel", str(lost.pk), url=live_server.url)  # no token
+    assert done.returncode == 1 and done.stderr.startswith("error: no API token")

@@ -267,7 +267,7 @@ def test_it_installs_with_pip(tmp_path: Path) -> None:
     assert installed.returncode == 0, installed.stdout + installed.stderr
     assert helped.returncode == 0, helped.stderr
     assert helped.stdout.startswith("usage: evalserver-client [-h] [--url URL] [--token TOKEN]")
-    assert "{submit,status,leaderboard,compare,token}" in helped.stdout
+    assert "{submit,status,cancel,rerun,withdraw,leaderboard,compare,token}" in helped.stdout
 
 
 @pytest.mark.django_db(transaction=True)

@@ -4,6 +4,8 @@ every kind of job, run from Celery beat every EVALSERVER_SWEEP_INTERVAL s per ki
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Iterable
 from datetime import timedelta
 
 from django.conf import settings
@@ -19,6 +21,8 @@ from leaderboard.jobs.lifecycle import FAILED, QUEUED, RUNNING
 # Past its task's hard time limit a job's pool process has been killed; the margin leaves
 # time for the kill to be reported and for clocks that differ a little between hosts.
 SWEEP_MARGIN_SECONDS = 30
+
+log = logging.getLogger(__name__)
 
 
 def _time_limits(kind: JobKind) -> list[tuple[Q, int]]:
@@ -73,6 +77,10 @@ def jobs_sweep(kind: JobKind) -> list[int]:
         failure_reason=f"{kind.what} stopped {max_attempts} times without finishing "
                        "(worker crash or time limit)")
     metrics.job_failures_count(kind=kind.name, code="worker_lost", count=out_of_attempts)
+    if out_of_attempts:
+        _after_failed(kind, manager.filter(status=FAILED, finished_at=now,
+                                           failure_code="worker_lost"
+                                           ).values_list(id_field, flat=True))
     requeued: list[int] = []
     for job_id in stuck.order_by(id_field).values_list(id_field, flat=True):
         if stuck.filter(**{id_field: job_id}).update(
@@ -111,3 +119,16 @@ def _unheld(delivered: list[tuple[int, str]]) -> list[tuple[int, str]]:
             return []
         claims -= held
     return [(job_id, claim) for job_id, claim in delivered if claim in claims]
+
+
+def _after_failed(kind: JobKind, job_ids: Iterable[int]) -> None:
+    """Tell the kind that the sweep failed these jobs, as its task tells it of one it failed
+    (a submission's owner is notified: docs/api.md, "Notifications and webhooks"); a
+    notification lost is logged, the failure stays."""
+    if kind.after is None:
+        return
+    for job_id in list(job_ids):
+        try:
+            kind.after(job_id)
+        except Exception:
+            log.exception("after %s %s", kind.name, job_id)

@@ -5,17 +5,20 @@ from __future__ import annotations
 
 import dataclasses
 import io
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from django.core import mail
 from django.core.management import call_command
+from django.utils import timezone
 from pytest_django.fixtures import Settings
 
 from leaderboard.catalog.models import Benchmark
+from leaderboard.jobs.sweep import jobs_sweep
 from leaderboard.notifications.models import NotificationDelivery
 from leaderboard.notifications.services import notification_preference_update
-from leaderboard.submissions.models import Score
+from leaderboard.submissions.models import Score, Submission
 from leaderboard.submissions.services import submission_create
 from tests import factories
 from tests.workers.scoring.bundle_files import LABELS, manifest, write_bundle
@@ -101,6 +104,35 @@ def test_it_emails_why_a_submission_failed(catalog_settings: Settings, tmp_path:
     assert submission.failure_reason == "the file has 5 rows; expected 6"
     [delivery] = NotificationDelivery.objects.filter(user=owner)
     assert delivery.payload["data"]["failure_reason"] == submission.failure_reason != ""
+    assert job_run(JOBS["notification"], "email", job_id=delivery.pk, task_id="e") == \
+        "delivered"
+    assert submission.failure_reason in mail.outbox[0].body
+
+
+def test_it_emails_when_the_sweep_fails_a_submission_whose_worker_was_lost(
+    catalog_settings: Settings, tmp_path: Path
+) -> None:
+    catalog_settings.EVALSERVER_DAILY_QUOTA = 0
+    benchmark = _toy(tmp_path)
+    owner = factories.user_create("lost")
+    owner.email = "lost@example.org"
+    owner.save()
+    notification_preference_update(user=owner, event="submission.failed", email=True,
+                                   webhook=False)
+    submission = submission_create(owner=owner, benchmark=benchmark, model_name="lost",
+                                   files={"toy-test": factories.upload_json([0] * 6)})
+    kind = JOBS["submission"]
+    # its last attempt's worker died long past every time limit: the sweep fails it
+    Submission.objects.filter(pk=submission.pk).update(
+        status="running", claimed_by="gone", attempts=kind.max_attempts(),
+        started=timezone.now() - timedelta(days=1))
+
+    assert jobs_sweep(kind) == []
+    submission.refresh_from_db()
+    assert (submission.status, submission.failure_code) == ("failed", "worker_lost")
+    [delivery] = NotificationDelivery.objects.filter(user=owner)
+    assert (delivery.event, delivery.payload["data"]["failure_reason"]) == (
+        "submission.failed", submission.failure_reason)
     assert job_run(JOBS["notification"], "email", job_id=delivery.pk, task_id="e") == \
         "delivered"
     assert submission.failure_reason in mail.outbox[0].body

@@ -18,7 +18,11 @@ from leaderboard.catalog.hosting.views import (
 )
 from leaderboard.catalog.phases.views import hidden_phase_open, hidden_reveal
 from leaderboard.common.slugs import SLUG_PATTERN
-from leaderboard.notifications.views import webhook_add, webhook_test
+from leaderboard.notifications.views import (
+    notification_preferences_save,
+    webhook_add,
+    webhook_test,
+)
 from leaderboard.presentation.about.views import benchmark_about
 from leaderboard.presentation.boards.downloads import leaderboard_csv
 from leaderboard.presentation.boards.views import leaderboard
@@ -51,6 +55,8 @@ urlpatterns = [
     path("profile/", profile, name="profile"),
     path("profile/token/create/", token_create, name="token_create"),
     path("profile/token/revoke/", token_revoke, name="token_revoke"),
+    path("profile/notifications/", notification_preferences_save,
+         name="notification_preferences_save"),
     path("profile/webhooks/add/", webhook_add, name="webhook_add"),
     path("profile/webhooks/test/", webhook_test, name="webhook_test"),
     path("submit/", submit, name="submit"),

@@ -24,7 +24,9 @@ from leaderboard.accounts.login_throttle import (
 )
 from leaderboard.accounts.selectors import token_get
 from leaderboard.notifications.selectors import (
+    EVENTS,
     notification_deliveries_list,
+    notification_preferences_get,
     webhook_endpoints_list,
 )
 
@@ -56,12 +58,20 @@ def _user(request: HttpRequest) -> User:
     return user
 
 
+def _notification_choices(user: User) -> list[dict[str, object]]:
+    """The opt-in table's rows: each event, its label and both channels' state."""
+    chosen = notification_preferences_get(user=user)
+    return [{"event": event.value, "label": event.label, **chosen[event.value]}
+            for event in EVENTS]
+
+
 @login_required
 def profile(request: HttpRequest) -> HttpResponse:
     user = _user(request)
     return render(request, "leaderboard/profile.html", {
         "token": token_get(user=user), "webhooks": webhook_endpoints_list(user=user),
-        "deliveries": notification_deliveries_list(user=user, limit=20)})
+        "deliveries": notification_deliveries_list(user=user, limit=20),
+        "notification_choices": _notification_choices(user)})
 
 
 @login_required

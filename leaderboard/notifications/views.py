@@ -1,5 +1,6 @@
 """The notifications section of the user's page (leaderboard/accounts/views.py `profile`):
-add a webhook endpoint (its secret shown once, in the page that follows), send a test event."""
+opt in to events per channel, add a webhook endpoint (its secret shown once, in the page
+that follows), send a test event."""
 
 from __future__ import annotations
 
@@ -11,7 +12,12 @@ from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
 from leaderboard.common.errors import ServiceError
-from leaderboard.notifications.services import webhook_endpoint_create, webhook_test_event_send
+from leaderboard.notifications.selectors import EVENTS
+from leaderboard.notifications.services import (
+    notification_preference_update,
+    webhook_endpoint_create,
+    webhook_test_event_send,
+)
 
 
 def _user(request: HttpRequest) -> User:
@@ -44,4 +50,18 @@ def webhook_test(request: HttpRequest) -> HttpResponse:
     else:
         messages.success(request, f"Test event queued to {len(ids)} endpoint(s); its tries "
                                   "appear in the log below.")
+    return redirect("/profile/#notifications")
+
+
+@login_required
+@require_POST
+def notification_preferences_save(request: HttpRequest) -> HttpResponse:
+    """The page's opt-in table: one checkbox per event and channel, named
+    `<event>:email` / `<event>:webhook`; an unticked box opts out."""
+    user = _user(request)
+    for event in EVENTS:
+        notification_preference_update(
+            user=user, event=event.value, email=f"{event.value}:email" in request.POST,
+            webhook=f"{event.value}:webhook" in request.POST)
+    messages.success(request, "Notification choices saved.")
     return redirect("/profile/#notifications")

@@ -10,6 +10,7 @@ from django.test import Client
 from pytest_django.fixtures import Settings
 
 from leaderboard.notifications.models import DeliveryAttempt, WebhookEndpoint
+from leaderboard.notifications.selectors import EVENTS, notification_preferences_get
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -45,3 +46,31 @@ def test_it_says_why_a_webhook_url_is_refused(settings: Settings) -> None:
                        follow=True).content.decode()
     assert "resolves to a loopback, private, link-local or reserved address" in page
     assert not WebhookEndpoint.objects.exists()
+
+
+def test_it_saves_the_opt_ins_ticked_on_the_page() -> None:
+    user = factories.user_create("ticking")
+    client = Client()
+    client.force_login(user)
+    page = client.get("/profile/").content.decode()
+    assert page.count('type="checkbox" name="') == 2 * len(EVENTS)
+    assert " checked" not in page
+
+    saved = client.post("/profile/notifications/", {"submission.scored:email": "on",
+                                                    "scores.changed:webhook": "on"},
+                        follow=True).content.decode()
+
+    assert "Notification choices saved." in saved
+    chosen = notification_preferences_get(user=user)
+    assert {event: channels for event, channels in chosen.items() if any(channels.values())
+            } == {"submission.scored": {"email": True, "webhook": False},
+                  "scores.changed": {"email": False, "webhook": True}}
+    assert saved.count(" checked>") == 2
+    # unticking opts out
+    client.post("/profile/notifications/", {})
+    assert not any(any(c.values()) for c in notification_preferences_get(user=user).values())
+
+
+def test_it_refuses_the_opt_in_form_to_a_visitor() -> None:
+    answer = Client().post("/profile/notifications/", {"submission.scored:email": "on"})
+    assert answer.status_code == 302 and "/login" in answer["Location"]

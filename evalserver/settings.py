@@ -211,12 +211,14 @@ EVALSERVER_LOGIN_WINDOW_SECONDS: int = env.get_int("EVALSERVER_LOGIN_WINDOW_SECO
 # requests per client address without a user, per user with one, and two narrower scopes on
 # top of those: uploads (POST of a submission or a bundle) and token creation (POST
 # /api/auth/token/, per address; the failed-login limits above still apply). `none`: no limit.
+EVALSERVER_THROTTLE_ANON: str | None = env.get_rate("EVALSERVER_THROTTLE_ANON", "120/minute")
+EVALSERVER_THROTTLE_USER: str | None = env.get_rate("EVALSERVER_THROTTLE_USER", "600/minute")
+EVALSERVER_THROTTLE_UPLOADS: str | None = env.get_rate("EVALSERVER_THROTTLE_UPLOADS", "60/hour")
+EVALSERVER_THROTTLE_TOKEN: str | None = env.get_rate("EVALSERVER_THROTTLE_TOKEN", "20/minute")
+# what the throttles read (by scope), at each request
 EVALSERVER_THROTTLE_RATES: dict[str, str | None] = {
-    "anon": env.get_rate("EVALSERVER_THROTTLE_ANON", "120/minute"),
-    "user": env.get_rate("EVALSERVER_THROTTLE_USER", "600/minute"),
-    "uploads": env.get_rate("EVALSERVER_THROTTLE_UPLOADS", "60/hour"),
-    "token": env.get_rate("EVALSERVER_THROTTLE_TOKEN", "20/minute"),
-}
+    "anon": EVALSERVER_THROTTLE_ANON, "user": EVALSERVER_THROTTLE_USER,
+    "uploads": EVALSERVER_THROTTLE_UPLOADS, "token": EVALSERVER_THROTTLE_TOKEN}
 
 # Uploads: the size cap is enforced while the request streams in (leaderboard/common/
 # uploads.py); files over FILE_UPLOAD_MAX_MEMORY_SIZE go to a temporary file in a folder of

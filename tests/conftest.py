@@ -143,9 +143,20 @@ def _running_worker(redis_url: str, log_path: Path, env: dict[str, str],
     """A real `celery -A evalserver worker -Q cpu` process against `redis_url`, with this
     process's Celery app pointed at the same Redis until it stops. The queues can be changed
     with EVALSERVER_TEST_WORKER_QUEUES (e.g. "cpu,gpu", set with monkeypatch.setenv)."""
+    import redis
+
     from evalserver.celery import app
+    from leaderboard.jobs.broker import broker_queue_lists
 
     queues = os.environ.get("EVALSERVER_TEST_WORKER_QUEUES", "cpu")
+    # Emptied first: an earlier test of this process may have queued work no worker took, for
+    # its rows, since rolled back; their ids come again in this test's rows, and this worker
+    # would run the old message on them (a stale email job failed a new webhook delivery).
+    lists = broker_queue_lists()
+    with redis.Redis.from_url(redis_url) as client:
+        for queue in queues.split(","):
+            for key in lists.get(queue, [queue]):
+                client.delete(key)
     with log_path.open("wb") as log:
         process = subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "evalserver", "worker", "-Q", queues,

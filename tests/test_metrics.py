@@ -107,17 +107,9 @@ def test_it_times_requests_by_route_pattern_not_path() -> None:
 
 @pytest.fixture
 def metrics_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                settings: Settings, redis_url: str) -> Path:
+                settings: Settings) -> Path:
     """The worker started after this records into this folder (multiprocess mode), and this
-    process's /metrics reads it, as gunicorn's workers do theirs. The cpu queue is emptied
-    first: an earlier test of this process may have queued work no worker took (a
-    significance refresh for its own, since rolled back, benchmark), which this test's worker
-    would otherwise run and count."""
-    from leaderboard.jobs.broker import _queue_lists
-
-    with redis.Redis.from_url(redis_url) as client:
-        for name in _queue_lists().get("cpu", []):
-            client.delete(name)
+    process's /metrics reads it, as gunicorn's workers do theirs."""
     folder = tmp_path / "metrics"
     folder.mkdir()
     monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(folder))

@@ -46,7 +46,7 @@ def broker_tasks_read() -> BrokerTasks | None:
     if not url.startswith(("redis://", "rediss://", "unix://")):
         return None  # another transport (or Sentinel): the sweep's long cutoffs apply
     prefix = options.get("global_keyprefix", "")
-    lists = [name for names in _queue_lists().values() for name in names]
+    lists = [name for names in broker_queue_lists().values() for name in names]
     unacked = prefix + options.get("unacked_key", RedisChannel.unacked_key)
     try:
         client = redis.Redis.from_url(url, socket_timeout=5, socket_connect_timeout=2)
@@ -68,7 +68,7 @@ def broker_tasks_read() -> BrokerTasks | None:
     return BrokerTasks(jobs=tasks.jobs, task_ids=tasks.task_ids, delivered=held.task_ids)
 
 
-def _queue_lists() -> dict[str, list[str]]:
+def broker_queue_lists() -> dict[str, list[str]]:
     """The Redis lists of each declared queue's waiting messages (one per priority step),
     by queue name."""
     conf = current_app.conf
@@ -88,7 +88,7 @@ def broker_queue_depths(*, timeout: float = 1.0) -> dict[str, int] | None:
     url = str(current_app.conf.broker_url or "")
     if not url.startswith(("redis://", "rediss://", "unix://")):
         return None
-    lists = _queue_lists()
+    lists = broker_queue_lists()
     try:
         client = redis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout)
         with client, client.pipeline(transaction=False) as pipe:

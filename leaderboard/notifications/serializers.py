@@ -3,7 +3,10 @@ webhooks')."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from rest_framework import serializers
+from rest_framework.fields import empty
 
 from leaderboard.notifications.selectors import EVENTS
 
@@ -17,6 +20,12 @@ class PreferenceInput(serializers.Serializer):
     event = serializers.ChoiceField(choices=[event.value for event in EVENTS])
     email = serializers.BooleanField()
     webhook = serializers.BooleanField()
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # A form body without a channel is an error, not false (DRF's HTML-form default).
+        for name in ("email", "webhook"):
+            self.fields[name].default_empty_html = empty
 
 
 class PreferencesOutput(serializers.Serializer):

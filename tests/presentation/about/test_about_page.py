@@ -160,7 +160,7 @@ def test_it_answers_the_about_page_as_json(mnist: Settings) -> None:
     schema = APIClient().get("/api/schema/", {"format": "json"}).json()
     operation = schema["paths"]["/api/benchmarks/{slug}/about/"]["get"]
     assert (operation["operationId"], sorted(operation["responses"])) == (
-        "benchmarks_about", ["200", "400", "401", "404", "405", "406", "500", "503"])
+        "benchmarks_about", ["200", "400", "401", "404", "405", "406", "429", "500", "503"])
 
 
 def test_it_links_the_about_page_from_the_leaderboard_and_the_home_page(

@@ -264,7 +264,9 @@ def test_it_retries_a_scoring_while_the_storage_is_out_of_reach_then_scores_it(
 ) -> None:
     host, port = s3_endpoint.removeprefix("http://").split(":")
     # An attempt of the task GETs the three uploads at once, each on a connection of its own
-    # (none is left to reuse from a failed attempt): three dropped connections fail one attempt.
+    # (none is left to reuse from a failed attempt): the first dropped one fails the attempt,
+    # and how many of its siblings had opened theirs by then is the scheduler's choice, so an
+    # attempt uses up one to three of the six drops: two to six attempts fail, then it scores.
     proxy = DroppingProxy((host, int(port)), drops=6)
     env = {**_worker_env(catalog_settings, tmp_path, f"http://127.0.0.1:{proxy.port}",
                          s3_loaded),
@@ -281,7 +283,9 @@ def test_it_retries_a_scoring_while_the_storage_is_out_of_reach_then_scores_it(
     assert proxy.dropped == 6
     retries = re.findall(r"score_submission\[[0-9a-f-]+\] retry: Retry in .*StorageUnavailable",
                          log)
-    assert len(retries) == 2, log
+    assert 2 <= len(retries) <= 6, log
+    assert len(re.findall(r"Task workers.tasks.score_submission\[[0-9a-f-]+\] received",
+                          log)) == len(retries) + 1, log
     assert {s.label_set.slug: (s.correct, s.total) for s in submission.scores.all()
             if s.label_set.slug in IMAGE_SETS} == _expected(data_dir)
     assert _stored_names(submission) <= set(s3_server.object_names(s3_endpoint, s3_loaded))

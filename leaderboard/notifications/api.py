@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
+from rest_framework.parsers import JSONParser
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -29,6 +30,8 @@ from leaderboard.notifications.services import (
 
 class PreferencesView(APIView):
     permission_classes = [IsAuthenticated]
+    # JSON only: a form's "0" or "on" is not the boolean the schema promises
+    parser_classes = [JSONParser]
 
     @extend_schema(operation_id="notification_preferences_get",
                    summary="The events the caller is told of, by channel",

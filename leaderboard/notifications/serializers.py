@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 from rest_framework import serializers
-from rest_framework.fields import empty
 
 from leaderboard.notifications.selectors import EVENTS
 
@@ -16,16 +15,20 @@ class ChannelsSerializer(serializers.Serializer):
     webhook = serializers.BooleanField()
 
 
+class _JsonBoolean(serializers.BooleanField):
+    """Only JSON's true and false: DRF's field also takes 0, 1, "yes", "on"..., which the
+    schema's boolean does not promise (the view parses JSON only)."""
+
+    def to_internal_value(self, data: Any) -> bool:
+        if not isinstance(data, bool):
+            self.fail("invalid", input=data)
+        return data
+
+
 class PreferenceInput(serializers.Serializer):
     event = serializers.ChoiceField(choices=[event.value for event in EVENTS])
-    email = serializers.BooleanField()
-    webhook = serializers.BooleanField()
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        # A form body without a channel is an error, not false (DRF's HTML-form default).
-        for name in ("email", "webhook"):
-            self.fields[name].default_empty_html = empty
+    email = _JsonBoolean()
+    webhook = _JsonBoolean()
 
 
 class PreferencesOutput(serializers.Serializer):

@@ -284,6 +284,7 @@ def test_it_retries_a_scoring_while_the_storage_is_out_of_reach_then_scores_it(
     retries = re.findall(r"score_submission\[[0-9a-f-]+\] retry: Retry in .*StorageUnavailable",
                          log)
     assert 2 <= len(retries) <= 6, log
+    assert len(re.findall(r"score_submission\[[0-9a-f-]+\] retry:", log)) == len(retries), log
     assert len(re.findall(r"Task workers.tasks.score_submission\[[0-9a-f-]+\] received",
                           log)) == len(retries) + 1, log
     assert {s.label_set.slug: (s.correct, s.total) for s in submission.scores.all()

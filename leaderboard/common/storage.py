@@ -26,7 +26,7 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 from typing import Any, BinaryIO, TypeVar
@@ -132,6 +132,10 @@ def storage_each(storage: Storage, work: Callable[[T], R], items: Sequence[T]) -
     if _pool is None or _pool[0] != os.getpid():  # a forked pool process makes its own
         _pool = (os.getpid(), ThreadPoolExecutor(_CONCURRENT_REQUESTS, "storage"))
     futures = [_pool[1].submit(work, item) for item in items]
+    # Every one finished before any exception leaves: a caller's temporary folder is removed
+    # as the exception passes through it, under a sibling still writing there (seen: the
+    # folder's removal failed "Directory not empty", instead of the storage's error).
+    wait(futures)
     return [future.result() for future in futures]
 
 

@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench import leaderboard as board_bench  # noqa: E402
-from bench.leaderboard import manage, server_env  # noqa: E402
+from bench.leaderboard import django_in_process  # noqa: E402
 
 
 def _check(body: dict[str, Any], first: int, second: int) -> int:
@@ -112,17 +112,7 @@ def main() -> int:
                                                                   "imagenet": 300}
     work = Path(tempfile.mkdtemp(prefix="evalserver-compare-"))
     try:
-        env = server_env(work)
-        manage(env, "migrate", "--noinput", "-v", "0")
-        manage(env, "load_benchmarks", "--benchmark", "cifar10", "--benchmark", "imagenet")
-        os.environ.update({k: env[k] for k in ("DJANGO_SETTINGS_MODULE", "DATABASE_URL",
-                                               "MEDIA_ROOT", "EVALSERVER_CACHE_DIR",
-                                               "SECRET_KEY", "DEBUG", "LOG_LEVEL",
-                                               "SECURE_SSL_REDIRECT")})
-        os.environ["ALLOWED_HOSTS"] = "testserver"
-        import django
-
-        django.setup()
+        django_in_process(work, "cifar10", "imagenet")
         problems = 0
         for benchmark, count in counts.items():
             t0 = time.perf_counter()

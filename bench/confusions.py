@@ -32,7 +32,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.leaderboard import manage, server_env  # noqa: E402
+from bench.leaderboard import django_in_process  # noqa: E402
 
 
 def store(benchmark: str, image_set: str, tops: list[np.ndarray], prefix: str) -> list[int]:
@@ -114,17 +114,7 @@ def main() -> int:
     count = args.imagenet or (20 if args.quick else 1000)
     work = Path(tempfile.mkdtemp(prefix="evalserver-confusions-"))
     try:
-        env = server_env(work)
-        manage(env, "migrate", "--noinput", "-v", "0")
-        manage(env, "load_benchmarks", "--benchmark", "imagenet", "--benchmark", "cifar10")
-        os.environ.update({k: env[k] for k in ("DJANGO_SETTINGS_MODULE", "DATABASE_URL",
-                                               "MEDIA_ROOT", "EVALSERVER_CACHE_DIR",
-                                               "SECRET_KEY", "DEBUG", "LOG_LEVEL",
-                                               "SECURE_SSL_REDIRECT")})
-        os.environ["ALLOWED_HOSTS"] = "testserver"
-        import django
-
-        django.setup()
+        django_in_process(work, "imagenet", "cifar10")
         from django.conf import settings
 
         from workers.scoring import datasets

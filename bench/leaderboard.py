@@ -45,6 +45,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.load import load_main  # noqa: E402
+from tests.deploy.local_gunicorn import THROTTLES_OFF  # noqa: E402
 from workers.scoring.families.registry import family_named  # noqa: E402
 
 BENCHMARK = "cifar10"
@@ -84,10 +85,7 @@ def server_env(work: Path) -> dict[str, str]:
         # plain http on 127.0.0.1, no TLS proxy: no redirect to https (README, "Settings")
         "SECURE_SSL_REDIRECT": "false",
         "LOG_LEVEL": "WARNING",
-        # A bench measures the server, not its rate limits: one address sends far more than
-        # the default allowance (docs/api.md, "Rate limits").
-        **{f"EVALSERVER_THROTTLE_{scope}": "none" for scope in ("ANON", "USER", "UPLOADS",
-                                                                  "TOKEN")},
+        **THROTTLES_OFF,
     }
     env.pop("EVALSERVER_MULTILABEL_FILE", None)
     return env
@@ -96,6 +94,21 @@ def server_env(work: Path) -> dict[str, str]:
 def manage(env: dict[str, str], *args: str) -> None:
     subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=env, check=True,
                    stdout=subprocess.DEVNULL)
+
+
+def django_in_process(work: Path, *benchmarks: str) -> None:
+    """A migrated server database in `work` with `benchmarks` loaded, and Django set up in this
+    process on it (the benches that time selectors and views in process, beside no server)."""
+    env = server_env(work)
+    manage(env, "migrate", "--noinput", "-v", "0")
+    manage(env, "load_benchmarks", *(arg for slug in benchmarks for arg in ("--benchmark", slug)))
+    os.environ.update({k: env[k] for k in ("DJANGO_SETTINGS_MODULE", "DATABASE_URL",
+                                           "MEDIA_ROOT", "EVALSERVER_CACHE_DIR", "SECRET_KEY",
+                                           "DEBUG", "LOG_LEVEL", "SECURE_SSL_REDIRECT")})
+    os.environ["ALLOWED_HOSTS"] = "testserver"
+    import django
+
+    django.setup()
 
 
 def insert_submissions(count: int, seed: int = 0) -> None:

@@ -9,19 +9,25 @@ from __future__ import annotations
 
 import http.client
 import json
-import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from tests.deploy.local_gunicorn import (
+    GENEROUS,
+    THROTTLES_OFF,
+    gunicorn,
+    http_get,
+    production_env,
+    wait_until,
+)
 from tests.deploy.slow_client import SlowUpload
 from tests.helpers import PROJECT_ROOT, free_port
 
@@ -31,7 +37,6 @@ STALL_TIMEOUT = 5  # EVALSERVER_UPLOAD_STALL_TIMEOUT of this server (30 by defau
 MAX_UPLOAD = 8 * 1024 * 1024  # EVALSERVER_MAX_UPLOAD_BYTES of this server
 # over FILE_UPLOAD_MAX_MEMORY_SIZE (2.5 MB): Django writes it to a temporary file as it arrives
 SLOW_FILE_BYTES = 3 * 1024 * 1024
-GENEROUS = 90.0  # seconds any single answer may take on a loaded machine
 
 
 @dataclass
@@ -50,24 +55,6 @@ class Server:
 
     def temp_files(self) -> list[str]:
         return sorted(p.name for p in self.temp_dir.iterdir())
-
-
-def _get(port: int, path: str) -> tuple[int, str]:
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=GENEROUS)
-    try:
-        connection.request("GET", path)
-        answer = connection.getresponse()
-        return answer.status, answer.read().decode()
-    finally:
-        connection.close()
-
-
-def _until(check: Callable[[], bool], what: str, timeout: float = GENEROUS) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what}: not within {timeout} s")
-        time.sleep(0.1)
 
 
 SESSION_FOR_ALICE = """
@@ -91,21 +78,13 @@ def server(tmp_path_factory: pytest.TempPathFactory, data_dir: Path,
     temp_dir = work / "upload-temp"
     temp_dir.mkdir()
     port = free_port()
-    env = {
-        "PATH": os.environ["PATH"], "HOME": str(work), "LANG": "C.UTF-8",
-        "DJANGO_SETTINGS_MODULE": "evalserver.settings", "DEBUG": "false",
-        "SECRET_KEY": "slow-clients-test-only-" + os.urandom(8).hex(),
-        "SECURE_SSL_REDIRECT": "false", "LOG_LEVEL": "WARNING",
-        "DATABASE_URL": f"sqlite:///{work / 'db.sqlite3'}",
-        "REDIS_URL": os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"),
-        "MEDIA_ROOT": str(work / "media"), "EVALSERVER_DATA_DIR": str(data_dir),
-        "EVALSERVER_CACHE_DIR": str(compile_cache_dir),
-        "EVALSERVER_UPLOAD_TEMP_DIR": str(temp_dir),
-        "TMPDIR": str(temp_dir),  # where Django's temporary files go when it names no folder
-        "EVALSERVER_UPLOAD_STALL_TIMEOUT": str(STALL_TIMEOUT),
-        "EVALSERVER_MAX_UPLOAD_BYTES": str(MAX_UPLOAD), "EVALSERVER_DAILY_QUOTA": "0",
-        **{f"EVALSERVER_THROTTLE_{s}": "none" for s in ("ANON", "USER", "UPLOADS", "TOKEN")},
-    }
+    env = production_env(
+        work, EVALSERVER_DATA_DIR=str(data_dir), EVALSERVER_CACHE_DIR=str(compile_cache_dir),
+        EVALSERVER_UPLOAD_TEMP_DIR=str(temp_dir),
+        TMPDIR=str(temp_dir),  # where Django's temporary files go when it names no folder
+        EVALSERVER_UPLOAD_STALL_TIMEOUT=str(STALL_TIMEOUT),
+        EVALSERVER_MAX_UPLOAD_BYTES=str(MAX_UPLOAD), EVALSERVER_DAILY_QUOTA="0",
+        **THROTTLES_OFF)
 
     def manage(*args: str) -> str:
         done = subprocess.run([sys.executable, "manage.py", *args], cwd=PROJECT_ROOT, env=env,
@@ -117,29 +96,10 @@ def server(tmp_path_factory: pytest.TempPathFactory, data_dir: Path,
     manage("load_benchmarks", "--benchmark", "mnist")
     token, session = manage("shell", "-v", "0", "-c", SESSION_FOR_ALICE).split()
     log = work / "gunicorn.log"
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "-c", "evalserver/gunicorn_conf.py",
-             "evalserver.wsgi", "--bind", f"127.0.0.1:{port}"],
-            cwd=PROJECT_ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
-            start_new_session=True)
     try:
-        def answers() -> bool:
-            assert process.poll() is None, log.read_text()
-            try:
-                return _get(port, "/healthz")[0] == 200
-            except OSError:
-                return False
-
-        _until(answers, "gunicorn answering /healthz")
-        yield Server(port, temp_dir, token, session, log)
+        with gunicorn(env, port, log):
+            yield Server(port, temp_dir, token, session, log)
     finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
         shutil.rmtree(work / "media", ignore_errors=True)
 
 
@@ -167,12 +127,12 @@ def test_it_answers_the_leaderboard_and_healthz_while_two_uploads_trickle(
         server: Server, uploads: list[SlowUpload]) -> None:
     uploads += [server.slow_upload(), server.slow_upload()]
     # both bodies are being read: each has its temporary file
-    _until(lambda: len(server.temp_files()) == 2, "two uploads being received")
+    wait_until(lambda: len(server.temp_files()) == 2, "two uploads being received")
 
-    assert _get(server.port, "/healthz") == (200, '{"status": "ok"}')
-    status, board = _get(server.port, "/api/benchmarks/mnist/leaderboard/")
+    assert http_get(server.port, "/healthz") == (200, '{"status": "ok"}')
+    status, board = http_get(server.port, "/api/benchmarks/mnist/leaderboard/")
     assert status == 200 and json.loads(board)["benchmark"] == "mnist"
-    assert _get(server.port, "/benchmarks/mnist/")[0] == 200
+    assert http_get(server.port, "/benchmarks/mnist/")[0] == 200
 
     # the uploads are still trickling in, unanswered, on open connections
     assert [(u.answered(), u.send_error) for u in uploads] == [(False, None), (False, None)]
@@ -183,7 +143,7 @@ def test_it_answers_the_leaderboard_and_healthz_while_two_uploads_trickle(
 def test_it_answers_a_stalled_upload_408_in_the_error_shape(
         server: Server, uploads: list[SlowUpload]) -> None:
     uploads.append(server.slow_upload())
-    _until(lambda: len(server.temp_files()) == 1, "the upload being received")
+    wait_until(lambda: len(server.temp_files()) == 1, "the upload being received")
     uploads[0].stall()
     stalled_at = time.monotonic()
 
@@ -198,7 +158,7 @@ def test_it_shows_the_upload_page_a_readable_408(server: Server,
     cookie = f"sessionid={server.session}"
     uploads += [server.slow_upload("/submit/", Cookie=cookie, Accept="text/html"),
                 server.slow_upload("/submit/", Cookie=cookie)]  # submit.js asks for JSON
-    _until(lambda: len(server.temp_files()) == 2, "the uploads being received")
+    wait_until(lambda: len(server.temp_files()) == 2, "the uploads being received")
 
     page, script = (_stalled_answer(u) for u in uploads)
 
@@ -230,12 +190,12 @@ def test_it_refuses_an_upload_announced_too_large_with_413_unread(server: Server
 def test_it_leaves_no_temporary_file_of_aborted_uploads(server: Server,
                                                         uploads: list[SlowUpload]) -> None:
     uploads += [server.slow_upload() for _ in range(3)]
-    _until(lambda: len(server.temp_files()) == 3, "three uploads being received")
+    wait_until(lambda: len(server.temp_files()) == 3, "three uploads being received")
     vanished = uploads.pop()
     vanished.close()  # the client goes away mid-upload
 
     assert [_stalled_answer(u)[0] for u in uploads] == [408, 408]
-    _until(lambda: server.temp_files() == [], "the temporary files removed")
-    assert _get(server.port, "/healthz")[0] == 200
+    wait_until(lambda: server.temp_files() == [], "the temporary files removed")
+    assert http_get(server.port, "/healthz")[0] == 200
     log = server.log.read_text()
     assert "Internal Server Error" not in log and "Error handling request" not in log

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from tests.deploy.local_gunicorn import THROTTLES_OFF
 from tests.deploy.processes import cpu_ticks, enter_namespace, namespace_pids
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -133,8 +134,7 @@ class Cluster:
             "MEDIA_ROOT": str(self.media_root),
             "EVALSERVER_DATA_DIR": str(data_dir),
             "EVALSERVER_DAILY_QUOTA": "0",
-            # hundreds of uploads from one address and user: no rate limits (docs/api.md)
-            **{f"EVALSERVER_THROTTLE_{s}": "none" for s in ("ANON", "USER", "UPLOADS", "TOKEN")},
+            **THROTTLES_OFF,
             **(env or {}),
         }
         self._redis_password = redis_password

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import Page, expect
 
 from tests.helpers import UNDER_CI
 
@@ -22,3 +23,14 @@ NEEDS_CHROMIUM = pytest.mark.skipif(
     not CHROMIUM.exists() and not UNDER_CI,
     reason="needs Debian's chromium at /usr/bin/chromium (apt-get install chromium); "
            "no browser is downloaded")
+
+
+def browser_log_in(page: Page, base: str, username: str, password: str, *,
+                   next_path: str = "") -> None:
+    """Log in through the login page's form, as a visitor does (then on `next_path`, when
+    given, else wherever the login page sends a user)."""
+    page.goto(f"{base}/login/" + (f"?next={next_path}" if next_path else ""))
+    page.fill("#id_username", username)
+    page.fill("#id_password", password)
+    page.get_by_role("button", name="Log in").click()
+    expect(page.locator(".nav-user .username")).to_have_text(username)

@@ -16,7 +16,7 @@ import pytest
 
 from leaderboard.audits.models import Audit
 from tests.audits.conftest import maintainer
-from tests.browser import NEEDS_CHROMIUM
+from tests.browser import NEEDS_CHROMIUM, browser_log_in
 
 pytestmark = [pytest.mark.slow, NEEDS_CHROMIUM]
 
@@ -42,10 +42,7 @@ def test_it_starts_an_aul_audit_and_shows_its_report(
     page.set_default_timeout(20_000)
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.goto(f"{base}/login/?next=/audits/")
-    page.fill("#id_username", "maint")
-    page.fill("#id_password", "a-long-test-password")
-    page.get_by_role("button", name="Log in").click()
+    browser_log_in(page, base, "maint", "a-long-test-password", next_path="/audits/")
     expect(page).to_have_url(f"{base}/audits/")
     expect(page.locator(".nav-links a[aria-current=page]")).to_have_text("Audits")
 

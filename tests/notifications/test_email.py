@@ -9,6 +9,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from django.contrib.auth.models import User
 from django.core import mail
 from django.core.management import call_command
 from django.utils import timezone
@@ -35,16 +36,21 @@ def _toy(tmp_path: Path) -> Benchmark:
     return Benchmark.objects.get(slug="toy")
 
 
+def _mailed_owner(username: str, event: str) -> User:
+    """A user with an email address who asked for `event` by email (not by webhook)."""
+    owner = factories.user_create(username)
+    owner.email = f"{username}@example.org"
+    owner.save()
+    notification_preference_update(user=owner, event=event, email=True, webhook=False)
+    return owner
+
+
 def test_it_emails_the_scores_of_a_scored_submission(
     catalog_settings: Settings, tmp_path: Path
 ) -> None:
     catalog_settings.EVALSERVER_DAILY_QUOTA = 0
     benchmark = _toy(tmp_path)
-    owner = factories.user_create("mailed")
-    owner.email = "mailed@example.org"
-    owner.save()
-    notification_preference_update(user=owner, event="submission.scored", email=True,
-                                   webhook=False)
+    owner = _mailed_owner("mailed", "submission.scored")
     predicted = [0, 1, 2, 1, 1, 2]  # against LABELS [0, 1, 2, 0, 1, 2]: 5 of 6
     correct = sum(p == t for p, t in zip(predicted, LABELS, strict=True))
     submission = submission_create(owner=owner, benchmark=benchmark, model_name="m5",
@@ -84,11 +90,7 @@ def test_it_tells_nothing_to_a_user_who_did_not_opt_in(
 def test_it_emails_why_a_submission_failed(catalog_settings: Settings, tmp_path: Path) -> None:
     catalog_settings.EVALSERVER_DAILY_QUOTA = 0
     benchmark = _toy(tmp_path)
-    owner = factories.user_create("failing")
-    owner.email = "failing@example.org"
-    owner.save()
-    notification_preference_update(user=owner, event="submission.failed", email=True,
-                                   webhook=False)
+    owner = _mailed_owner("failing", "submission.failed")
     submission = submission_create(owner=owner, benchmark=benchmark, model_name="bad",
                                    files={"toy-test": factories.upload_json([0] * 6)})
 
@@ -114,11 +116,7 @@ def test_it_emails_when_the_sweep_fails_a_submission_whose_worker_was_lost(
 ) -> None:
     catalog_settings.EVALSERVER_DAILY_QUOTA = 0
     benchmark = _toy(tmp_path)
-    owner = factories.user_create("lost")
-    owner.email = "lost@example.org"
-    owner.save()
-    notification_preference_update(user=owner, event="submission.failed", email=True,
-                                   webhook=False)
+    owner = _mailed_owner("lost", "submission.failed")
     submission = submission_create(owner=owner, benchmark=benchmark, model_name="lost",
                                    files={"toy-test": factories.upload_json([0] * 6)})
     kind = JOBS["submission"]

@@ -15,7 +15,7 @@ from pytest_django.fixtures import Settings
 from leaderboard import queue
 from leaderboard.submissions.models import Submission
 from tests import factories
-from tests.browser import NEEDS_CHROMIUM
+from tests.browser import NEEDS_CHROMIUM, browser_log_in
 from workers.tasks import score_submission
 
 pytestmark = [pytest.mark.slow, NEEDS_CHROMIUM]
@@ -44,10 +44,7 @@ def test_it_cancels_reruns_and_withdraws_from_the_submission_page(
     page.set_default_timeout(20_000)
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.goto(f"{base}/login/")
-    page.fill("#id_username", "alice")
-    page.fill("#id_password", "a-long-test-password")
-    page.get_by_role("button", name="Log in").click()
+    browser_log_in(page, base, "alice", "a-long-test-password")
     expect(page.get_by_role("link", name="My submissions")).to_be_visible()
 
     page.goto(f"{base}/submissions/{queued.pk}/")

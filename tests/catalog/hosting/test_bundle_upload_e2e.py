@@ -19,7 +19,7 @@ from rest_framework.test import APIClient
 from leaderboard.catalog.models import BundleUpload
 from leaderboard.templatetags.leaderboard_extras import percent
 from tests import factories
-from tests.browser import NEEDS_CHROMIUM
+from tests.browser import NEEDS_CHROMIUM, browser_log_in
 from tests.catalog.toy_bundle import CORRECTED, EXAMPLE_SET, LABELS, SLUG, UNKNOWN, toy_zip
 from tests.conftest import wait_for_status
 
@@ -114,11 +114,7 @@ def test_it_hosts_an_uploaded_bundle_and_scores_submissions_to_it(
     page.set_default_timeout(20_000)
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.goto(f"{base}/login/")
-    page.fill("#id_username", "researcher")
-    page.fill("#id_password", PASSWORD)
-    page.get_by_role("button", name="Log in").click()
-    expect(page.locator(".nav-user .username")).to_have_text("researcher")
+    browser_log_in(page, base, "researcher", PASSWORD)
     page.goto(f"{base}/submit/")
     page.select_option("select[name=benchmark]", SLUG)
     expect(page.locator(f".file-group[data-benchmark={SLUG}]")).to_be_visible()

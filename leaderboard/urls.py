@@ -21,6 +21,7 @@ from leaderboard.common.slugs import SLUG_PATTERN
 from leaderboard.notifications.views import (
     notification_preferences_save,
     webhook_add,
+    webhook_remove,
     webhook_test,
 )
 from leaderboard.presentation.about.views import benchmark_about
@@ -59,6 +60,7 @@ urlpatterns = [
          name="notification_preferences_save"),
     path("profile/webhooks/add/", webhook_add, name="webhook_add"),
     path("profile/webhooks/test/", webhook_test, name="webhook_test"),
+    path("profile/webhooks/<int:webhook_id>/remove/", webhook_remove, name="webhook_remove"),
     path("submit/", submit, name="submit"),
     path("submissions/", submission_list, name="submission_list"),
     path("submissions/compare/", submission_compare_pick, name="submission_compare_pick"),

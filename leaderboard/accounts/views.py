@@ -23,6 +23,7 @@ from leaderboard.accounts.login_throttle import (
     login_success_record,
 )
 from leaderboard.accounts.selectors import token_get
+from leaderboard.catalog.selectors import benchmark_visible_list
 from leaderboard.notifications.selectors import (
     EVENTS,
     notification_deliveries_list,
@@ -71,7 +72,8 @@ def profile(request: HttpRequest) -> HttpResponse:
     return render(request, "leaderboard/profile.html", {
         "token": token_get(user=user), "webhooks": webhook_endpoints_list(user=user),
         "deliveries": notification_deliveries_list(user=user, limit=20),
-        "notification_choices": _notification_choices(user)})
+        "notification_choices": _notification_choices(user),
+        "webhook_benchmarks": benchmark_visible_list()})
 
 
 @login_required

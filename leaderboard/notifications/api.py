@@ -11,9 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from leaderboard.catalog.models import Benchmark
 from leaderboard.common.api import error_responses, signed_in_user
-from leaderboard.common.errors import ServiceError
 from leaderboard.notifications import serializers as io
 from leaderboard.notifications.selectors import (
     notification_deliveries_list,
@@ -69,15 +67,9 @@ class WebhookListCreateView(APIView):
     def post(self, request: Request) -> Response:
         form = io.WebhookCreateInput(data=request.data)
         form.is_valid(raise_exception=True)
-        slug = form.validated_data["benchmark"]
-        benchmark = None
-        if slug:
-            benchmark = Benchmark.objects.filter(slug=slug).first()
-            if benchmark is None:
-                raise ServiceError("unknown_benchmark", f"no benchmark {slug!r}",
-                                   field="benchmark")
         endpoint, secret = webhook_endpoint_create(
-            user=signed_in_user(request), url=form.validated_data["url"], benchmark=benchmark)
+            user=signed_in_user(request), url=form.validated_data["url"],
+            benchmark_slug=form.validated_data["benchmark"])
         body = io.WebhookOutput(endpoint).data
         return Response({**body, "secret": secret}, status=status.HTTP_201_CREATED)
 

@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from leaderboard import queue
 from leaderboard.catalog.models import Benchmark, LabelSetVersion
+from leaderboard.catalog.selectors import benchmark_get
 from leaderboard.common.errors import ServiceError
 from leaderboard.notifications import signing
 from leaderboard.notifications.addresses import webhook_url_check
@@ -49,8 +50,17 @@ def notification_preference_update(*, user: User, event: str,
 
 
 def webhook_endpoint_create(*, user: User, url: str,
-                            benchmark: Benchmark | None = None) -> tuple[WebhookEndpoint, str]:
-    """A new endpoint and its secret (the only time the secret is given out)."""
+                            benchmark_slug: str = "") -> tuple[WebhookEndpoint, str]:
+    """A new endpoint and its secret (the only time the secret is given out); told only of
+    the events of the benchmark `benchmark_slug` names, when one does (a hidden benchmark is
+    unknown here, as everywhere a participant looks)."""
+    benchmark = None
+    if benchmark_slug:
+        try:
+            benchmark = benchmark_get(slug=benchmark_slug)
+        except Benchmark.DoesNotExist:
+            raise ServiceError("unknown_benchmark", f"no benchmark {benchmark_slug!r}",
+                               field="benchmark") from None
     webhook_url_check(url)
     secret = signing.webhook_secret_new()
     endpoint = WebhookEndpoint.objects.create(user=user, url=url, benchmark=benchmark,

@@ -1,6 +1,6 @@
 """The notifications section of the user's page (leaderboard/accounts/views.py `profile`):
-opt in to events per channel, add a webhook endpoint (its secret shown once, in the page
-that follows), send a test event."""
+opt in to events per channel, add a webhook endpoint, for every benchmark or one (its secret
+shown once, in the page that follows), remove one, send a test event."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from leaderboard.notifications.selectors import EVENTS
 from leaderboard.notifications.services import (
     notification_preference_update,
     webhook_endpoint_create,
+    webhook_endpoint_delete,
     webhook_test_event_send,
 )
 
@@ -30,13 +31,26 @@ def _user(request: HttpRequest) -> User:
 @require_POST
 def webhook_add(request: HttpRequest) -> HttpResponse:
     try:
-        endpoint, secret = webhook_endpoint_create(user=_user(request),
-                                                   url=request.POST.get("url", "").strip())
+        endpoint, secret = webhook_endpoint_create(
+            user=_user(request), url=request.POST.get("url", "").strip(),
+            benchmark_slug=request.POST.get("benchmark", "").strip())
     except ServiceError as exc:
         messages.error(request, exc.message)
     else:
         messages.success(request, f"Webhook {endpoint.url} added. Its signing secret, shown "
                                   f"this once: {secret}")
+    return redirect("/profile/#notifications")
+
+
+@login_required
+@require_POST
+def webhook_remove(request: HttpRequest, webhook_id: int) -> HttpResponse:
+    try:
+        webhook_endpoint_delete(user=_user(request), endpoint_id=webhook_id)
+    except ServiceError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, "Webhook removed: nothing more is sent to it.")
     return redirect("/profile/#notifications")
 
 

@@ -7,7 +7,8 @@ import pytest
 from pytest_django.fixtures import Settings
 from rest_framework.test import APIClient
 
-from leaderboard.notifications.models import DeliveryAttempt, NotificationDelivery
+from leaderboard.catalog.models import Benchmark
+from leaderboard.notifications.models import DeliveryAttempt, NotificationDelivery, WebhookEndpoint
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -67,3 +68,19 @@ def test_it_refuses_a_webhook_to_a_private_address_in_the_error_shape(
         "webhook_url_refused", "url")
     none = client.post("/api/notifications/webhooks/test/")
     assert none.json()["error"]["code"] == "no_webhook_endpoint"
+
+
+def test_it_refuses_a_webhook_for_a_hidden_or_unknown_benchmark(
+    client: APIClient, settings: Settings
+) -> None:
+    settings.EVALSERVER_WEBHOOK_ALLOW_PRIVATE = True
+    Benchmark.objects.create(slug="secret", name="Secret", main_image_set="s-test", num_classes=2,
+                             hidden=True)
+    for slug in ("secret", "nowhere"):
+        answer = client.post("/api/notifications/webhooks/",
+                             {"url": "http://127.0.0.1:9/h", "benchmark": slug}, format="json")
+        assert answer.status_code == 400
+        assert answer.json()["error"] == {"code": "unknown_benchmark",
+                                          "message": f"no benchmark {slug!r}",
+                                          "field": "benchmark"}
+    assert not WebhookEndpoint.objects.exists()

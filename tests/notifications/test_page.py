@@ -9,6 +9,7 @@ import pytest
 from django.test import Client
 from pytest_django.fixtures import Settings
 
+from leaderboard.catalog.models import Benchmark
 from leaderboard.notifications.models import DeliveryAttempt, WebhookEndpoint
 from leaderboard.notifications.selectors import EVENTS, notification_preferences_get
 from tests import factories
@@ -74,3 +75,41 @@ def test_it_saves_the_opt_ins_ticked_on_the_page() -> None:
 def test_it_refuses_the_opt_in_form_to_a_visitor() -> None:
     answer = Client().post("/profile/notifications/", {"submission.scored:email": "on"})
     assert answer.status_code == 302 and "/login" in answer["Location"]
+
+
+def test_it_adds_a_webhook_for_one_benchmark_and_removes_it(settings: Settings) -> None:
+    settings.EVALSERVER_WEBHOOK_ALLOW_PRIVATE = True
+    Benchmark.objects.create(slug="shown", name="Shown benchmark", main_image_set="shown-test",
+                             num_classes=2)
+    Benchmark.objects.create(slug="secret", name="Secret benchmark", main_image_set="s-test",
+                             num_classes=2, hidden=True)
+    client = Client()
+    client.force_login(factories.user_create("one-benchmark"))
+    form = client.get("/profile/").content.decode()
+    assert '<option value="shown">Shown benchmark only</option>' in form
+    assert "Secret benchmark" not in form  # a hidden benchmark is not offered
+
+    hidden = client.post("/profile/webhooks/add/",
+                         {"url": "http://127.0.0.1:9/s", "benchmark": "secret"}, follow=True)
+    assert "no benchmark &#x27;secret&#x27;" in hidden.content.decode()
+    assert not WebhookEndpoint.objects.exists()
+    client.post("/profile/webhooks/add/", {"url": "http://127.0.0.1:9/one", "benchmark": "shown"})
+    client.post("/profile/webhooks/add/", {"url": "http://127.0.0.1:9/all", "benchmark": ""})
+    one, every = WebhookEndpoint.objects.order_by("pk")
+    assert (one.url, one.benchmark.slug if one.benchmark else None) == (
+        "http://127.0.0.1:9/one", "shown")
+    assert (every.url, every.benchmark) == ("http://127.0.0.1:9/all", None)
+    listed = client.get("/profile/").content.decode()
+    assert "(shown only)" in listed and "(every benchmark)" in listed
+
+    removed = client.post(f"/profile/webhooks/{one.pk}/remove/", follow=True).content.decode()
+    assert "Webhook removed" in removed
+    assert list(WebhookEndpoint.objects.values_list("url", flat=True)) == [
+        "http://127.0.0.1:9/all"]
+    # someone else's endpoint, or one already removed: nothing happens, the page says so
+    other = Client()
+    other.force_login(factories.user_create("someone-else"))
+    refused = other.post(f"/profile/webhooks/{every.pk}/remove/", follow=True)
+    assert "no such webhook endpoint" in refused.content.decode()
+    assert WebhookEndpoint.objects.count() == 1
+    assert client.get(f"/profile/webhooks/{every.pk}/remove/").status_code == 405

@@ -105,6 +105,7 @@ URL_NAMES_NOT_COMPARED = {
     "api-webhook-detail": "deletes one of the account's webhooks (a write on the account)",
     "api-webhook-test": "sends a test event (a write; its payload names no benchmark)",
     "webhook_add": "adds a webhook (a write on the account)",
+    "webhook_remove": "removes one of the account's webhooks (a write on the account)",
     "notification_preferences_save": "saves the account's opt-ins (a write on the account)",
     "webhook_test": "sends a test event (a write; its payload names no benchmark)",
 }

@@ -19,6 +19,7 @@ from django.utils import timezone
 from leaderboard import queue
 from leaderboard.catalog.models import Benchmark, LabelSetVersion
 from leaderboard.common.errors import ServiceError
+from leaderboard.common.roles import REVIEWERS_GROUP
 from leaderboard.notifications import signing
 from leaderboard.notifications.addresses import webhook_url_check
 from leaderboard.notifications.models import (
@@ -34,7 +35,6 @@ from leaderboard.notifications.selectors import (
     webhook_endpoints_list,
 )
 from leaderboard.review.models import ReviewItem, ReviewItemSubmission
-from leaderboard.review.panel.services import REVIEWERS_GROUP
 from leaderboard.submissions.models import Score, Submission
 
 # -- preferences and endpoints --------------------------------------------------------------

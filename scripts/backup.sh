@@ -17,7 +17,7 @@
 # files in an object store (S3) the bucket is not in the backup: the store's own versioning or
 # replication keeps it. The database is dumped first, then the files, so that every row's file
 # is in the backup (a file is stored before its row commits); a file stored between the two is
-# an orphan, harmless.
+# an orphan, harmless. Redis (the broker's queues, beat's lock, login counts) is not backed up.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -90,6 +90,9 @@ cache_member() {
 backup() {
     local dest=$1 name folder partial cache
     read_settings
+    # a backup holds password hashes and API tokens: readable by this user only (after the
+    # settings, which may create the server's folders)
+    umask 077
     mkdir -p "$dest"
     name="evalserver-backup-$(date -u +%Y%m%dT%H%M%SZ)"
     folder="$dest/$name"
@@ -119,12 +122,15 @@ source.close()' "$SQLITE_PATH" "$partial/database.sqlite3" || die "SQLite backup
 
     # 2. then the stored files: every file of a row in that snapshot is there by now
     if [ -n "$FILES_DIR" ]; then
-        mkdir -p "$FILES_DIR"
         cache=$(cache_member)
         local exclude=()
         [ -z "$cache" ] || exclude=(--anchored --exclude="$cache")
-        tar --create --file="$partial/media.tar" --directory="$FILES_DIR" "${exclude[@]}" . \
-            || die "tar of $FILES_DIR failed"
+        if [ -d "$FILES_DIR" ]; then
+            tar --create --file="$partial/media.tar" --directory="$FILES_DIR" "${exclude[@]}" . \
+                || die "tar of $FILES_DIR failed"
+        else  # nothing stored yet: an empty archive
+            tar --create --file="$partial/media.tar" --files-from=/dev/null
+        fi
         echo "media=$FILES_DIR" >>"$partial/backup.info"
         [ -z "$cache" ] || echo "media_excluded=$cache (the compiled label-set cache)" >>"$partial/backup.info"
     else

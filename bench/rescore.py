@@ -77,8 +77,8 @@ def setup(count: int, seed: int = 0) -> tuple[int, list[int], int]:
     from leaderboard.catalog.label_set_version_files import compiled_for_version
     from leaderboard.catalog.models import ImageSet
     from leaderboard.catalog.selectors import benchmark_get, label_set_versions_current
+    from leaderboard.common.roles import REVIEWERS_GROUP
     from leaderboard.review.models import ReviewItem, ReviewItemSubmission
-    from leaderboard.review.panel.services import REVIEWERS_GROUP
     from leaderboard.submissions.models import Score, Submission, SubmissionFile
     from leaderboard.submissions.services import hit_vectors_store
     from workers.scoring import datasets

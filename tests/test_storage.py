@@ -18,10 +18,10 @@ from leaderboard.catalog import label_set_version_files
 from leaderboard.catalog.label_set_version_files import version_file_name
 from leaderboard.catalog.models import LabelSetVersion
 from leaderboard.catalog.selectors import benchmark_get
+from leaderboard.common.roles import REVIEWERS_GROUP
 from leaderboard.common.storage import stored_file_path, stored_npz
 from leaderboard.review import services as review
 from leaderboard.review.models import ReviewItem
-from leaderboard.review.panel.services import REVIEWERS_GROUP
 from leaderboard.review.rescoring import services as rescoring
 from leaderboard.submissions.models import Score, Submission
 from leaderboard.submissions.services import submission_create

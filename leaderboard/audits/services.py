@@ -31,10 +31,11 @@ from leaderboard.audits.inputs import (
 )
 from leaderboard.audits.models import Audit
 from leaderboard.catalog.models import Benchmark
+from leaderboard.common.roles import user_is_reviewer
 from leaderboard.jobs.lifecycle import job_finish, job_held
 from leaderboard.review.ground_truth.models import GroundTruthCandidate
 from leaderboard.review.ground_truth.services import ground_truth_candidate_create
-from leaderboard.review.panel.services import ReviewError, user_is_reviewer
+from leaderboard.review.panel.services import ReviewError
 from leaderboard.submissions.models import Submission
 from workers.scoring.datasets import DataError
 

@@ -20,6 +20,7 @@ from leaderboard import queue
 from leaderboard.catalog.models import Benchmark, LabelSetVersion
 from leaderboard.catalog.selectors import benchmark_get
 from leaderboard.common.errors import ServiceError
+from leaderboard.common.roles import REVIEWERS_GROUP
 from leaderboard.notifications import signing
 from leaderboard.notifications.addresses import webhook_url_check
 from leaderboard.notifications.models import (
@@ -35,7 +36,6 @@ from leaderboard.notifications.selectors import (
     webhook_endpoints_list,
 )
 from leaderboard.review.models import ReviewItem, ReviewItemSubmission
-from leaderboard.review.panel.services import REVIEWERS_GROUP
 from leaderboard.submissions.models import Score, Submission
 
 # -- preferences and endpoints --------------------------------------------------------------

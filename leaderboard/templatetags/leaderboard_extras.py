@@ -10,7 +10,7 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 from leaderboard.catalog.selectors import benchmark_list
-from leaderboard.review.panel.services import user_is_reviewer
+from leaderboard.common.roles import user_is_reviewer
 
 register = template.Library()
 

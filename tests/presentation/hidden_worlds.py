@@ -24,8 +24,8 @@ from django.core.management import call_command
 from rest_framework.authtoken.models import Token
 
 from leaderboard.catalog.models import Benchmark, LabelSetVersion
+from leaderboard.common.roles import REVIEWERS_GROUP
 from leaderboard.review.models import ReviewItem
-from leaderboard.review.panel.services import REVIEWERS_GROUP
 from leaderboard.submissions.models import Score, Submission
 from leaderboard.submissions.releases.models import Release
 from leaderboard.submissions.services import submission_create

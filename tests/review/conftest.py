@@ -11,7 +11,7 @@ from rest_framework.test import APIClient
 
 from leaderboard.catalog.models import Benchmark, ImageSet, LabelSet
 from leaderboard.catalog.selectors import benchmark_get
-from leaderboard.review.panel.services import REVIEWERS_GROUP
+from leaderboard.common.roles import REVIEWERS_GROUP
 from leaderboard.submissions.models import Submission
 from leaderboard.submissions.services import submission_create
 from tests import factories

@@ -89,7 +89,7 @@ def test_it_lists_open_item_counts_to_maintainers(item: ReviewItem, who: str) ->
 def test_it_shows_the_review_link_only_to_maintainers(loaded: Settings, client: Client) -> None:
     from django.contrib.auth.models import Group
 
-    from leaderboard.review.panel.services import REVIEWERS_GROUP
+    from leaderboard.common.roles import REVIEWERS_GROUP
 
     reviewer = factories.user_create("rita")
     reviewer.groups.add(Group.objects.get_or_create(name=REVIEWERS_GROUP)[0])

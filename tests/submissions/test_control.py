@@ -245,7 +245,9 @@ def test_it_withdraws_a_submission_for_good_and_a_maintainer_says_why(
     # a maintainer (the reviewers group, or staff) withdraws someone else's, with a reason
     maintainer = factories.user_create("maria")
     from django.contrib.auth.models import Group
-    maintainer.groups.add(Group.objects.get_or_create(name="reviewers")[0])
+
+    from leaderboard.common.roles import REVIEWERS_GROUP
+    maintainer.groups.add(Group.objects.get_or_create(name=REVIEWERS_GROUP)[0])
     as_maintainer = token_client(maintainer)
     assert _post(as_maintainer, theirs, "withdraw") == {"http": 400, "error": {
         "code": "missing_reason", "message": "say why: the submitter sees the reason",

@@ -15,7 +15,8 @@ from rest_framework.response import Response
 
 from leaderboard.catalog.models import Benchmark
 from leaderboard.catalog.selectors import benchmark_get
-from leaderboard.review.panel.services import Panel, user_is_reviewer
+from leaderboard.common.roles import user_is_reviewer
+from leaderboard.review.panel.services import Panel
 
 
 class IsReviewer(BasePermission):

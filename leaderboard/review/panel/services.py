@@ -24,22 +24,14 @@ from leaderboard.catalog.models import Benchmark, LabelSet, LabelSetVersion
 from leaderboard.catalog.selectors import label_set_version_latest
 from leaderboard.catalog.services import label_set_row_lock, label_set_version_create
 from leaderboard.common.errors import ServiceError
+from leaderboard.common.roles import user_is_reviewer
 from leaderboard.jobs.lifecycle import job_request_fields
 from leaderboard.review.models import VersionRescore
 from workers.scoring.label_set_builders import CompiledLabelSet
 
-REVIEWERS_GROUP = "reviewers"
-
 
 class ReviewError(ServiceError):
     """A vote or review decision the server refuses."""
-
-
-def user_is_reviewer(user: User) -> bool:
-    """Maintainers: staff, or members of the `reviewers` group."""
-    if not user.is_authenticated or not user.is_active:
-        return False
-    return user.is_staff or user.groups.filter(name=REVIEWERS_GROUP).exists()
 
 
 @dataclass(frozen=True)

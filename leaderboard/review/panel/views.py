@@ -14,7 +14,8 @@ from django.shortcuts import redirect
 from leaderboard.catalog.models import Benchmark
 from leaderboard.catalog.selectors import benchmark_get
 from leaderboard.common.page_access import role_required
-from leaderboard.review.panel.services import ReviewError, user_is_reviewer
+from leaderboard.common.roles import user_is_reviewer
+from leaderboard.review.panel.services import ReviewError
 
 # Log in first (redirect), then maintainers only: everyone else gets a 403 page.
 reviewer_required = role_required(

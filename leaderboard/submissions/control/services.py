@@ -24,6 +24,7 @@ from django.utils import timezone
 
 from leaderboard import queue
 from leaderboard.catalog.services import benchmark_leaderboard_touch
+from leaderboard.common.roles import user_is_reviewer
 from leaderboard.jobs.lifecycle import PLATFORM_FAILURE_CODES, job_cancel, job_request_fields
 from leaderboard.submissions.file_checks import SubmissionError
 from leaderboard.submissions.models import Submission
@@ -32,17 +33,12 @@ from leaderboard.submissions.significance import board_significance_schedule
 Status = Submission.Status
 # A re-run must start well before the retention sweep may remove the files it reads.
 RERUN_RETENTION_MARGIN = timedelta(hours=1)
-# The group whose members, with staff, maintain the benchmarks (leaderboard/review/panel:
-# the same word; submissions sit below review, so the name is repeated, not imported).
-MAINTAINERS_GROUP = "reviewers"
 
 
 def user_is_maintainer(user: User) -> bool:
-    """Staff, or a member of the maintainers' group: may withdraw anyone's submission, with a
-    reason its owner sees."""
-    if not user.is_authenticated or not user.is_active:
-        return False
-    return user.is_staff or user.groups.filter(name=MAINTAINERS_GROUP).exists()
+    """Staff, or a member of the `reviewers` group (leaderboard/common/roles.py, the one
+    definition): may withdraw anyone's submission, with a reason its owner sees."""
+    return user_is_reviewer(user)
 
 
 def _owned(submission: Submission, user: User) -> None:

@@ -16,9 +16,10 @@ from leaderboard import queue
 from leaderboard.catalog.label_set_version_files import compiled_for_version
 from leaderboard.catalog.models import LabelSetVersion
 from leaderboard.catalog.selectors import benchmark_get
+from leaderboard.common.roles import REVIEWERS_GROUP
 from leaderboard.review import services as review
 from leaderboard.review.models import ReviewItem, ReviewVote
-from leaderboard.review.panel.services import REVIEWERS_GROUP, ReviewError
+from leaderboard.review.panel.services import ReviewError
 from leaderboard.review.rescoring import services as rescoring
 from leaderboard.submissions.models import Score, Submission
 from leaderboard.submissions.selectors import submission_scores

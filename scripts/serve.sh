@@ -225,9 +225,23 @@ setsid .venv/bin/gunicorn -c evalserver/gunicorn_conf.py evalserver.wsgi \
     --bind "127.0.0.1:${PORT}" \
     --access-logfile - &
 GUNICORN_PID=$!
+# The first accounts are made once the server answers (docs/operators/one-machine.md, "The
+# first account, a staff user and reviewers"; docs/hosts/roles.md): a fresh database has none.
+for _ in $(seq 60); do
+    .venv/bin/python -c "import sys, urllib.request
+try: urllib.request.urlopen('http://127.0.0.1:${PORT}/healthz', timeout=1)
+except Exception: sys.exit(1)" 2>/dev/null && break
+    kill -0 "$GUNICORN_PID" 2>/dev/null || break
+    sleep 0.5
+done
 echo
-echo "Serving on http://127.0.0.1:${PORT}/  (admin: http://127.0.0.1:${PORT}/admin/;"
-echo "create an account with: .venv/bin/python manage.py createsuperuser)."
+echo "Serving on http://127.0.0.1:${PORT}/  (admin: http://127.0.0.1:${PORT}/admin/)."
+echo "The first accounts, in another terminal from $(pwd):"
+echo "  .venv/bin/python manage.py createsuperuser        # you: staff, and the admin pages"
+echo "  anyone signs up on http://127.0.0.1:${PORT}/signup/ (a participant; token on /profile/)"
+echo "  .venv/bin/python manage.py role grant --username NAME --role reviewer   # reviews labels"
+echo "  .venv/bin/python manage.py role grant --username NAME --role staff      # hosts benchmarks"
+echo "  (what each role may do: docs/hosts/roles.md)"
 echo "Logs: gunicorn here; workers $LOG_DIR/celery-worker.log, $LOG_DIR/celery-gpu-worker.log;" \
     "beat $LOG_DIR/celery-beat.log${REDIS_PID:+; Redis $LOG_DIR/redis.log}."
 echo "Ctrl-C stops everything."

@@ -61,7 +61,8 @@ def _codes_in(path: Path) -> set[str]:
             found.update(_string(keyword.value) or "" for keyword in node.keywords
                          if keyword.arg in ("code", "missing_code"))
         elif isinstance(node, ast.Dict):
-            found.update(_string(value) or "" for key, value in zip(node.keys, node.values)
+            found.update(_string(value) or "" for key, value
+                         in zip(node.keys, node.values, strict=True)
                          if isinstance(key, ast.Constant) and key.value == "code")
     return found - {""}
 

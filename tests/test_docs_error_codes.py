@@ -8,7 +8,8 @@ leaderboard/common/api_errors.py):
   `code=` (or `missing_code=`) keyword; an `{"code": "..."}` body written by hand
   (evalserver/health.py, evalserver/metrics.py);
 - DRF's own exceptions, by their `default_code` (a ValidationError's `invalid` is answered as
-  `invalid_input`);
+  `invalid_input`), and the field checks of every input serializer the API uses (`required`,
+  `invalid_choice`, ...: each field's `error_messages`);
 - a prediction file's parser (`PredictionError`), whose code the upload's inline check answers
   with 400 or the worker stores as the submission's `failure_code`;
 - a checkpoint's refusal or its run's failure (workers/inference/errors.py's codes);
@@ -23,7 +24,10 @@ import ast
 import re
 from pathlib import Path
 
-from rest_framework import exceptions
+import pytest
+from django.urls import get_resolver
+from rest_framework import exceptions, serializers
+from rest_framework.fields import Field
 
 from leaderboard.jobs.lifecycle import CANCELLED, PLATFORM_FAILURE_CODES
 from workers.inference.errors import CODES as CHECKPOINT_CODES
@@ -81,8 +85,31 @@ def _drf_codes() -> set[str]:
     return {"invalid_input" if code == "invalid" else code for code in codes}
 
 
+def _serializer_classes(cls: type) -> set[type]:
+    found = set(cls.__subclasses__())
+    return found.union(*(_serializer_classes(sub) for sub in found))
+
+
+def _field_check_codes() -> set[str]:
+    """The codes of the field checks of the project's serializers (a wrong value of a field is
+    answered with its code, `invalid` as `invalid_input`)."""
+    assert get_resolver().url_patterns  # imports every API module: every serializer is defined
+    codes: set[str] = set()
+
+    def walk(fields: list[Field]) -> None:
+        for field in fields:
+            codes.update(field.error_messages)
+            child = getattr(field, "child", None)
+            walk([*getattr(field, "fields", {}).values(), *([child] if child else [])])
+
+    for cls in _serializer_classes(serializers.BaseSerializer):
+        if cls.__module__.startswith("leaderboard."):
+            walk([cls()])
+    return {"invalid_input" if code == "invalid" else code for code in codes}
+
+
 def api_error_codes() -> set[str]:
-    return (_source_codes() | _drf_codes() | set(CHECKPOINT_CODES)
+    return (_source_codes() | _drf_codes() | _field_check_codes() | set(CHECKPOINT_CODES)
             | set(PLATFORM_FAILURE_CODES) | {CANCELLED})
 
 
@@ -90,18 +117,22 @@ def _documented(text: str) -> set[str]:
     return set(re.findall(r"`([a-z][a-z0-9_]*)`", text))
 
 
+# A serializer's fields may read the catalog when they are made (a choice of benchmarks).
+@pytest.mark.django_db
 def test_it_finds_the_codes_of_every_way_an_error_reaches_a_client() -> None:
     codes = api_error_codes()
     # one of each: a service, the accounts API's hand-made answers, a `missing_code=`, a
     # selector's query error, the request-body limits, the 503 pages, the health checks, DRF,
-    # the prediction parser, a checkpoint, the platform
+    # the prediction parser, a checkpoint, the platform, the serializers' field checks
     assert {"quota_exceeded", "invalid_credentials", "missing_username", "unknown_version",
             "request_timeout", "database_unavailable", "storage_unavailable", "unknown_queue",
             "not_authenticated", "throttled", "invalid_input", "corrupt_file", "empty_cell",
-            "pickle_refused", "model_timeout", "worker_lost", "cancelled"} <= codes
+            "pickle_refused", "model_timeout", "worker_lost", "cancelled", "required",
+            "invalid_choice", "max_length"} <= codes
     assert len(codes) > 90
 
 
+@pytest.mark.django_db
 def test_it_explains_every_error_code_on_the_troubleshooting_page() -> None:
     undocumented = api_error_codes() - _documented(TROUBLESHOOTING.read_text())
 

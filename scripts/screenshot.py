@@ -19,7 +19,6 @@ import os
 import secrets
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 import urllib.request
@@ -120,4 +119,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -86,7 +86,7 @@ def _drf_codes() -> set[str]:
 
 
 def _serializer_classes(cls: type) -> set[type]:
-    found = set(cls.__subclasses__())
+    found: set[type] = set(cls.__subclasses__())
     return found.union(*(_serializer_classes(sub) for sub in found))
 
 

@@ -82,7 +82,7 @@ def server_env(work: Path) -> dict[str, str]:
         "EVALSERVER_CACHE_DIR": str(work / "compiled"),
         "SECRET_KEY": "bench-only-secret-key-" + os.urandom(16).hex(),
         "DEBUG": "false",
-        # plain http on 127.0.0.1, no TLS proxy: no redirect to https (README, "Settings")
+        # plain http on 127.0.0.1, no TLS proxy: no redirect to https (docs/operators/https.md)
         "SECURE_SSL_REDIRECT": "false",
         "LOG_LEVEL": "WARNING",
         **THROTTLES_OFF,

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every process of docker/compose.yaml starts here, in the image or natively from a checkout
-# (then with .venv/bin first on PATH). Settings come from the environment (README.md,
-# "Settings"; docker/.env.example lists them).
+# (then with .venv/bin first on PATH). Settings come from the environment
+# (docs/operators/settings.md; docker/.env.example lists them).
 #
 #   init        migrate, fetch the missing data files (fetch_data), load the benchmarks; one-shot
 #   web         gunicorn on ${BIND:-0.0.0.0:${PORT:-8000}} with evalserver/gunicorn_conf.py

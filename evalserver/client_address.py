@@ -8,7 +8,7 @@ would lock everyone out. `ClientAddressMiddleware`, first in settings.MIDDLEWARE
 REMOTE_ADDR to the client's address before anything reads it, under gunicorn, runserver and
 the test client alike (gunicorn's --forwarded-allow-ips does not change REMOTE_ADDR).
 
-The address is read from X-Forwarded-For right to left (README.md, 'Operations', https):
+The address is read from X-Forwarded-For right to left (docs/operators/https.md):
 each proxy appends the address it received the request from, so starting from the peer and
 walking left while the current address is one of EVALSERVER_TRUSTED_PROXIES, the first
 address not a trusted proxy's is the client's. Entries left of it were written by the client

@@ -68,7 +68,7 @@ class EnvReader:
         if self.errors:
             lines = "\n".join(f"  - {error}" for error in self.errors)
             raise ImproperlyConfigured(
-                f"Bad settings in the environment (see README.md, 'Settings'):\n{lines}"
+                f"Bad settings in the environment (see docs/operators/settings.md):\n{lines}"
             )
 
     # -- typed readers -----------------------------------------------------------------------

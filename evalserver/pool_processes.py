@@ -1,14 +1,14 @@
 """A worker's prefork pool processes end with the worker's main process.
 
 A pool process whose main process was killed (SIGKILL, the OOM killer) has no one to hand its
-result to or to acknowledge its message: the message is acknowledged late
-(CELERY_TASK_ACKS_LATE), so Redis hands it to another worker after the visibility timeout, and
-the sweep queues the job again sooner (README, "When a worker dies"). Whatever it still
-computes is wasted, and it holds CPU, memory and, for a checkpoint run, the GPU meanwhile. So
-it is killed at once, with SIGKILL: a pool process ignores SIGINT, SIGTERM would wait for the
-task's Python code to reach a point where it can raise, and a task blocked in native code
-(inference, a read from a hung NFS mount) would never get there. Nothing is lost by it: every
-task is idempotent and claims its job (tests/submissions/test_worker_lost.py).
+result to or to acknowledge its message: the message is acknowledged late (CELERY_TASK_ACKS_LATE),
+so Redis hands it to another worker after the visibility timeout, and the sweep queues the job
+again sooner (docs/operators/many-machines.md, "When a worker dies"). Whatever it still computes is
+wasted, and it holds CPU, memory and, for a checkpoint run, the GPU meanwhile. So it is killed at
+once, with SIGKILL: a pool process ignores SIGINT, SIGTERM would wait for the task's Python code to
+reach a point where it can raise, and a task blocked in native code (inference, a read from a hung
+NFS mount) would never get there. Nothing is lost by it: every task is idempotent and claims its
+job (tests/submissions/test_worker_lost.py).
 
 Linux does it: prctl(PR_SET_PDEATHSIG) has the kernel send the signal when the parent dies.
 Celery's prefork pool asks for that too (celery.concurrency.prefork.process_initializer), but

@@ -1,5 +1,5 @@
 """Django settings, read from environment variables (and a `.env` file at the project root,
-when there is one; real environment variables win). README.md, 'Settings', lists them.
+when there is one; real environment variables win). docs/operators/settings.md lists them.
 
 A bad value stops the process with a message naming the variable: see `evalserver.env`.
 """
@@ -114,8 +114,8 @@ if EVALSERVER_STORAGE_BACKEND.startswith("storages.") or EVALSERVER_STORAGE_BACK
                           "django-storages[s3] (pip install -r requirements.txt)")
     # A stored file opened for reading is fetched in parts (boto3's transfer) into a spooled
     # temporary file; django-storages keeps it all in memory unless this caps that, and
-    # checkpoints and uploads reach EVALSERVER_MAX_UPLOAD_BYTES (README, "Files in object
-    # storage": streaming).
+    # checkpoints and uploads reach EVALSERVER_MAX_UPLOAD_BYTES (docs/operators/many-machines.md,
+    # "Files in object storage": streaming).
     if EVALSERVER_STORAGE_BACKEND.startswith("storages.backends.s3") or \
             EVALSERVER_STORAGE_BACKEND == S3_STORAGE:
         EVALSERVER_STORAGE_OPTIONS.setdefault("max_memory_size", 8 * 1024 * 1024)
@@ -130,7 +130,7 @@ def _default_data_dir() -> Path:
     return shared if shared.is_dir() else BASE_DIR / "data"
 
 
-# The public label files (see README.md, 'Data'); read only, never copied into the project.
+# The public label files (see docs/operators/data.md); read only, never copied into the project.
 EVALSERVER_DATA_DIR: Path = env.get_path("EVALSERVER_DATA_DIR", _default_data_dir())
 # `manage.py fetch_data` downloads those files from their public sources (data-sources.toml),
 # or from this one mirror laid out like the data directory when it is set.

@@ -3,7 +3,7 @@ starting with CELERY_). Part of evalserver/settings.py, which star-imports this 
 the Celery block stood, once `env`, `REDIS_URL` and `TIME_ZONE` are set there: import the
 settings, never this module (it reads them from the settings module being loaded).
 
-README.md, 'Settings', lists the variables.
+docs/operators/settings.md lists the variables.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 of evalserver/settings.py, which star-imports this module once `env` and `DEBUG` are set there:
 import the settings, never this module.
 
-README.md, 'Settings', lists the variables.
+docs/operators/settings.md lists the variables.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@
 # demo submissions, then gunicorn on 127.0.0.1:${PORT:-8000} in the foreground. A worker, beat or
 # the throwaway Redis that stops is started again (a line here says so); Ctrl-C, or gunicorn
 # stopping, stops everything it started.
-# Settings come from the environment or .env (README.md, "Settings"); without SECRET_KEY a
+# Settings come from the environment or .env (docs/operators/settings.md); without SECRET_KEY a
 # random one is kept in var/secret_key. Plain http on 127.0.0.1: the https settings that
 # DEBUG=false turns on are turned off here unless set. Logs: var/log/ (gunicorn's go to this
 # terminal). After the first install and data fetch nothing reaches the network: every server
@@ -35,7 +35,7 @@ if [ -z "${SECRET_KEY:-}" ] && ! grep -qs '^SECRET_KEY=.' .env; then
     export SECRET_KEY
 fi
 
-# Plain http on 127.0.0.1, no TLS proxy in front (README.md, "Settings": https).
+# Plain http on 127.0.0.1, no TLS proxy in front (docs/operators/https.md).
 export SECURE_SSL_REDIRECT=${SECURE_SSL_REDIRECT:-false}
 export SESSION_COOKIE_SECURE=${SESSION_COOKIE_SECURE:-false}
 export CSRF_COOKIE_SECURE=${CSRF_COOKIE_SECURE:-false}
@@ -149,7 +149,7 @@ if ! data_report=$(.venv/bin/python manage.py fetch_data --check 2>&1); then
         echo "$data_report" >&2
         echo "warning: the data files above are missing and their sources do not answer" \
             "(no network?); serving without the benchmarks that need them. Fetch them later" \
-            "with: .venv/bin/python manage.py fetch_data (README.md, 'Data')" >&2
+            "with: .venv/bin/python manage.py fetch_data (docs/operators/data.md)" >&2
     fi
 fi
 
@@ -225,9 +225,23 @@ setsid .venv/bin/gunicorn -c evalserver/gunicorn_conf.py evalserver.wsgi \
     --bind "127.0.0.1:${PORT}" \
     --access-logfile - &
 GUNICORN_PID=$!
+# The first accounts are made once the server answers (docs/operators/one-machine.md, "The
+# first account, a staff user and reviewers"; docs/hosts/roles.md): a fresh database has none.
+for _ in $(seq 60); do
+    .venv/bin/python -c "import sys, urllib.request
+try: urllib.request.urlopen('http://127.0.0.1:${PORT}/healthz', timeout=1)
+except Exception: sys.exit(1)" 2>/dev/null && break
+    kill -0 "$GUNICORN_PID" 2>/dev/null || break
+    sleep 0.5
+done
 echo
-echo "Serving on http://127.0.0.1:${PORT}/  (admin: http://127.0.0.1:${PORT}/admin/;"
-echo "create an account with: .venv/bin/python manage.py createsuperuser)."
+echo "Serving on http://127.0.0.1:${PORT}/  (admin: http://127.0.0.1:${PORT}/admin/)."
+echo "The first accounts, in another terminal from $(pwd):"
+echo "  .venv/bin/python manage.py createsuperuser        # you: staff, and the admin pages"
+echo "  anyone signs up on http://127.0.0.1:${PORT}/signup/ (a participant; token on /profile/)"
+echo "  .venv/bin/python manage.py role grant --username NAME --role reviewer   # reviews labels"
+echo "  .venv/bin/python manage.py role grant --username NAME --role staff      # hosts benchmarks"
+echo "  (what each role may do: docs/hosts/roles.md)"
 echo "Logs: gunicorn here; workers $LOG_DIR/celery-worker.log, $LOG_DIR/celery-gpu-worker.log;" \
     "beat $LOG_DIR/celery-beat.log${REDIS_PID:+; Redis $LOG_DIR/redis.log}."
 echo "Ctrl-C stops everything."

@@ -35,7 +35,7 @@ def data_dir() -> Path:
     if not path.is_dir():
         pytest.fail(
             f"the data directory {path} does not exist: these tests read the real public label "
-            "files. See README.md 'Data' and set EVALSERVER_DATA_DIR.",
+            "files. See docs/operators/data.md and set EVALSERVER_DATA_DIR.",
             pytrace=False,
         )
     return path

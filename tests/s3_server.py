@@ -10,7 +10,8 @@ serves moto's S3 application alone (`create_backend_app("s3")`), threaded as mot
 is (one thread per connection, HTTP/1.1 keep-alive), CORS headers off (no browser calls it).
 
 It keeps its objects in memory: a restart empties it. `storage_env` is the environment that
-points a web or worker process at a bucket in it (README, "Files in object storage")."""
+points a web or worker process at a bucket in it (docs/operators/many-machines.md, "Files in object
+storage")."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """The S3 storage (django-storages, boto3) against a real S3-compatible server on loopback
-(moto's, tests/s3_server.py): an upload through the API is scored by a real worker process
-whose own media and cache folders start empty (everything it reads comes from the bucket,
-the compiled label sets cached on its disk); the storage out of reach is a 503 on the web
-side with nothing recorded, and a retried, then scored, job on the worker's (README, "Files
+(moto's, tests/s3_server.py): an upload through the API is scored by a real worker process whose
+own media and cache folders start empty (everything it reads comes from the bucket, the compiled
+label sets cached on its disk); the storage out of reach is a 503 on the web side with nothing
+recorded, and a retried, then scored, job on the worker's (docs/operators/many-machines.md, "Files
 in object storage")."""
 
 from __future__ import annotations
@@ -176,11 +176,12 @@ def test_it_makes_three_s3_requests_on_the_web_and_six_on_the_worker_per_submiss
     s3_loaded: str, catalog_settings: Settings, data_dir: Path, sent: list[tuple[str, int]],
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:  # `sent`: the jobs are run below, not by a broker
-    """The budget of a submission of predictions with no shared disk (README, "Files in object
-    storage"): the web PUTs each file; the worker GETs each and PUTs its compact array, and
-    GETs each compiled label set once, the first time (then it is in its cache). No HEAD, no
-    second GET, nothing listed or deleted. The web and the worker run in this process here
-    (the job as the worker's task runs it), so one recorder sees both."""
+    """The budget of a submission of predictions with no shared disk
+    (docs/operators/many-machines.md, "Files in object storage"): the web PUTs each file; the
+    worker GETs each and PUTs its compact array, and GETs each compiled label set once, the first
+    time (then it is in its cache). No HEAD, no second GET, nothing listed or deleted. The web and
+    the worker run in this process here (the job as the worker's task runs it), so one recorder
+    sees both."""
     catalog_settings.EVALSERVER_CACHE_DIR = tmp_path / "worker-cache"  # a fresh worker host
     label_set_version_files._load.cache_clear()
     requests = _requests_recorded(monkeypatch, s3_loaded)

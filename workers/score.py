@@ -225,7 +225,7 @@ def _score(bench: Bundle, args: argparse.Namespace, *, data_dir: Path,
     if bench.files == "data" and not data_dir.is_dir():
         print(
             f"error: data directory {data_dir} does not exist; set EVALSERVER_DATA_DIR or "
-            "--data-dir (README.md says where to get the files)",
+            "--data-dir (docs/operators/data.md says where to get them)",
             file=sys.stderr,
         )
         return 3

@@ -53,7 +53,7 @@ from workers.scoring.bundles.builders import optional_source
 from workers.scoring.catalog import LabelSetSpec
 from workers.scoring.label_set_builders import CompiledLabelSet
 
-# Where a user gets the data (MANIFEST.md "source" column); repeated in README.md, "Data".
+# Where a user gets the data (MANIFEST.md "source" column); repeated in docs/operators/data.md.
 DATA_SOURCES = (
     "github.com/cleanlab/label-errors (original labels, MTurk validation, cross-validated "
     "predictions: ImageNet, CIFAR-10, CIFAR-100, Caltech-256, MNIST, 20 Newsgroups, IMDB)",
@@ -81,7 +81,7 @@ def data_dir_missing_message(data_dir: Path) -> str:
     sources = "\n".join(f"  - {source}" for source in DATA_SOURCES)
     return (
         f"The data directory {data_dir} does not exist.\n"
-        "Get the public label files (README.md, 'Data', lists them and their layout) "
+        "Get the public label files (docs/operators/data.md lists them and their layout) "
         f"from:\n{sources}\n"
         "and set EVALSERVER_DATA_DIR to the folder that holds imagenet/, cifar10/ and mnist/."
     )

@@ -1,8 +1,9 @@
 """The S3 storage: django-storages' S3Storage, writing through boto3's client.
 
-EVALSERVER_STORAGE_BACKEND=leaderboard.common.object_storage.S3Storage (README, "Files in
-object storage"). Imported only when that setting names it: django-storages and boto3 are
-optional at runtime, and a filesystem deployment never loads them.
+EVALSERVER_STORAGE_BACKEND=leaderboard.common.object_storage.S3Storage
+(docs/operators/many-machines.md, "Files in object storage"). Imported only when that setting names
+it: django-storages and boto3 are optional at runtime, and a filesystem deployment never loads
+them.
 
 django-storages writes each file through a boto3 resource object (`bucket.Object(name)`),
 and boto3 builds a resource's class anew for each one: about 7 ms of CPU per file, more than

@@ -16,7 +16,8 @@ An object store out of reach (connection refused or cut, a timeout, a 5xx or thr
 answer) is transient, as a local disk's OSError is: `storage_error_transient` says so for any
 exception, without importing botocore (a filesystem deployment never loads it). Workers retry
 such a job (workers/tasks.py); the web side answers 503 `storage_unavailable` and records
-nothing (leaderboard/common/error_pages.py; README, "Files in object storage").
+nothing (leaderboard/common/error_pages.py;
+docs/operators/many-machines.md, "Files in object storage").
 """
 
 from __future__ import annotations
@@ -124,8 +125,8 @@ def storage_each(storage: Storage, work: Callable[[T], R], items: Sequence[T]) -
     """`work(item)` for each item, the results in order; concurrently when the storage is an
     object store, where each file is a network round trip spent mostly waiting: a worker that
     reads three uploads and stores three compact arrays waits for two round trips instead of
-    six (README, "Files in object storage"). `work` must not touch the database (threads). An
-    exception is raised once every item has been tried."""
+    six (docs/operators/many-machines.md, "Files in object storage"). `work` must not touch
+    the database (threads). An exception is raised once every item has been tried."""
     global _pool
     if len(items) <= 1 or not _object_store(storage):
         return [work(item) for item in items]

@@ -5,10 +5,10 @@ S3-compatible object store on a host of its own, and no two hosts share a folder
 
 The web host and each worker host get their own MEDIA_ROOT, EVALSERVER_CACHE_DIR and upload
 folder (under <workdir>/hosts/<role>/), and every process names the bucket as its storage
-(EVALSERVER_STORAGE_BACKEND=storages.backends.s3.S3Storage: README, "Files in object
-storage"). An upload made on the web host is scored on a worker host only if everything it
-needs crosses the network: the upload, the compiled label sets, the compact arrays. The data
-directory stays shared: it is read-only input, as a dataset mount would be.
+(EVALSERVER_STORAGE_BACKEND=storages.backends.s3.S3Storage: docs/operators/many-machines.md,
+"Files in object storage"). An upload made on the web host is scored on a worker host only if
+everything it needs crosses the network: the upload, the compiled label sets, the compact arrays.
+The data directory stays shared: it is read-only input, as a dataset mount would be.
 
 Used by tests/deploy/test_multi_host.py (its no-shared-disk mode) and bench/cluster.py --s3.
 """

@@ -4,7 +4,8 @@ Real CIFAR-10 and ImageNet predictions go through the web host's API; both worke
 some; one worker host is killed (SIGKILL, every process) mid-task, and every submission still
 ends scored exactly once. Twice: on one shared disk (MEDIA_ROOT on this machine), and with no
 shared disk (tests/deploy/object_store.py: the files in an S3-compatible store on its own host,
-each host its own media and cache folders; README, "Files in object storage")."""
+each host its own media and cache folders; docs/operators/many-machines.md, "Files in object
+storage")."""
 
 from __future__ import annotations
 

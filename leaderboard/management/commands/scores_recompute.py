@@ -1,6 +1,6 @@
 """`python manage.py scores_recompute [--benchmark SLUG] [--label-set SLUG] [--queue]`: the
 stored scores computed again on each label set's newest version, after an upgrade changed what
-a metric reports (README, "Upgrading"). Safe to run again: it gives the same numbers.
+a metric reports (docs/operators/upgrades.md). Safe to run again: it gives the same numbers.
 
 The work is `leaderboard.review.rescoring.services`: a version compiled by an older builder is
 first upgraded (a new version with the same labels), then every scored submission is

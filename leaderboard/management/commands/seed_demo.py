@@ -45,7 +45,7 @@ class Command(BaseCommand):
         data_dir: Path = options["data_dir"] or Path(settings.EVALSERVER_DATA_DIR)
         if not data_dir.is_dir():
             raise CommandError(f"the data directory {data_dir} does not exist "
-                               "(README.md, 'Data'; set EVALSERVER_DATA_DIR)")
+                               "(docs/operators/data.md; set EVALSERVER_DATA_DIR)")
         report = demo_seed(data_dir=data_dir, echo=self.stdout.write)
         hidden_demo_seed(data_dir=data_dir, report=report, echo=self.stdout.write)
         self.stdout.write(f"demo: {len(report.queued)} queued, {len(report.skipped)} skipped")

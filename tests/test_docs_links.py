@@ -14,7 +14,6 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 EXPECTED_LATER = {
     PROJECT_ROOT / "docs" / "participants" / "quickstart.md",
     PROJECT_ROOT / "docs" / "participants" / "client.md",
-    PROJECT_ROOT / "docs" / "operators" / "backup.md",
 }
 LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)|!\[[^\]]*\]\(([^)\s]+)\)")
 FENCE = re.compile(r"^(```|~~~).*?^\1", re.S | re.M)

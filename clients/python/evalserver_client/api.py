@@ -109,12 +109,21 @@ def retry_wait(response: requests.Response, attempt: int) -> float | None:
     return None if wait > MAX_RETRY_WAIT else max(wait, 0.0)
 
 
-def _reason(exc: Exception) -> str:
-    """The innermost cause's words: `[Errno 111] Connection refused`, not urllib3's nesting."""
-    inner: BaseException = exc
-    while inner.__context__ is not None and not isinstance(inner, OSError | TimeoutError):
-        inner = inner.__context__
-    return str(inner) or type(inner).__name__
+def _reason(exc: BaseException) -> str:
+    """The operating system's words (`[Errno 111] Connection refused`), found under the layers
+    of requests and urllib3 that wrap them; else the outermost message."""
+    stack, seen = [exc], set()
+    while stack:
+        inner = stack.pop()
+        if id(inner) in seen:
+            continue
+        seen.add(id(inner))
+        if isinstance(inner, OSError) and type(inner).__module__ in ("builtins", "socket",
+                                                                     "ssl"):
+            return str(inner) or type(inner).__name__
+        stack += [e for e in (*inner.args, getattr(inner, "reason", None), inner.__cause__,
+                              inner.__context__) if isinstance(e, BaseException)]
+    return str(exc)
 
 
 def answer(response: requests.Response) -> Any:

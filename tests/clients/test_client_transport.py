@@ -115,7 +115,7 @@ def test_it_tries_again_after_retry_after_on_503_and_429(scripted: list[Recorder
                            "server busy (HTTP 429): trying again in 1 s (2/4)\n")
 
 
-def test_it_sends_an_upload_again_whole_after_a_503(scripted: list[Recorder],
+def test_it_sends_an_upload_again_whole_after_a_503_with_its_progress(scripted: list[Recorder],
                                                     tmp_path: Path) -> None:
     server = _start(scripted, [
         (503, {"Retry-After": "0"}, _error("storage_unavailable", "the storage is down")),
@@ -124,7 +124,7 @@ def test_it_sends_an_upload_again_whole_after_a_503(scripted: list[Recorder],
     preds.write_bytes(b"\x93NUMPY" + bytes(range(256)) * 40)
 
     done = run_client("submit", "--benchmark", "cifar10", "--model", "m", "--no-wait",
-                      f"cifar10-test={preds}", url=server.url, token="t")
+                      "--progress", f"cifar10-test={preds}", url=server.url, token="t")
 
     assert (done.returncode, done.stdout) == (
         0, f"submission 7 queued: {server.url}/submissions/7/\n")
@@ -133,6 +133,12 @@ def test_it_sends_an_upload_again_whole_after_a_503(scripted: list[Recorder],
     # a boundary of its own each time; the same file in each, whole
     assert len(first[2]) == len(second[2])
     assert preds.read_bytes() in first[2] and preds.read_bytes() in second[2]
+    size = f"{len(second[2]) / 1000:.1f} KB"
+    # (text mode reads each "\r" of the line rewritten in place as a line break)
+    lines = [line for line in done.stderr.splitlines() if line]
+    notice = lines.index("server busy (HTTP 503): trying again in 0 s (1/4)")
+    assert lines[notice - 1] == lines[-1] == f"upload: 100% ({size} of {size})"
+    assert [line for line in lines if not line.startswith("upload: ")] == [lines[notice]]
 
 
 def test_it_does_not_retry_a_429_without_retry_after(scripted: list[Recorder]) -> None:

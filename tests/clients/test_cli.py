@@ -233,7 +233,8 @@ MODULES = ["__init__", "__main__", "api", "cli", "client", "commands/__init__",
 
 @pytest.mark.parametrize("module", MODULES)
 def test_it_imports_only_the_standard_library_and_requests(module: str) -> None:
-    """NumPy only inside a function (client._source): an optional dependency."""
+    """requests and its urllib3 (api.py: the upload's block size); NumPy only inside a
+    function (client._source): an optional dependency."""
     tree = ast.parse((PACKAGE_DIR / f"{module}.py").read_text())
     top = [node for node in tree.body if isinstance(node, ast.Import | ast.ImportFrom)]
     modules = {alias.name.split(".")[0] for node in ast.walk(tree)
@@ -242,7 +243,8 @@ def test_it_imports_only_the_standard_library_and_requests(module: str) -> None:
                 if isinstance(node, ast.ImportFrom) and node.module and node.level == 0}
     top_level = {alias.name.split(".")[0] for node in top if isinstance(node, ast.Import)
                  for alias in node.names}
-    assert modules - {"__future__"} <= sys.stdlib_module_names | {"requests", "numpy"}
+    assert modules - {"__future__"} <= sys.stdlib_module_names | {"requests", "urllib3",
+                                                                   "numpy"}
     assert "numpy" not in top_level
 
 

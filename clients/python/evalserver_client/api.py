@@ -21,6 +21,8 @@ from typing import IO, Any
 from urllib.parse import urlsplit
 
 import requests
+import urllib3
+from requests.adapters import HTTPAdapter
 
 from . import __version__
 from .errors import AuthenticationError, ClientError, NetworkError, RefusedError, UsageError
@@ -31,6 +33,8 @@ USER_AGENT = f"evalserver-client/{__version__}"
 RETRIED = (429, 503)
 # a longer wait than this is not worth holding a terminal for: the error is shown instead
 MAX_RETRY_WAIT = 300.0
+# bytes per read of an upload: urllib3's 16 KiB default halves the rate of a large file
+BLOCK = 1 << 20
 
 Progress = Callable[[int, int], None]  # (bytes sent, bytes in all)
 Notice = Callable[[str], None]  # a line for the user while retrying
@@ -49,6 +53,9 @@ class Api:
         self.token, self.timeout, self.retries = token, timeout, retries
         self.progress, self.notice, self.sleep = progress, notice, sleep
         self.session = requests.Session()  # trust_env: proxies and CA bundle from the env
+        if not urllib3.__version__.startswith("1."):  # 1.x's pool keys have no blocksize
+            for prefix in ("http://", "https://"):
+                self.session.mount(prefix, LargeBlocks())
 
     def _headers(self, auth: bool) -> dict[str, str]:
         headers = {"Accept": "application/json", "User-Agent": USER_AGENT}
@@ -91,6 +98,18 @@ class Api:
                 self.notice(f"server busy (HTTP {response.status_code}): trying again in "
                             f"{wait:g} s ({attempt}/{self.retries})")
             self.sleep(wait)
+
+
+class LargeBlocks(HTTPAdapter):
+    """Sends a body in reads of BLOCK bytes, directly and through a proxy."""
+
+    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+        super().init_poolmanager(*args, **kwargs, blocksize=BLOCK)
+
+    def proxy_manager_for(self, proxy: str, **kwargs: Any) -> Any:
+        if proxy.lower().startswith("socks"):
+            return super().proxy_manager_for(proxy, **kwargs)
+        return super().proxy_manager_for(proxy, **kwargs, blocksize=BLOCK)
 
 
 def retry_wait(response: requests.Response, attempt: int) -> float | None:

@@ -44,7 +44,7 @@ def dependencies_only(folder: Path) -> Path:
 
 
 def run_client(*args: str, url: str, token: str | None = None, config_home: Path | None = None,
-               **env: str) -> subprocess.CompletedProcess[str]:
+               stdin: str = "", **env: str) -> subprocess.CompletedProcess[str]:
     """`python -m evalserver_client ARGS` with this venv's Python (requests importable), a
     config folder of its own (a fresh one unless given: no login of the machine's user) and
     no proxy unless `env` sets one."""
@@ -56,7 +56,7 @@ def run_client(*args: str, url: str, token: str | None = None, config_home: Path
         environment["EVALSERVER_TOKEN"] = token
     return subprocess.run(
         [sys.executable, "-m", "evalserver_client", *args], cwd=PROJECT_ROOT,
-        env=environment, capture_output=True, text=True, timeout=180, check=False)
+        env=environment, input=stdin, capture_output=True, text=True, timeout=180, check=False)
 
 
 def _percent(value: float) -> str:

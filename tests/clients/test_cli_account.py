@@ -77,8 +77,9 @@ def test_it_takes_the_flag_then_the_environment_then_the_file(live_server: LiveS
 def test_it_logs_out_by_revoking_the_token(live_server: LiveServer, tmp_path: Path) -> None:
     alice = factories.user_create("alice")
     home = tmp_path / "config"
-    login = run_client("login", "--username", "alice", "--json", url=live_server.url,
-                       config_home=home, EVALSERVER_PASSWORD=PASSWORD)
+    # the username asked on stderr: stdout is the JSON document only
+    login = run_client("login", "--json", url=live_server.url, config_home=home,
+                       stdin="alice\n", EVALSERVER_PASSWORD=PASSWORD)
     old = Token.objects.get(user=alice).key
 
     logout = run_client("logout", "--json", url=live_server.url, config_home=home)
@@ -89,6 +90,7 @@ def test_it_logs_out_by_revoking_the_token(live_server: LiveServer, tmp_path: Pa
     config = home / "evalserver" / "config.json"
     assert json.loads(login.stdout) == {"url": live_server.url, "username": "alice",
                                         "config": str(config)}
+    assert login.stderr == "username: "
     assert (logout.returncode, json.loads(logout.stdout)) == (
         0, {"url": live_server.url, "revoked": True, "config_removed": True})
     assert not config.exists() and not Token.objects.filter(user=alice).exists()

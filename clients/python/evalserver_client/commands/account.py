@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import getpass
 import os
+import sys
 
 from ..client import Client
 from ..output import emit_json
@@ -15,8 +16,14 @@ def _password(username: str) -> str:
         f"password for {username}: ")
 
 
+def _username() -> str:
+    """Asked on stderr: stdout carries only the answer (--json)."""
+    print("username: ", end="", file=sys.stderr, flush=True)
+    return sys.stdin.readline().strip()
+
+
 def cmd_login(client: Client, args: argparse.Namespace) -> int:
-    username = args.username or input("username: ").strip()
+    username = args.username or _username()
     done = client.login(username, _password(username))
     if args.json:
         emit_json(done)

@@ -36,8 +36,8 @@ def program() -> str:
 
 
 def _command(commands: argparse._SubParsersAction[argparse.ArgumentParser], name: str,
-             run: object, help: str) -> argparse.ArgumentParser:
-    sub = commands.add_parser(name, help=help)
+             run: object, summary: str) -> argparse.ArgumentParser:
+    sub = commands.add_parser(name, help=summary)
     # SUPPRESS: `--json` after the command and before it both count (no default overwrites)
     sub.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
                      help="print one JSON document on stdout")

@@ -24,6 +24,7 @@ from leaderboard.submissions.control import api as control
 # slug, so any other value (a NUL byte, 300 characters) is the 404 of an unknown URL.
 urlpatterns = [
     path("auth/token/", auth.TokenView.as_view(), name="api-auth-token"),
+    path("me/", auth.MeView.as_view(), name="api-me"),
     path("bundles/", hosting.BundleUploadCreateView.as_view(), name="api-bundle-upload-list"),
     path("bundles/<int:upload_id>/", hosting.BundleUploadDetailView.as_view(),
          name="api-bundle-upload-detail"),

@@ -123,6 +123,21 @@ step "import contracts" .venv/bin/lint-imports
 step "migrations up to date" env -u DATABASE_URL \
     .venv/bin/python manage.py makemigrations --check --dry-run
 
+# The client package (clients/python) as researchers get it: a wheel and an sdist built with
+# `python -m build`, and the wheels of its dependencies, for tests/clients/test_package.py's
+# offline install into a fresh venv (EVALSERVER_CLIENT_DIST). The network is needed here only.
+build_client() {
+    local dist="$WORK/client-dist"
+    .venv/bin/python -m build clients/python --outdir "$dist" >"$WORK/client-build.log" 2>&1 \
+        || { tail -n 40 "$WORK/client-build.log"; return 1; }
+    rm -rf clients/python/*.egg-info  # the sdist's metadata, written into the source
+    .venv/bin/python -m pip download --disable-pip-version-check --quiet --only-binary=:all: \
+        --dest "$dist/deps" "$dist"/evalserver_client-*.whl || return 1
+    ls "$dist" "$dist/deps"
+    export EVALSERVER_CLIENT_DIST="$dist"
+}
+step "client package: wheel, sdist and its dependencies" build_client
+
 # The benches that measure one process first, on a machine that runs nothing else.
 step "benchmarks (quick)" .venv/bin/python bench/score.py --quick
 step "benchmarks: bundles, compiled and added to a fresh database (quick)" .venv/bin/python bench/bundle.py --quick

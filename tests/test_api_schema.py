@@ -99,6 +99,7 @@ STATUSES = {
     ("/api/audits/{audit_id}/", "get"): {"200", "403"} | EVERYWHERE,
     ("/api/auth/token/", "post"): {"200"} | WRITE_WITH_BODY,
     ("/api/auth/token/", "delete"): {"204", "403"} | EVERYWHERE,
+    ("/api/me/", "get"): {"200"} | EVERYWHERE,
     ("/api/benchmarks/", "get"): {"200"} | EVERYWHERE,
     ("/api/bundles/", "post"): {"202", "403", "413"} | WRITE_WITH_BODY,
     ("/api/bundles/{upload_id}/", "get"): {"200", "403"} | EVERYWHERE,

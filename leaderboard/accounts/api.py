@@ -1,4 +1,5 @@
-"""`/api/auth/token/`: get (POST) or revoke (DELETE) the caller's API token."""
+"""`/api/auth/token/`: get (POST) or revoke (DELETE) the caller's API token; `/api/me/`: who the
+caller is (docs/api.md §2)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from leaderboard.accounts.login_throttle import (
 from leaderboard.accounts.services import token_get_or_create, token_revoke
 from leaderboard.common.api import CodedCharField, error_responses, signed_in_user
 from leaderboard.common.api_errors import error_response
+from leaderboard.submissions.control.services import user_is_maintainer
 
 
 class TokenCreateInput(serializers.Serializer):
@@ -84,3 +86,28 @@ class TokenView(APIView):
     def delete(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         token_revoke(user=signed_in_user(request))
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class MeOutput(serializers.Serializer):
+    username = serializers.CharField()
+    staff = serializers.BooleanField(help_text="may add and hide benchmarks")
+    maintainer = serializers.BooleanField(
+        help_text="staff or a member of `reviewers`: may review labels and withdraw any "
+                  "submission")
+
+
+class MeView(APIView):
+    """Who the credentials belong to: what `evalserver-client whoami` prints, and how a client
+    checks a token before storing it."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        operation_id="me_retrieve",
+        summary="The signed-in caller's account",
+        responses={200: MeOutput, **error_responses(401)},
+    )
+    def get(self, request: Request) -> Response:
+        user = signed_in_user(request)
+        return Response(MeOutput({"username": user.username, "staff": user.is_staff,
+                                  "maintainer": user_is_maintainer(user)}).data)

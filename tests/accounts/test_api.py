@@ -1,4 +1,4 @@
-"""POST /api/auth/token/ and DELETE /api/auth/token/."""
+"""POST /api/auth/token/, DELETE /api/auth/token/ and GET /api/me/."""
 
 from __future__ import annotations
 
@@ -94,3 +94,21 @@ def test_it_needs_credentials_to_revoke() -> None:
     assert response.status_code == 401
     assert response.json() == {"error": {
         "code": "not_authenticated", "message": "Authentication credentials were not provided."}}
+
+
+def test_it_says_who_the_token_belongs_to() -> None:
+    alice = factories.user_create("alice")
+    staff = factories.user_create("root", staff=True)
+    api = APIClient()
+
+    anonymous = api.get("/api/me/")
+    api.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=alice).key}")
+    mine = api.get("/api/me/")
+    api.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=staff).key}")
+    theirs = api.get("/api/me/")
+
+    assert anonymous.status_code == 401
+    assert anonymous.json()["error"]["code"] == "not_authenticated"
+    assert (mine.status_code, mine.json()) == (
+        200, {"username": "alice", "staff": False, "maintainer": False})
+    assert theirs.json() == {"username": "root", "staff": True, "maintainer": True}

@@ -1,6 +1,7 @@
-"""`python -m evalserver_client` (clients/python) as a researcher runs it: a subprocess, standard
-library only (`python -S`: no site-packages), against a live server and a real scoring worker;
-and the package on its own: without Django, and installed with pip into a bare venv."""
+"""`python -m evalserver_client` (clients/python) as a researcher runs it: a subprocess with the
+client's own config folder, against a live server and a real scoring worker; and the package
+on its own: without Django (its only dependency `requests`), and installed with pip into a bare
+venv. Exit codes: clients/python/README.md, "Exit codes"."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -26,15 +28,35 @@ CLIENT_DIR = PROJECT_ROOT / "clients" / "python"
 PACKAGE_DIR = CLIENT_DIR / "evalserver_client"
 
 
-def run_client(*args: str, url: str, token: str | None = None,
-               **env: str) -> subprocess.CompletedProcess[str]:
+# what the client needs besides the standard library: requests and its own dependencies
+CLIENT_DEPENDENCIES = ("requests", "urllib3", "idna", "certifi", "charset_normalizer")
+
+
+def dependencies_only(folder: Path) -> Path:
+    """A folder with links to the client's dependencies in this venv, and nothing else (no
+    Django, no NumPy): what a researcher's fresh environment has after `pip install`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in CLIENT_DEPENDENCIES:
+        spec = __import__(name).__file__
+        assert spec is not None
+        (folder / name).symlink_to(Path(spec).parent)
+    return folder
+
+
+def run_client(*args: str, url: str, token: str | None = None, config_home: Path | None = None,
+               stdin: str = "", **env: str) -> subprocess.CompletedProcess[str]:
+    """`python -m evalserver_client ARGS` with this venv's Python (requests importable), a
+    config folder of its own (a fresh one unless given: no login of the machine's user) and
+    no proxy unless `env` sets one."""
+    home = config_home or Path(tempfile.mkdtemp(prefix="evalserver-client-"))
     environment = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(CLIENT_DIR),
-                   "EVALSERVER_URL": url, **env}
+                   "EVALSERVER_URL": url, "XDG_CONFIG_HOME": str(home), "HOME": str(home),
+                   **env}
     if token:
         environment["EVALSERVER_TOKEN"] = token
     return subprocess.run(
-        [sys.executable, "-S", "-m", "evalserver_client", *args], cwd=PROJECT_ROOT,
-        env=environment, capture_output=True, text=True, timeout=180, check=False)
+        [sys.executable, "-m", "evalserver_client", *args], cwd=PROJECT_ROOT,
+        env=environment, input=stdin, capture_output=True, text=True, timeout=180, check=False)
 
 
 def _percent(value: float) -> str:
@@ -59,7 +81,7 @@ def test_it_submits_waits_and_prints_the_scores(
     submission = Submission.objects.get()
     lines = done.stdout.splitlines()
     assert lines[:3] == [
-        f"submission {submission.pk} queued: {live_server.url}/api/submissions/{submission.pk}/",
+        f"submission {submission.pk} queued: {live_server.url}/submissions/{submission.pk}/",
         f"submission {submission.pk}: {MODEL} on cifar10 - scored",
         "label set  accuracy  correct/total            95% CI",
     ]
@@ -106,7 +128,7 @@ def test_it_exits_1_with_the_reason_when_scoring_fails(
 
 
 @pytest.mark.django_db(transaction=True)
-def test_it_exits_1_with_the_servers_refusal_of_a_bad_file(
+def test_it_exits_5_with_the_servers_refusal_of_a_bad_file(
     loaded: Settings, live_server: LiveServer, tmp_path: Path
 ) -> None:
     preds = [3] * 10_000
@@ -116,7 +138,7 @@ def test_it_exits_1_with_the_servers_refusal_of_a_bad_file(
     done = run_client("submit", "--benchmark", "cifar10", "--model", "bad",
                       f"cifar10-test={bad}", url=live_server.url, token=_token())
 
-    assert done.returncode == 1
+    assert done.returncode == 5
     assert done.stdout == ""
     assert done.stderr == ("error: class_out_of_range: cifar10-test: row 17 (0-based) has class "
                            "id 10; ids must be in 0..9\n")
@@ -124,14 +146,14 @@ def test_it_exits_1_with_the_servers_refusal_of_a_bad_file(
 
 
 @pytest.mark.django_db(transaction=True)
-def test_it_exits_1_with_the_servers_error(loaded: Settings, data_dir: Path,
+def test_it_exits_5_with_the_servers_error(loaded: Settings, data_dir: Path,
                                           live_server: LiveServer) -> None:
     test_file = factories.cifar10_model_files(data_dir, MODEL)["cifar10-test"]
 
     done = run_client("submit", "--benchmark", "svhn", "--model", MODEL,
                       f"cifar10-test={test_file}", url=live_server.url, token=_token())
 
-    assert done.returncode == 1
+    assert done.returncode == 5
     assert done.stdout == ""
     assert done.stderr == ("error: unknown_benchmark: benchmark: no benchmark 'svhn'; "
                            "use one of: 20news, caltech256, cifar10, cifar100, imagenet, imdb, "
@@ -150,7 +172,7 @@ def test_it_reports_a_file_over_the_size_cap(loaded: Settings, live_server: Live
     done = run_client("submit", "--benchmark", "cifar10", "--model", MODEL,
                       f"cifar10-test={big}", url=live_server.url, token=_token())
 
-    assert done.returncode == 1
+    assert done.returncode == 5
     what = "'cifar10-test'" if size == 5000 else "the request body"
     assert done.stderr == (f"error: file_too_large: {what} is larger than the upload limit of "
                            "1000 bytes" + (" (field cifar10-test)" if size == 5000 else "") + "\n")
@@ -167,82 +189,100 @@ def test_it_prints_a_token_for_a_username_and_password(live_server: LiveServer) 
                        EVALSERVER_PASSWORD="wrong")
 
     assert (done.returncode, done.stdout) == (0, Token.objects.get(user=user).key + "\n")
-    assert wrong.returncode == 1
+    assert wrong.returncode == 5
     assert wrong.stderr == ("error: invalid_credentials: wrong username or password "
                             "(or the account is inactive)\n")
 
 
-def test_it_exits_1_without_a_token(tmp_path: Path) -> None:
+def test_it_exits_3_without_a_token(tmp_path: Path) -> None:
     preds = write_json(tmp_path / "p.json", [3] * 10)
 
     done = run_client("submit", "--benchmark", "cifar10", "--model", "m",
                       f"cifar10-test={preds}", url="http://127.0.0.1:9")
 
-    assert done.returncode == 1
-    assert done.stderr == ("error: no API token: set EVALSERVER_TOKEN or pass --token (get one "
-                           "with `python -m evalserver_client token --username NAME`)\n")
+    assert done.returncode == 3
+    assert done.stderr == ("error: no API token: log in with `evalserver-client login`, or set "
+                           "EVALSERVER_TOKEN or pass --token\n")
 
 
-def test_it_exits_1_when_the_server_cannot_be_reached() -> None:
+def test_it_exits_4_when_the_server_cannot_be_reached() -> None:
     url = f"http://127.0.0.1:{free_port()}"
 
     done = run_client("status", "1", url=url)
 
-    assert done.returncode == 1
-    assert done.stderr.startswith(f"error: cannot reach {url}: ")
-    assert "Connection refused" in done.stderr
+    assert done.returncode == 4
+    assert done.stderr == f"error: cannot reach {url}: [Errno 111] Connection refused\n"
 
 
-def test_it_exits_1_for_a_missing_file(tmp_path: Path) -> None:
+def test_it_exits_2_for_a_missing_file_or_a_bad_argument(tmp_path: Path) -> None:
     done = run_client("submit", "--benchmark", "cifar10", "--model", "m",
                       f"cifar10-test={tmp_path / 'nope.json'}", url="http://127.0.0.1:9",
                       token="t")
+    unknown = run_client("status", "forty-two", url="http://127.0.0.1:9")
 
-    assert done.returncode == 1
+    assert done.returncode == 2
     assert done.stderr == f"error: {tmp_path / 'nope.json'}: no such file (or not readable)\n"
+    assert unknown.returncode == 2
+    assert unknown.stderr.endswith("error: argument id: invalid int value: 'forty-two'\n")
 
 
-@pytest.mark.parametrize("module", ["__init__", "__main__", "api", "cli"])
-def test_it_imports_only_the_standard_library(module: str) -> None:
+MODULES = ["__init__", "__main__", "api", "cli", "client", "commands/__init__",
+           "commands/account", "commands/boards", "commands/submissions", "config", "errors",
+           "output"]
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_it_imports_only_the_standard_library_and_requests(module: str) -> None:
+    """requests and its urllib3 (api.py: the upload's block size); NumPy only inside a
+    function (client._source): an optional dependency."""
     tree = ast.parse((PACKAGE_DIR / f"{module}.py").read_text())
+    top = [node for node in tree.body if isinstance(node, ast.Import | ast.ImportFrom)]
     modules = {alias.name.split(".")[0] for node in ast.walk(tree)
                if isinstance(node, ast.Import) for alias in node.names}
     modules |= {node.module.split(".")[0] for node in ast.walk(tree)
                 if isinstance(node, ast.ImportFrom) and node.module and node.level == 0}
-    assert modules - {"__future__"} <= sys.stdlib_module_names
+    top_level = {alias.name.split(".")[0] for node in top if isinstance(node, ast.Import)
+                 for alias in node.names}
+    assert modules - {"__future__"} <= sys.stdlib_module_names | {"requests", "urllib3",
+                                                                   "numpy"}
+    assert "numpy" not in top_level
 
 
 def test_the_package_has_no_other_modules() -> None:
     """So that the parametrized test above checks every module of the package."""
-    assert sorted(p.stem for p in PACKAGE_DIR.glob("*.py")) == ["__init__", "__main__", "api",
-                                                                 "cli"]
+    assert sorted(p.relative_to(PACKAGE_DIR).with_suffix("").as_posix()
+                  for p in PACKAGE_DIR.rglob("*.py")) == sorted(MODULES)
 
 
-def test_it_runs_without_django() -> None:
-    """Isolated mode (no environment, no user site), sys.path cut to the package and the
-    standard library: Django cannot even be found, and importing the CLI does not want it."""
+def test_it_runs_without_django_or_numpy(tmp_path: Path) -> None:
+    """Isolated mode (no environment, no user site), sys.path cut to the package, its
+    dependencies and the standard library: Django and NumPy cannot even be found, and the
+    command runs."""
+    deps = dependencies_only(tmp_path / "deps")
     code = "; ".join([
         "import sys, importlib.util",
-        f"sys.path[:] = [{str(CLIENT_DIR)!r}] + [p for p in sys.path if p and not "
-        "p.endswith(('site-packages', 'dist-packages'))]",
+        f"sys.path[:] = [{str(CLIENT_DIR)!r}, {str(deps)!r}] + [p for p in sys.path if p and "
+        "not p.endswith(('site-packages', 'dist-packages'))]",
         "assert importlib.util.find_spec('django') is None, sys.path",
+        "assert importlib.util.find_spec('numpy') is None, sys.path",
         "import evalserver_client.cli as cli",
-        "assert 'django' not in sys.modules, sorted(sys.modules)",
         "assert cli.parser().parse_args(['status', '42']).id == 42",
-        "print(cli.__file__)",
+        "cli.main(['--version'])",
     ])
 
     done = subprocess.run([sys.executable, "-I", "-c", code], cwd=CLIENT_DIR, env={},
                           capture_output=True, text=True, timeout=60, check=False)
 
-    assert done.returncode == 0, done.stderr
-    assert done.stdout == f"{PACKAGE_DIR / 'cli.py'}\n"
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout == "evalserver-client 0.2.0\n"
 
 
 @pytest.mark.slow
 def test_it_installs_with_pip(tmp_path: Path) -> None:
     """A wheel built offline by this venv's setuptools, installed into a bare venv (whose own
-    setuptools 65 cannot build one without the `wheel` package), runs as `evalserver-client`."""
+    setuptools 65 cannot build one without the `wheel` package), runs as `evalserver-client`.
+    Offline, so its dependencies come from this venv through a .pth file (test_package.py
+    installs them from wheels, as CI builds them)."""
     source = shutil.copytree(CLIENT_DIR, tmp_path / "src",  # the build writes into its source
                              ignore=shutil.ignore_patterns("__pycache__", "build", "*.egg-info"))
     environment = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path),
@@ -255,19 +295,22 @@ def test_it_installs_with_pip(tmp_path: Path) -> None:
     built = run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
                 "--no-index", "-w", tmp_path / "wheels", source)
     assert built.returncode == 0, built.stdout + built.stderr
-    (wheel,) = (tmp_path / "wheels").glob("evalserver_client-0.1.0-*.whl")
+    (wheel,) = (tmp_path / "wheels").glob("evalserver_client-0.2.0-*.whl")
     venv = tmp_path / "venv"
     created = run(sys.executable, "-m", "venv", venv)
     assert created.returncode == 0, created.stderr
     assert run(venv / "bin" / "python", "-c", "import django").returncode == 1
+    (site,) = (venv / "lib").glob("python3.*/site-packages")
+    (site / "client-dependencies.pth").write_text(f"{dependencies_only(tmp_path / 'deps')}\n")
 
     installed = run(venv / "bin" / "pip", "install", "--no-index", "--no-deps", wheel)
     helped = run(venv / "bin" / "evalserver-client", "--help")
 
     assert installed.returncode == 0, installed.stdout + installed.stderr
     assert helped.returncode == 0, helped.stderr
-    assert helped.stdout.startswith("usage: evalserver-client [-h] [--url URL] [--token TOKEN]")
-    assert "{submit,status,cancel,rerun,withdraw,leaderboard,compare,token}" in helped.stdout
+    assert helped.stdout.startswith("usage: evalserver-client [-h] [--version] [--url URL]")
+    assert ("{login,logout,whoami,benchmarks,leaderboard,submissions,submit,status,cancel,"
+            "rerun,withdraw,compare,token}") in helped.stdout
 
 
 @pytest.mark.django_db(transaction=True)

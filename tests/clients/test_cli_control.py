@@ -1,5 +1,5 @@
 """`python -m evalserver_client cancel | rerun | withdraw` against a live server: exit 0 and
-the submission's new state, or exit 1 with the server's refusal (its code and words)."""
+the submission's new state, or exit 5 with the server's refusal (its code and words)."""
 
 from __future__ import annotations
 
@@ -40,23 +40,23 @@ def test_it_cancels_reruns_and_withdraws_with_exit_codes(
     assert client("cancel", str(queued.pk)) == (
         0, f"submission {queued.pk}: {MODEL} on cifar10 - cancelled\n", "")
     assert client("cancel", str(queued.pk)) == (
-        1, "", "error: not_cancellable: only a queued submission can be cancelled; this one "
+        5, "", "error: not_cancellable: only a queued submission can be cancelled; this one "
                "is cancelled\n")
     assert client("rerun", str(lost.pk)) == (
         0, f"submission {lost.pk}: vgg16_keras on cifar10 - queued\n", "")
     lost.refresh_from_db()
     assert (lost.status, lost.attempts, lost.reruns) == ("queued", 0, 1)
     assert client("rerun", str(queued.pk)) == (
-        1, "", "error: not_rerunnable: only a failed submission can be run again; this one "
+        5, "", "error: not_rerunnable: only a failed submission can be run again; this one "
                "is cancelled\n")
     assert client("withdraw", str(queued.pk), "--reason", "wrong model") == (
         0, f"submission {queued.pk}: {MODEL} on cifar10 - cancelled, withdrawn (wrong model)\n",
         "")
     assert client("withdraw", str(bobs.pk)) == (
-        1, "", "error: not_owner: only the submitter or a maintainer can withdraw a "
+        5, "", "error: not_owner: only the submitter or a maintainer can withdraw a "
                "submission\n")
     assert client("cancel", "999999") == (
-        1, "", "error: not_found: no submission 999999 that you can see\n")
+        5, "", "error: not_found: no submission 999999 that you can see\n")
     assert Submission.objects.get(pk=bobs.pk).withdrawn is None
     done = run_client("cancel", str(lost.pk), url=live_server.url)  # no token
-    assert done.returncode == 1 and done.stderr.startswith("error: no API token")
+    assert done.returncode == 3 and done.stderr.startswith("error: no API token")

@@ -194,6 +194,7 @@ def surfaces(world: World, pins: dict[str, list[str]]) -> list[Surface]:
            Surface("ground_truth_next", "/review/toy/ground-truth/next/"),
            Surface("leaderboard", "/benchmarks/toy/?page=2"),
            Surface("api-auth-token", "/api/auth/token/", "POST"),
+           Surface("api-me", "/api/me/"),
            Surface("api-bundle-upload-list", "/api/bundles/"),
            Surface("api-bundle-upload-list", "/api/bundles/", "POST"),
            Surface("api-bundle-upload-detail", "/api/bundles/1/"),

@@ -110,7 +110,7 @@ def test_it_prints_the_table_and_the_json_with_the_client(
     body: Any = json.loads(as_json.stdout)
     assert (body["examples"]["label_set"], body["examples"]["page"]) == ("cifar10.1-v6", 2)
     refused = run_client("compare", str(first), str(first), url=live_server.url)
-    assert refused.returncode == 1
+    assert refused.returncode == 5
     assert refused.stderr.startswith("error: same_submission")
 
 

@@ -1,0 +1,1 @@
+"""The commands of `evalserver-client`, one function each: `(client, args) -> exit status`."""

@@ -1,0 +1,123 @@
+"""What the commands print: tables for people, one JSON document with --json, upload progress
+on stderr."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, TextIO
+
+
+def emit_json(data: Any) -> None:
+    print(json.dumps(data, indent=2, sort_keys=True))
+
+
+def percent(value: Any) -> str:
+    return "-" if value is None else f"{100 * value:.2f}%"
+
+
+def table(header: list[str], rows: list[list[str]], left: int = 1) -> str:
+    """Columns padded to width: the first `left` ones aligned left, the others right."""
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    lines = ["  ".join(str(c).ljust(w) if i < left else str(c).rjust(w)
+                       for i, (c, w) in enumerate(zip(r, widths, strict=True)))
+             for r in [header, *rows]]
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def scores_table(scores: dict[str, Any]) -> str:
+    rows = []
+    for slug, s in scores.items():
+        ci = f"[{percent(s.get('ci_low'))}, {percent(s.get('ci_high'))}]"
+        rows.append([slug, percent(s.get("accuracy")), f"{s.get('correct')}/{s.get('total')}",
+                     ci if s.get("ci_low") is not None else "-"])
+    return table(["label set", "accuracy", "correct/total", "95% CI"], rows)
+
+
+def releases_table(releases: list[dict[str, Any]]) -> str:
+    """A hidden label set's released figures: the only figures of it the server gives."""
+    rows = [[r["label_set"], percent(r.get("released")), percent(r.get("best")), r["mechanism"]]
+            for r in releases]
+    return table(["hidden label set", "released", "your best", "mechanism"], rows)
+
+
+def leaderboard_table(board: dict[str, Any]) -> str:
+    slugs = [c["slug"] for c in board["columns"]]
+    rows = []
+    for row in board["rows"]:
+        cells = []
+        for slug in slugs:
+            shift = row["rank_shift"].get(slug, 0)
+            arrow = f" ({'+' if shift > 0 else ''}{shift})" if shift else ""
+            cells.append(percent(row["scores"].get(slug, {}).get("accuracy")) + arrow)
+        rank = row["ranks"].get(board["sort"])
+        rows.append([str(rank or "-"), row["model_name"], str(row["submission_id"]), *cells])
+    return table(["rank", "model", "id", *slugs], rows, left=2)
+
+
+def compare_table(body: dict[str, Any]) -> str:
+    """Per label set: both accuracies (rank), the difference, the discordant counts, p."""
+    def side(figures: dict[str, Any]) -> str:
+        rank = figures.get("rank")
+        where = "" if rank is None else f" #{rank}" + ("" if figures["on_board"] else "*")
+        return percent(figures.get("accuracy")) + where
+
+    rows = []
+    for c in body["label_sets"]:
+        diff = c.get("difference")
+        p = c.get("p_value")
+        rows.append([c["slug"], side(c["first"]), side(c["second"]),
+                     "-" if diff is None else f"{100 * diff:+.2f} pt",
+                     "-" if c.get("only_first") is None
+                     else f"{c['only_first']} / {c['only_second']}",
+                     "-" if p is None else ("<0.001" if p < 0.001 else f"{p:.3f}")])
+    return table(["label set", f"#{body['first']['id']}", f"#{body['second']['id']}",
+                  "difference", "only first / only second", "McNemar p"], rows)
+
+
+def benchmarks_table(benchmarks: list[dict[str, Any]]) -> str:
+    rows = [[b["slug"], b["name"], str(b["num_classes"]),
+             ", ".join(s["slug"] for s in b["image_sets"]),
+             ", ".join(s["slug"] for s in b["label_sets"])] for b in benchmarks]
+    return table(["benchmark", "name", "classes", "image sets", "label sets"], rows, left=2)
+
+
+def submissions_table(submissions: list[dict[str, Any]]) -> str:
+    rows = [[str(s["id"]), s["benchmark"], s["model_name"],
+             s["status"] + (" (withdrawn)" if s.get("withdrawn") else ""),
+             percent((s.get("scores") or {}).get("original", {}).get("accuracy")),
+             str(s.get("created") or "")] for s in submissions]
+    return table(["id", "benchmark", "model", "status", "original", "created"], rows, left=4)
+
+
+def describe(sub: dict[str, Any]) -> str:
+    withdrawn = ""
+    if sub.get("withdrawn"):
+        reason = sub.get("withdrawn_reason")
+        withdrawn = ", withdrawn" + (f" ({reason})" if reason else "")
+    return (f"submission {sub['id']}: {sub['model_name']} on {sub['benchmark']} - "
+            f"{sub['status']}{withdrawn}")
+
+
+def _size(count: int) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if count < 1000 or unit == "GB":
+            return f"{count:.0f} {unit}" if unit == "B" else f"{count:.1f} {unit}"
+        count /= 1000  # type: ignore[assignment]
+    return ""
+
+
+class UploadProgress:
+    """`upload:  42% (4.2 MB of 10.0 MB)` rewritten in place on stderr, once per percent."""
+
+    def __init__(self, stream: TextIO = sys.stderr) -> None:
+        self.stream, self.shown = stream, -1
+
+    def __call__(self, sent: int, total: int) -> None:
+        share = 100 * sent // total if total else 100
+        if share == self.shown:
+            return
+        self.shown = share
+        end = "\n" if sent >= total else ""
+        self.stream.write(f"\rupload: {share:3d}% ({_size(sent)} of {_size(total)}){end}")
+        self.stream.flush()

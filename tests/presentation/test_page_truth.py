@@ -10,12 +10,10 @@ so each test seeds it afresh rather than sharing rows between tests."""
 
 from __future__ import annotations
 
-import html
 import io
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -26,99 +24,22 @@ from pytest_django.fixtures import Settings
 
 from leaderboard.submissions.models import Submission
 from tests import factories
+from tests.demo_truth import (
+    CIFAR10,
+    NEW_TEST_SETS,
+    PREDICTIONS,
+    Cifar10Truth,
+    cifar10_truth,
+    competition_ranks,
+    page_text,
+    pct,
+    shift_text,
+)
 from tests.pages import leaderboard_table
 from tests.scored_models import score_in_process
 
-CIFAR10 = "cifar10"
-PREDICTIONS = "cifar10/model_predictions"
-NEW_TEST_SETS = {"cifar10.1-v4": "v4", "cifar10.1-v6": "v6"}
-CLEANLAB_CIFAR10 = "cleanlab cross-validated (CIFAR-10)"
-# docs/metrics.md §3: the corrected set's agreement threshold (3 of 5 votes)
-AGREEMENT = 3
 # the benchmarks with one demo model each (leaderboard/submissions/demo.py)
 ONE_MODEL_BENCHMARKS = ("20news", "caltech256", "cifar100", "imagenet", "imdb", "mnist")
-
-
-def _text(page: str) -> str:
-    """A page's visible words: tags dropped (a <wbr> splits no word), entities read, spaces
-    collapsed."""
-    page = re.sub(r"(?s)<(script|style|svg)\b.*?</\1>", " ", page)
-    page = re.sub(r"<wbr\s*/?>", "", page)
-    return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", page))).strip()
-
-
-def _pct(correct: int, n: int) -> str:
-    return f"{100 * correct / n:.2f}%"
-
-
-def _competition_ranks(counts: dict[str, tuple[int, int]]) -> dict[str, int]:
-    """1 + the number of models with a strictly higher accuracy (ties share the better rank),
-    compared as exact fractions."""
-    return {m: 1 + sum(c2 * n1 > c1 * n2 for c2, n2 in counts.values())
-            for m, (c1, n1) in counts.items()}
-
-
-def _shift(value: int) -> str:
-    return "▲" + str(value) if value > 0 else "▼" + str(-value) if value < 0 else "–"
-
-
-@dataclass(frozen=True)
-class Cifar10Truth:
-    """Every CIFAR-10 demo model's (correct, n) per label set, from the raw files."""
-
-    scores: dict[str, dict[str, tuple[int, int]]]
-    pruned: int  # examples left on the corrected set
-    correctable: int  # |C|: examples whose label the reviewers corrected
-    predictions: dict[str, np.ndarray]  # top-1 on cifar10-test
-    original: np.ndarray
-    corrected: np.ndarray  # -1 where the example is left out
-
-
-def _corrected_labels(data_dir: Path, original: np.ndarray) -> tuple[np.ndarray, int]:
-    """docs/metrics.md §3, threshold 3 of 5: a flagged example keeps its label when 3 voters
-    kept it, takes the guessed one when 3 chose it (the set C), else it is left out."""
-    labels = original.astype(np.int64).copy()
-    correctable = 0
-    for item in json.loads((data_dir / "cifar10/cleanlab_mturk.json").read_text()):
-        votes = item["mturk"]
-        if votes.get("given", 0) >= AGREEMENT:
-            continue
-        if votes.get("guessed", 0) >= AGREEMENT:
-            labels[item["id"]] = item["our_guessed_label"]
-            correctable += 1
-        else:
-            labels[item["id"]] = -1
-    return labels, correctable
-
-
-def _cifar10_truth(data_dir: Path) -> Cifar10Truth:
-    original = np.load(data_dir / "cifar10/original_labels.npy").astype(np.int64)
-    corrected, correctable = _corrected_labels(data_dir, original)
-    kept = corrected >= 0
-    counts = np.load(data_dir / "cifar10/cifar10h_counts.npy")
-    plurality = counts == counts.max(axis=1, keepdims=True)
-    new_labels = {slug: np.load(data_dir / f"cifar10/cifar10.1_{v}_labels.npy")
-                  for slug, v in NEW_TEST_SETS.items()}
-    folder = data_dir / PREDICTIONS / "original_predictions"
-    models = sorted(p.name.removesuffix("_predictions.json") for p in folder.glob("*.json"))
-    predictions = {m: np.array(json.loads((folder / f"{m}_predictions.json").read_text()))
-                   for m in models}
-    predictions[CLEANLAB_CIFAR10] = np.load(
-        data_dir / "cifar10/cleanlab_cv_probabilities.npy").argmax(axis=1)
-    scores: dict[str, dict[str, tuple[int, int]]] = {}
-    for model, top1 in predictions.items():
-        scores[model] = {
-            "original": (int((top1 == original).sum()), original.size),
-            "corrected": (int((top1 == corrected)[kept].sum()), int(kept.sum())),
-            "cifar10h": (int(plurality[np.arange(top1.size), top1].sum()), top1.size),
-        }
-        for slug, v in NEW_TEST_SETS.items():
-            path = data_dir / PREDICTIONS / f"{v}_predictions" / f"{model}_predictions.json"
-            if path.is_file():
-                new = np.array(json.loads(path.read_text()))
-                scores[model][slug] = (int((new == new_labels[slug]).sum()), new.size)
-    return Cifar10Truth(scores, int(kept.sum()), correctable, predictions, original,
-                        corrected)
 
 
 @pytest.fixture
@@ -133,7 +54,7 @@ def demo(loaded: Settings, data_dir: Path, sent: list[tuple[str, int]]) -> Itera
 
 @pytest.fixture(scope="module")
 def truth(data_dir: Path) -> Cifar10Truth:
-    return _cifar10_truth(data_dir)
+    return cifar10_truth(data_dir)
 
 
 def _get(client: Client, url: str) -> str:
@@ -157,7 +78,7 @@ def test_it_counts_each_benchmarks_public_models_and_examples_on_the_home_page(
     assert cards["cifar10-hidden"] == "30 public models"
     for slug in ONE_MODEL_BENCHMARKS:
         assert cards[slug] == "1 public model", slug
-    text = _text(page)
+    text = page_text(page)
     assert (f"cifar10-test ({truth.original.size}), cifar10.1-v4 "
             f"({np.load(data_dir / 'cifar10/cifar10.1_v4_labels.npy').size}), cifar10.1-v6 "
             f"({np.load(data_dir / 'cifar10/cifar10.1_v6_labels.npy').size})") in text
@@ -171,11 +92,11 @@ def test_it_shows_every_cifar10_rows_accuracy_rank_and_shift_as_the_data_gives_t
 ) -> None:
     page = _get(client, f"/benchmarks/{CIFAR10}/")
     n = len(truth.scores)
-    assert f"Rows 1–{n} of {n}" in _text(page)
+    assert f"Rows 1–{n} of {n}" in page_text(page)
     _, rows = leaderboard_table(page)
     assert sorted(r.model for r in rows) == sorted(truth.scores)
     label_sets = ("original", "corrected", "cifar10h", *NEW_TEST_SETS)
-    ranks = {slug: _competition_ranks({m: s[slug] for m, s in truth.scores.items()
+    ranks = {slug: competition_ranks({m: s[slug] for m, s in truth.scores.items()
                                        if slug in s}) for slug in label_sets}
     for row in rows:
         for slug in label_sets:
@@ -184,10 +105,10 @@ def test_it_shows_every_cifar10_rows_accuracy_rank_and_shift_as_the_data_gives_t
                 # no file for that image set: the cell is a dash, no accuracy and no rank
                 assert (cell.acc, cell.rank) == ("", ""), (row.model, slug)
                 continue
-            assert cell.acc == _pct(*truth.scores[row.model][slug]), (row.model, slug)
+            assert cell.acc == pct(*truth.scores[row.model][slug]), (row.model, slug)
             assert cell.rank == f"#{ranks[slug][row.model]}", (row.model, slug)
             if slug != "original":
-                expected = _shift(ranks["original"][row.model] - ranks[slug][row.model])
+                expected = shift_text(ranks["original"][row.model] - ranks[slug][row.model])
                 assert cell.shift == expected, (row.model, slug)
 
 
@@ -218,14 +139,14 @@ def _swapped_pairs(a: dict[str, int], b: dict[str, int]) -> int:
 def test_it_states_the_fits_n_and_the_rank_shake_up_of_the_plots_page(
     demo: None, client: Client, truth: Cifar10Truth, new: str,
 ) -> None:
-    text = _text(_get(client, f"/benchmarks/{CIFAR10}/plots/?new={new}&labels=corrected"))
+    text = page_text(_get(client, f"/benchmarks/{CIFAR10}/plots/?new={new}&labels=corrected"))
     slope, intercept, fitted = _fit(truth, new)
     assert len(fitted) == 30  # cleanlab's model has no CIFAR-10.1 predictions
     # the page said "the least-squares fit over 0 submissions" above a fit of n = 30
     assert f"the least-squares fit over {len(fitted)} submissions," in text
     assert f"{_equation(new, slope, intercept)} (accuracies in %, n = {len(fitted)})" in text
-    original = _competition_ranks({m: s["original"] for m, s in truth.scores.items()})
-    corrected = _competition_ranks({m: s["corrected"] for m, s in truth.scores.items()})
+    original = competition_ranks({m: s["original"] for m, s in truth.scores.items()})
+    corrected = competition_ranks({m: s["corrected"] for m, s in truth.scores.items()})
     shifts = [original[m] - corrected[m] for m in truth.scores]
     n = len(truth.scores)
     swapped = _swapped_pairs(original, corrected)
@@ -234,7 +155,7 @@ def test_it_states_the_fits_n_and_the_rank_shake_up_of_the_plots_page(
             f"{sum(s == 0 for s in shifts)} kept their rank") in text
     assert f"Data table ({n} submissions)" in text
     # the noise-prevalence curves start from the share of C in the pruned set
-    assert (f"grows from {_pct(truth.correctable, truth.pruned)} to 100% (Northcutt et al. "
+    assert (f"grows from {pct(truth.correctable, truth.pruned)} to 100% (Northcutt et al. "
             f"2021, appendix E; |C| = {truth.correctable:,}, "
             f"|B| = {truth.pruned - truth.correctable:,})") in text
 
@@ -249,7 +170,7 @@ def test_it_gives_each_label_sets_size_and_the_number_of_submissions_on_the_abou
     assert sizes == [f"{model[slug][1]:,} examples evaluated" for slug in
                      ("original", "corrected", "cifar10h", *NEW_TEST_SETS)]
     assert model["corrected"][1] == truth.pruned
-    text = _text(page)
+    text = page_text(page)
     assert f"confused by the {len(truth.scores)} public scored submissions:" in text
     assert text.count("history (1 version)") == 5
 
@@ -264,10 +185,10 @@ def test_it_shows_each_submissions_counts_gaps_and_residuals_as_the_data_gives_t
     for submission in Submission.objects.filter(benchmark__slug=CIFAR10):
         model = submission.model_name
         scores = truth.scores[model]
-        text = _text(_get(client, f"/submissions/{submission.pk}/"))
+        text = page_text(_get(client, f"/submissions/{submission.pk}/"))
 
         def stated(label: str, c: int, n: int, text: str = text, model: str = model) -> None:
-            assert f"{label} {_pct(c, n)} {c:,} / {n:,} " in text, (model, label)
+            assert f"{label} {pct(c, n)} {c:,} / {n:,} " in text, (model, label)
 
         stated("Top-1 accuracy", *scores["original"])
         stated("Top-1 accuracy on corrected labels (pruned set)", *scores["corrected"])
@@ -301,7 +222,7 @@ def test_it_counts_the_examples_only_one_of_two_models_gets_right_on_the_compare
     ids = dict(Submission.objects.filter(benchmark__slug=CIFAR10)
                .values_list("model_name", "pk"))
     first, second = "alexnet_tf_ben", "cudaconvnet"
-    text = _text(_get(client, f"/submissions/{ids[first]}/compare/{ids[second]}/"))
+    text = page_text(_get(client, f"/submissions/{ids[first]}/compare/{ids[second]}/"))
     a, b = truth.predictions[first], truth.predictions[second]
     kept = truth.corrected >= 0
     only = {"original": ((a == truth.original) & (b != truth.original),
@@ -315,9 +236,9 @@ def test_it_counts_the_examples_only_one_of_two_models_gets_right_on_the_compare
             for m in (first, second))
         only[slug] = ((pa == labels) & (pb != labels), (pb == labels) & (pa != labels))
     for slug, (one, other) in only.items():
-        ranks = _competition_ranks({m: s[slug] for m, s in truth.scores.items() if slug in s})
-        assert (f"{slug} v1 {_pct(*truth.scores[first][slug])} #{ranks[first]} "
-                f"{_pct(*truth.scores[second][slug])} #{ranks[second]}") in text, slug
+        ranks = competition_ranks({m: s[slug] for m, s in truth.scores.items() if slug in s})
+        assert (f"{slug} v1 {pct(*truth.scores[first][slug])} #{ranks[first]} "
+                f"{pct(*truth.scores[second][slug])} #{ranks[second]}") in text, slug
         assert f" {int(one.sum()):,} / {int(other.sum()):,} p " in text, slug
     one, other = only["original"]
     assert f"Examples of original exactly one gets right {int(one.sum() + other.sum()):,}" \
@@ -349,7 +270,7 @@ def test_it_counts_the_open_review_items_of_each_benchmark(
     page = _get(client, "/review/")
     table = re.search(r"(?s)<table.*?</table>", page)
     assert table is not None
-    counts = dict(re.findall(r"\(?([\w.-]+)\)? (\d[\d,]*)\b", _text(table.group(0))))
+    counts = dict(re.findall(r"\(?([\w.-]+)\)? (\d[\d,]*)\b", page_text(table.group(0))))
     expected = {"imagenet": f"{_imagenet_novel(data_dir):,}"}
     for slug in ("20news", "caltech256", CIFAR10, "cifar10-hidden", "cifar100", "imdb",
                  "mnist"):

@@ -46,9 +46,6 @@ MODEL_NAME = "my first model"
 # whose published predictions the participant uploads, as the quick start's .npy of class ids
 SOURCE_MODEL = "resnet_basic_110"
 
-pytestmark = [pytest.mark.slow, pytest.mark.sqlite, NEEDS_CHROMIUM]
-
-
 def quickstart_steps() -> dict[int, list[str]]:
     """Step number -> the labels written in bold in that step's section ("## N. ...")."""
     steps: dict[int, list[str]] = {}
@@ -85,6 +82,10 @@ class Walk:
         assert not missing, f"step {step} of the quick start names {missing}, not on its pages"
 
 
+# Also on SQLite: scripts/serve.sh's one-machine path.
+@pytest.mark.slow
+@pytest.mark.sqlite
+@NEEDS_CHROMIUM
 @pytest.mark.django_db(transaction=True)
 def test_it_walks_the_quick_start_from_sign_up_to_the_scored_row_on_the_board(
     browser: Any, live_server: Any, scoring_worker: Path, data_dir: Path, tmp_path: Path,

@@ -50,7 +50,9 @@ def quickstart_steps() -> dict[int, list[str]]:
     """Step number -> the labels written in bold in that step's section ("## N. ...")."""
     steps: dict[int, list[str]] = {}
     for match in re.finditer(r"(?ms)^## (\d+)\. .*?(?=^## |\Z)", QUICKSTART.read_text()):
-        steps[int(match.group(1))] = re.findall(r"\*\*(.+?)\*\*", match.group(0))
+        # a label may wrap onto the next line of the Markdown
+        steps[int(match.group(1))] = [" ".join(label.split()) for label in
+                                      re.findall(r"(?s)\*\*(.+?)\*\*", match.group(0))]
     return steps
 
 

@@ -26,6 +26,7 @@ from leaderboard.submissions.models import Submission
 from tests import factories
 from tests.demo_truth import (
     CIFAR10,
+    CLEANLAB_CIFAR10,
     NEW_TEST_SETS,
     PREDICTIONS,
     Cifar10Truth,
@@ -276,3 +277,51 @@ def test_it_counts_the_open_review_items_of_each_benchmark(
                  "mnist"):
         expected[slug] = "0"  # no `real` or `multilabel` set: nothing goes to review
     assert {slug: counts[slug] for slug in expected} == expected
+
+
+@pytest.mark.django_db
+def test_it_counts_what_the_mistake_gallery_shows_and_links_it_only_where_it_has_a_section(
+    demo: None, client: Client, truth: Cifar10Truth,
+) -> None:
+    ids = dict(Submission.objects.filter(benchmark__slug=CIFAR10)
+               .values_list("model_name", "pk"))
+    c_set = (truth.corrected != truth.original) & (truth.corrected >= 0)
+    for model in ("alexnet_tf_ben", "shake_drop", CLEANLAB_CIFAR10):
+        detail = page_text(_get(client, f"/submissions/{ids[model]}/"))
+        assert ("Mistake gallery : its predictions on the examples whose label was "
+                "corrected. About these label sets") in detail
+        top1 = truth.predictions[model][c_set]
+        on_original = int((top1 == truth.original[c_set]).sum())
+        on_corrected = int((top1 == truth.corrected[c_set]).sum())
+        gallery = page_text(_get(client, f"/submissions/{ids[model]}/mistakes/"))
+        assert (f"The prediction matches the original label on {on_original} , the corrected "
+                f"label on {on_corrected} and neither on "
+                f"{truth.correctable - on_original - on_corrected} of {truth.correctable} "
+                "(Acc@1 and cAcc@1 on C).") in gallery, model
+    # ImageNet's demo has no multi-label set, so no ImageNet-M misses to show; the hidden
+    # demo has no corrected labels, so no gallery at all
+    imagenet = Submission.objects.get(benchmark__slug="imagenet").pk
+    detail = page_text(_get(client, f"/submissions/{imagenet}/"))
+    assert "Mistake gallery : its predictions on the examples whose label was corrected." \
+        in detail and "ImageNet-M" not in detail
+    hidden = Submission.objects.filter(benchmark__slug="cifar10-hidden").first()
+    assert hidden is not None
+    detail = page_text(_get(client, f"/submissions/{hidden.pk}/"))
+    assert "Mistake gallery" not in detail and "About these label sets" in detail
+
+
+@pytest.mark.django_db
+def test_it_shows_a_hidden_demo_rows_released_best_as_its_board_does_in_the_third_person(
+    demo: None, client: Client, data_dir: Path,
+) -> None:
+    v6 = np.load(data_dir / "cifar10/cifar10.1_v6_labels.npy")
+    _, rows = leaderboard_table(_get(client, "/benchmarks/cifar10-hidden/"))
+    assert len(rows) == 30  # one participant per published model
+    for row in rows[:3]:
+        cell = row.cells["cifar10.1-v6-hidden"].acc
+        text = page_text(_get(client, f"/submissions/{row.submission_id}/"))
+        # the public half of CIFAR-10.1 v6 (split 50/50, docs/metrics.md §17)
+        assert f"Its participant's released best: {cell} over the {v6.size // 2:,} " \
+               "examples of the public part." in text, row.model
+        assert "A new best for its participant: this figure is now their row on the board." \
+            in text and "your" not in text.lower().split("hidden label sets")[-1], row.model

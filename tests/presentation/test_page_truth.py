@@ -250,21 +250,23 @@ def test_it_counts_the_examples_only_one_of_two_models_gets_right_on_the_compare
         in text
 
 
-def _imagenet_novel(data_dir: Path) -> int:
-    """docs/metrics.md §4: top-1 pairs on included ReaL images that no rater judged (neither
-    accepted in real.json nor rated in real_scores.npz), from cleanlab's ResNet-50 put into
-    file-number order."""
+def _imagenet_real(data_dir: Path) -> tuple[int, int, int]:
+    """(novel pairs, ReaL hits, included images) of cleanlab's ResNet-50 put into file-number
+    order. docs/metrics.md §4: an image is included when real.json accepts a label for it; a
+    top-1 is a hit when accepted, and novel when no rater judged it (neither accepted nor
+    rated in real_scores.npz)."""
     real = json.loads((data_dir / "imagenet/real.json").read_text())
     paths = json.loads((data_dir / "imagenet/cleanlab_index_to_filepath.json").read_text())
     top1 = np.load(data_dir / "imagenet/cleanlab_cv_predicted_labels.npy")
     rated = {(str(name), int(cls)) for name, cls in
              np.load(data_dir / "imagenet/real_scores.npz")["info"]}
-    novel = 0
+    novel = hits = 0
     for path, cls in zip(paths, top1.tolist(), strict=True):
         name = path.rsplit("/", 1)[-1]
         accepted = real[int(name[len("ILSVRC2012_val_"):-len(".JPEG")]) - 1]
+        hits += cls in accepted
         novel += bool(accepted) and cls not in accepted and (name, cls) not in rated
-    return novel
+    return novel, hits, sum(1 for labels in real if labels)
 
 
 @pytest.mark.django_db
@@ -276,11 +278,18 @@ def test_it_counts_the_open_review_items_of_each_benchmark(
     table = re.search(r"(?s)<table.*?</table>", page)
     assert table is not None
     counts = dict(re.findall(r"\(?([\w.-]+)\)? (\d[\d,]*)\b", page_text(table.group(0))))
-    expected = {"imagenet": f"{_imagenet_novel(data_dir):,}"}
+    novel, hits, included = _imagenet_real(data_dir)
+    expected = {"imagenet": f"{novel:,}"}
     for slug in ("20news", "caltech256", CIFAR10, "cifar10-hidden", "cifar100", "imdb",
                  "mnist"):
         expected[slug] = "0"  # no `real` or `multilabel` set: nothing goes to review
     assert {slug: counts[slug] for slug in expected} == expected
+
+    # the demo's ImageNet submission says the same, with its ReaL accuracy
+    imagenet = Submission.objects.get(benchmark__slug="imagenet").pk
+    text = page_text(_get(client, f"/submissions/{imagenet}/"))
+    assert f"Predictions awaiting review: {novel:,} on real ." in text
+    assert f"ReaL accuracy (top-1) {pct(hits, included)} {hits:,} / {included:,} " in text
 
 
 @pytest.mark.django_db

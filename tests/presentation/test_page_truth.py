@@ -338,3 +338,19 @@ def test_it_shows_a_hidden_demo_rows_released_best_as_its_board_does_in_the_thir
                "examples of the public part." in text, row.model
         assert "A new best for its participant: this figure is now their row on the board." \
             in text and "your" not in text.lower().split("hidden label sets")[-1], row.model
+
+
+@pytest.mark.django_db
+def test_it_says_what_the_plots_of_a_one_model_or_hidden_benchmark_show(
+    demo: None, client: Client, data_dir: Path,
+) -> None:
+    text = page_text(_get(client, "/benchmarks/imagenet/plots/"))
+    # one demo model on ImageNet (leaderboard/submissions/demo.py)
+    assert "0 swapped pairs among 1 model · 0 moved up · 0 moved down · 1 kept their rank" \
+        in text
+    assert "Data table (1 submission)" in text
+    assert "Showing the one submission scored on corrected labels; choose others above." in text
+    # cifar10-hidden: its original labels, and CIFAR-10.1 v6 hidden
+    text = page_text(_get(client, "/benchmarks/cifar10-hidden/plots/"))
+    assert ("This benchmark's other label set is hidden, and a hidden label set is not "
+            "plotted: nothing to compare yet.") in text

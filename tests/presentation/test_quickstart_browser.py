@@ -3,7 +3,8 @@ chromium, driven by Playwright) on a live server holding the CIFAR-10 demo (the 
 models of `seed_demo`) with a real scoring worker: sign up, log in, create an API token,
 upload a predictions file made from the data directory's published predictions with the web
 form, wait for `scored` on the submission's page, go back to the board and find the row with
-its accuracy, rank and rank shifts computed here with NumPy.
+its accuracy, rank and rank shifts computed here with NumPy; then the token reads the
+submission back from the API, as the quick start's API section does.
 
 The steps are read from the quick start itself: every label it writes in bold in a step
 must be on a page that step visits, so the document and the pages cannot drift apart.
@@ -15,6 +16,7 @@ from __future__ import annotations
 import io
 import json
 import re
+import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -152,6 +154,8 @@ def test_it_walks_the_quick_start_from_sign_up_to_the_scored_row_on_the_board(
     field(page, "Model name").fill(MODEL_NAME)
     expect(field(page, "Public")).to_be_checked()
     field(page, "cifar10-test · 10,000 rows · required").set_input_files(str(preds))
+    # the quota line of the quick start's "Quotas" (EVALSERVER_DAILY_QUOTA, 10 by default)
+    assert "10 of 10 submissions left on cifar10 in the last 24 hours." in walk.seen[4][-1]
     page.get_by_role("button", name="Submit", exact=True).click()
     page.wait_for_url(re.compile(re.escape(base) + r"/submissions/\d+/$"))
     walk.check(4, steps[4])
@@ -193,3 +197,13 @@ def test_it_walks_the_quick_start_from_sign_up_to_the_scored_row_on_the_board(
     (twin,) = [r for r in rows if r.model == SOURCE_MODEL]
     assert twin.cells["original"].rank == row.cells["original"].rank
     context.close()
+
+    # "The same by the API": the token of step 3 reads the submission back
+    request = urllib.request.Request(f"{base}/api/submissions/{submission.pk}/",
+                                     headers={"Authorization": f"Token {key}"})
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        body = json.load(answer)
+    correct, total = scores[MODEL_NAME]["original"]
+    assert (body["status"], body["model_name"]) == ("scored", MODEL_NAME)
+    assert (body["scores"]["original"]["correct"], body["scores"]["original"]["total"]) == (
+        correct, total)

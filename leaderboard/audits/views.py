@@ -23,10 +23,17 @@ from leaderboard.audits.charts import NARROW, histogram_csv, histogram_svg
 from leaderboard.audits.inputs import MAX_CANDIDATES_DEFAULT, MAX_CANDIDATES_LIMIT
 from leaderboard.audits.models import Audit
 from leaderboard.catalog.selectors import benchmark_visible_list
-from leaderboard.review.panel.views import reviewer_required
+from leaderboard.common.page_access import role_required
+from leaderboard.review.panel.services import user_is_reviewer
 
 AUDITS_PER_PAGE = 50
 # the service's field names -> the form's
+# The review queue's role, with this page's own words on the 403 page (it said "Review" and
+# "the review queue" on /audits/).
+reviewer_required = role_required(
+    user_is_reviewer, title="Audits",
+    message="Only maintainers (staff or the reviewers group) can start and read label-error "
+            "audits.")
 FIELDS = {"submission_ids": "submissions", "config.epochs": "epochs",
           "config.max_candidates": "max_candidates", "benchmark": "benchmark", "kind": "kind"}
 

@@ -145,3 +145,8 @@ def image_set_example_namer(*, image_set: ImageSet) -> Callable[[int], str]:
         if len(names) == image_set.size:
             return lambda index: names[index]
     return lambda index: f"{slug}[{index}]"
+
+
+def label_set_hidden_count(*, benchmark: Benchmark) -> int:
+    """How many of the benchmark's label sets have hidden labels (docs/metrics.md §17)."""
+    return LabelSet.objects.filter(benchmark=benchmark, labels_hidden=True).count()

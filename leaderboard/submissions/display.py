@@ -39,6 +39,9 @@ class ScoreView:
     lines: list[Line]
     misses: list[dict[str, Any]] = field(default_factory=list)
     awaiting_review: int | None = None
+    # The mistake-gallery section this score gives (leaderboard/presentation/gallery:
+    # "misses" for ImageNet-M, "correctable" for the `corrected` set's C), else "".
+    gallery: str = ""
 
 
 def _class_mean_note(record: dict[str, Any]) -> str:
@@ -95,4 +98,6 @@ def score_view(score: Score) -> ScoreView:
         image_set=record.get("image_set", ""), lines=lines,
         misses=list(record.get("misses") or []) if family.gallery == "misses" else [],
         awaiting_review=int(novel) if novel is not None else None,
+        gallery=family.gallery if family.gallery == "misses" or (
+            family.gallery == "correctable" and score.label_set.slug == "corrected") else "",
     )

@@ -181,6 +181,8 @@ def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
     return render(request, "leaderboard/submission_detail.html", {
         "submission": submission,
         "scores": scores,
+        # the page links the mistake gallery only where it has a section to show
+        "galleries": {s.gallery for s in scores if s.gallery},
         "releases": release_views_for_submission(submission=submission),
         "files": submission.files.select_related("image_set").order_by("image_set__slug"),
         "is_owner": request.user.is_authenticated and submission.owner_id == request.user.pk,

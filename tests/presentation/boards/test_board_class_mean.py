@@ -20,6 +20,7 @@ from scipy.stats import norm
 from leaderboard.catalog.selectors import benchmark_get
 from leaderboard.submissions.services import submission_create
 from tests import factories
+from tests.demo_truth import page_text
 from tests.helpers import imagenet_original_labels_by_file_number
 from workers.scoring import datasets
 from workers.tasks import score_submission
@@ -87,6 +88,10 @@ def test_it_ranks_the_multilabel_column_by_the_class_mean_and_names_its_interval
     assert page.count(normal) == 2  # the two multilabel cells, and no other
     # original, the three corrected sets and real (ImageNet-M lists no image here)
     assert page.count('title="95% confidence interval"') == 2 * 5
+    # the legend names the column whose cells are a mean over classes
+    assert ("Each cell: top-1 accuracy (on multilabel , the mean of the per-class accuracies), "
+            "its 95% interval (Clopper-Pearson; on multilabel , a mean over classes, the normal "
+            "approximation), the rank") in page_text(page)
     # the plot of the multi-label set against the original labels says what its bars are
     svg = client.get("/benchmarks/imagenet/plots/label-set/multilabel.svg").content.decode()
     assert ("with 95% intervals (Clopper-Pearson; for the mean over classes on multilabel, "

@@ -32,7 +32,6 @@ import http.client
 import json
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -46,6 +45,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.load import load_main  # noqa: E402
 from tests.deploy.local_gunicorn import THROTTLES_OFF  # noqa: E402
+from tests.helpers import process_group_stop  # noqa: E402
 from workers.scoring.families.registry import family_named  # noqa: E402
 
 BENCHMARK = "cifar10"
@@ -263,13 +263,7 @@ def start_gunicorn(
 
 
 def stop(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is None:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+    process_group_stop(process)
 
 
 # -- counts -------------------------------------------------------------------------------------

@@ -87,6 +87,16 @@ cache_member() {
     esac
 }
 
+# sqlite_copy SOURCE TARGET: SOURCE's database written over TARGET through SQLite's backup API
+# (a consistent copy while the server writes; the target's journal dealt with as SQLite does).
+sqlite_copy() {
+    "$PYTHON" -c 'import sqlite3, sys
+source, target = sqlite3.connect(sys.argv[1]), sqlite3.connect(sys.argv[2])
+source.backup(target)
+target.close()
+source.close()' "$1" "$2"
+}
+
 backup() {
     local dest=$1 name folder partial cache
     read_settings
@@ -113,11 +123,7 @@ backup() {
             || die "pg_dump of $PGDATABASE failed"
     else
         [ -f "$SQLITE_PATH" ] || die "no SQLite database at $SQLITE_PATH"
-        "$PYTHON" -c 'import sqlite3, sys
-source, target = sqlite3.connect(sys.argv[1]), sqlite3.connect(sys.argv[2])
-source.backup(target)
-target.close()
-source.close()' "$SQLITE_PATH" "$partial/database.sqlite3" || die "SQLite backup failed"
+        sqlite_copy "$SQLITE_PATH" "$partial/database.sqlite3" || die "SQLite backup failed"
     fi
 
     # 2. then the stored files: every file of a row in that snapshot is there by now
@@ -159,12 +165,7 @@ restore() {
             || die "pg_restore into $PGDATABASE failed"
     else
         mkdir -p "$(dirname "$SQLITE_PATH")"
-        # through SQLite's backup API: the target's journal (WAL) is dealt with as SQLite does
-        "$PYTHON" -c 'import sqlite3, sys
-source, target = sqlite3.connect(sys.argv[1]), sqlite3.connect(sys.argv[2])
-source.backup(target)
-target.close()
-source.close()' "$folder/database.sqlite3" "$SQLITE_PATH" || die "SQLite restore failed"
+        sqlite_copy "$folder/database.sqlite3" "$SQLITE_PATH" || die "SQLite restore failed"
     fi
 
     if [ -f "$folder/media.tar" ]; then

@@ -7,7 +7,6 @@ import contextlib
 import io
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -22,7 +21,7 @@ from django.conf import settings as django_settings
 from django.core.management import call_command
 from pytest_django.fixtures import Settings
 
-from tests.helpers import PROJECT_ROOT, free_port
+from tests.helpers import PROJECT_ROOT, free_port, process_group_stop
 
 # The fixture of real CIFAR-10 models scored in-process, shared by several domains' tests.
 pytest_plugins = ["tests.scored_models"]
@@ -82,20 +81,6 @@ def run_load_benchmarks(catalog_settings: Settings) -> Callable[..., tuple[str, 
 
 # -- processes -----------------------------------------------------------------------------------
 
-def _stop(process: subprocess.Popen[bytes], *, timeout: float = 20.0) -> None:
-    """Stop a process started by these fixtures, and the children in its session."""
-    if process.poll() is not None:
-        return
-    try:
-        os.killpg(process.pid, signal.SIGTERM)
-        process.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait(timeout=timeout)
-    except ProcessLookupError:
-        pass
-
-
 def _redis_ping(url: str) -> bool:
     import redis
 
@@ -134,7 +119,7 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             time.sleep(0.1)
         yield url
     finally:
-        _stop(process)
+        process_group_stop(process)
 
 
 @contextlib.contextmanager
@@ -171,7 +156,7 @@ def _running_worker(redis_url: str, log_path: Path, env: dict[str, str],
         yield WorkerProcess(log_path, process)
     finally:
         _point_celery_app(app, **saved)
-        _stop(process)
+        process_group_stop(process)
 
 
 @pytest.fixture

@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import socket
+import subprocess
 from pathlib import Path
 from typing import NoReturn
 
@@ -52,3 +54,20 @@ def imagenet_original_labels_by_file_number(data_dir: Path) -> list[int]:
     for i, path in enumerate(paths):
         out[int(path.rsplit("_", 1)[-1][:-len(".JPEG")]) - 1] = labels[i]
     return out
+
+
+def process_group_stop(process: subprocess.Popen[bytes], *, timeout: float = 20.0,
+                       first: signal.Signals = signal.SIGTERM) -> None:
+    """Stop a process started in a session of its own (`start_new_session=True`) and every
+    process in that session: `first` (SIGTERM; nginx's graceful stop is SIGQUIT), then SIGKILL
+    after `timeout` seconds."""
+    if process.poll() is not None:
+        return
+    try:
+        os.killpg(process.pid, first)
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=timeout)
+    except ProcessLookupError:
+        pass

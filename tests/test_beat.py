@@ -20,8 +20,8 @@ import pytest
 import redis
 from django.conf import settings
 
-from tests.conftest import _redis_ping, _stop, redis_database_empty
-from tests.helpers import PROJECT_ROOT, free_port
+from tests.conftest import _redis_ping, redis_database_empty
+from tests.helpers import PROJECT_ROOT, free_port, process_group_stop
 
 pytestmark = pytest.mark.slow
 
@@ -114,7 +114,7 @@ def test_it_runs_one_scheduler_and_a_second_takes_over_when_the_first_is_killed(
         assert waiting.poll() is None
     finally:
         for beat in beats:
-            _stop(beat)
+            process_group_stop(beat)
 
 
 def _redis_start(port: int, workdir: Path) -> subprocess.Popen[bytes]:
@@ -139,7 +139,7 @@ def test_it_keeps_scheduling_after_redis_restarts_empty(tmp_path: Path) -> None:
 
         # Redis stopped (its messages, the lock and the schedule gone with it) until the beat
         # has found it not answering, then started again, empty
-        _stop(server)
+        process_group_stop(server)
         log = tmp_path / "beat.log"
         _until(lambda: beat.poll() is not None or "Redis did not answer" in log.read_text(),
                "the beat finding Redis gone", 60, tmp_path)
@@ -149,5 +149,5 @@ def test_it_keeps_scheduling_after_redis_restarts_empty(tmp_path: Path) -> None:
         _until(lambda: beat.pid in _senders(client), "the beat sending again", bound, tmp_path)
         assert beat.poll() is None
     finally:
-        _stop(beat)
-        _stop(server)
+        process_group_stop(beat)
+        process_group_stop(server)

@@ -29,7 +29,8 @@ from leaderboard.common.storage import StorageUnavailable, storage_error_transie
 from leaderboard.submissions.models import Submission, SubmissionFile
 from tests import factories, s3_server
 from tests.api_support import SUBMISSIONS, poll, post_files, token_client, top1_accuracy
-from tests.conftest import _running_worker, _stop, wait_for_status
+from tests.conftest import _running_worker, wait_for_status
+from tests.helpers import process_group_stop
 from workers.jobs import JOBS
 from workers.tasks import job_run
 
@@ -48,7 +49,7 @@ def s3_endpoint() -> Iterator[str]:
         s3_server.wait_until_answers("127.0.0.1", port, process)
         yield f"http://127.0.0.1:{port}"
     finally:
-        _stop(process)
+        process_group_stop(process)
 
 
 def _use_s3(settings: Settings, endpoint: str, bucket: str) -> None:

@@ -16,8 +16,8 @@ import redis
 from kombu import Connection
 
 from evalserver.celery import app
-from tests.conftest import _running_worker, _stop
-from tests.helpers import free_port
+from tests.conftest import _running_worker
+from tests.helpers import free_port, process_group_stop
 
 HELD = 5  # tasks the worker holds, unacknowledged, when Redis is killed
 
@@ -81,7 +81,7 @@ def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
         yield server
     finally:
         if server.process is not None:
-            _stop(server.process)
+            process_group_stop(server.process)
 
 
 def _pong(server: RedisServer, timeout: float) -> bool:

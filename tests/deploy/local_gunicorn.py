@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import http.client
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -15,7 +14,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from tests.helpers import PROJECT_ROOT
+from tests.helpers import PROJECT_ROOT, process_group_stop
 
 GENEROUS = 90.0  # seconds anything may take on a loaded machine
 
@@ -80,9 +79,4 @@ def gunicorn(env: dict[str, str], port: int, log: Path) -> Iterator[subprocess.P
         wait_until(answers, "gunicorn answering /healthz")
         yield master
     finally:
-        os.killpg(master.pid, signal.SIGTERM)
-        try:
-            master.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            os.killpg(master.pid, signal.SIGKILL)
-            master.wait()
+        process_group_stop(master, timeout=60)

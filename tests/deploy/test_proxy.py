@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from tests.deploy.slow_client import SlowUpload
-from tests.helpers import PROJECT_ROOT, free_port, skip_unless_ci
+from tests.helpers import PROJECT_ROOT, free_port, process_group_stop, skip_unless_ci
 
 START = PROJECT_ROOT / "docker" / "nginx" / "start.sh"
 MAX_UPLOAD = 1_000_000  # the web's EVALSERVER_MAX_UPLOAD_BYTES here
@@ -141,12 +141,7 @@ def start_proxy(tmp_path: Path, web: tuple[int, Seen]) -> Iterator[Callable[[boo
 
     yield start
     for process in running:
-        os.killpg(process.pid, signal.SIGQUIT)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+        process_group_stop(process, timeout=30, first=signal.SIGQUIT)
 
 
 def _request(proxy: Proxy, method: str, path: str, *, tls: bool = False,

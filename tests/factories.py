@@ -10,7 +10,7 @@ import numpy as np
 from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from leaderboard.catalog.models import Benchmark
+from leaderboard.catalog.models import Benchmark, ImageSet, LabelSet
 from leaderboard.submissions.models import Submission
 from leaderboard.submissions.services import submission_create
 
@@ -59,3 +59,14 @@ def submission_for_model(data_dir: Path, model: str, owner: User | None = None,
              for slug, path in cifar10_model_files(data_dir, model).items()}
     return submission_create(owner=owner, benchmark=cifar10(),
                                       model_name=model, files=files, **kwargs)
+
+
+def toy_label_set(*, slug: str = "real", kind: str = "multi", family: str = "real") -> LabelSet:
+    """A benchmark `toy` (10 classes, one image set of 100 examples) with one label set and no
+    versions: enough for queues, audits and permissions, with nothing to score."""
+    benchmark = Benchmark.objects.create(slug="toy", name="Toy", num_classes=10,
+                                         main_image_set="toy-test")
+    image_set = ImageSet.objects.create(benchmark=benchmark, slug="toy-test", name="Toy test",
+                                        size=100)
+    return LabelSet.objects.create(benchmark=benchmark, image_set=image_set, slug=slug,
+                                   kind=kind, family=family, name=f"Toy {slug}")

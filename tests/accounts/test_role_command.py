@@ -10,7 +10,6 @@ import pytest
 from django.contrib.auth.models import Group, User
 from django.core.management import CommandError, call_command
 
-from leaderboard.catalog.models import Benchmark, ImageSet, LabelSet
 from leaderboard.common.roles import REVIEWERS_GROUP
 from tests import factories
 from tests.api_support import token_client
@@ -39,12 +38,7 @@ def staff(username: str) -> bool:
 @pytest.fixture
 def toy_benchmark() -> None:
     """A benchmark with one label set: enough for its review queue to answer."""
-    benchmark = Benchmark.objects.create(slug="toy", name="Toy", num_classes=10,
-                                         main_image_set="toy-test")
-    image_set = ImageSet.objects.create(benchmark=benchmark, slug="toy-test", name="Toy test",
-                                        size=100)
-    LabelSet.objects.create(benchmark=benchmark, image_set=image_set, slug="real", kind="multi",
-                            family="real", name="Toy real")
+    factories.toy_label_set()
 
 
 def test_it_grants_the_reviewer_role_which_opens_the_review_queue(toy_benchmark: None) -> None:

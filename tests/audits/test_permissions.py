@@ -9,7 +9,6 @@ from django.test import Client
 from leaderboard.audits import services as audits
 from leaderboard.audits.inputs import AuditError
 from leaderboard.audits.models import Audit
-from leaderboard.catalog.models import Benchmark, ImageSet, LabelSet
 from tests import factories
 from tests.audits.conftest import maintainer
 from tests.review.conftest import api_client, reviewers
@@ -24,14 +23,9 @@ PAGES = ("/audits/", "/audits/{id}/", "/audits/{id}/status.json", "/audits/{id}/
 @pytest.fixture
 def audit() -> Audit:
     """An audit row on a toy benchmark (nothing is run)."""
-    benchmark = Benchmark.objects.create(slug="toy", name="Toy", num_classes=10,
-                                         main_image_set="toy-test")
-    image_set = ImageSet.objects.create(benchmark=benchmark, slug="toy-test", name="Toy test",
-                                        size=100)
-    corrected = LabelSet.objects.create(benchmark=benchmark, image_set=image_set,
-                                        slug="corrected", kind="single", family="corrected",
-                                        name="Toy corrected")
-    return Audit.objects.create(benchmark=benchmark, image_set=image_set, label_set=corrected,
+    corrected = factories.toy_label_set(slug="corrected", kind="single", family="corrected")
+    return Audit.objects.create(benchmark=corrected.benchmark, image_set=corrected.image_set,
+                                label_set=corrected,
                                 kind=Audit.Kind.AUL, created_by=maintainer(),
                                 status=Audit.Status.DONE,
                                 result={"histogram": {"counts": [1, 2], "edges": [0.0, 1.0, 2.0],

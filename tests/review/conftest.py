@@ -9,7 +9,7 @@ import pytest
 from django.contrib.auth.models import Group, User
 from rest_framework.test import APIClient
 
-from leaderboard.catalog.models import Benchmark, ImageSet, LabelSet
+from leaderboard.catalog.models import LabelSet
 from leaderboard.catalog.selectors import benchmark_get
 from leaderboard.common.roles import REVIEWERS_GROUP
 from leaderboard.submissions.models import Submission
@@ -55,9 +55,4 @@ def submit_imagenet(top1: np.ndarray, tmp_path: Path, name: str) -> Submission:
 @pytest.fixture
 def bare_label_set(db: None) -> LabelSet:
     """A benchmark with one label set and no versions: enough for queues and permissions."""
-    benchmark = Benchmark.objects.create(slug="toy", name="Toy", num_classes=10,
-                                         main_image_set="toy-test")
-    image_set = ImageSet.objects.create(benchmark=benchmark, slug="toy-test", name="Toy test",
-                                        size=100)
-    return LabelSet.objects.create(benchmark=benchmark, image_set=image_set, slug="real",
-                                   kind="multi", family="real", name="Toy real")
+    return factories.toy_label_set()

@@ -209,6 +209,15 @@ def main() -> int:
         t0 = time.perf_counter()
         item_id, reviewer_ids, stored_bytes = setup(count)
         print(f"Setup: {count} stored ImageNet submissions, {time.perf_counter() - t0:.1f} s")
+        # What the re-scoring job builds once a re-score has published (untimed: off the
+        # decision's path): the top-k index a decision's re-score reads (topk_index.py).
+        from leaderboard.catalog.models import LabelSet
+
+        t0 = time.perf_counter()
+        segments = rescoring.label_set_topk_index_build(
+            label_set=LabelSet.objects.get(benchmark__slug="imagenet", slug="real"))
+        print(f"  the top-k index: {segments} segments built, {time.perf_counter() - t0:.1f} s "
+              "(untimed)")
         queued: list[int] = []
         # Run the re-scoring here, synchronously, instead of queueing it for a worker.
         queue.task_send = lambda name, version_id, **_: queued.append(version_id)

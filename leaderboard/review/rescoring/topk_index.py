@@ -20,12 +20,12 @@ no longer join them); the newest segment is read file by file, at most SEGMENT f
 from __future__ import annotations
 
 import hashlib
-import io
+import tempfile
 from collections.abc import Sequence
 from itertools import groupby
 
 import numpy as np
-from django.core.files.base import ContentFile
+from django.core.files.base import File
 from django.core.files.storage import Storage
 
 from leaderboard.common.storage import stored_npz
@@ -109,23 +109,38 @@ def topk_index_build(*, storage: Storage, image_set_id: int, files: Sequence[Ind
         name = _name(image_set_id, segment, members)
         if not _sealed(segment, newest_id) or storage.exists(name):
             continue
-        tops = []
-        for f in members:
-            with stored_npz(f.compact, storage=storage) as arrays:
-                tops.append(arrays["topk"])
-        width = max(top.shape[1] for top in tops)
-        dtype = np.result_type(np.int16, *(top.dtype for top in tops))
-        block = np.full((tops[0].shape[0], len(tops), width), -1, dtype=dtype)
-        for i, top in enumerate(tops):
-            block[:, i, :top.shape[1]] = top
-        buffer = io.BytesIO()
-        np.savez(buffer, topk=block)  # first member: its rows are read in place
-        del tops, block
-        if not storage.exists(name):
-            storage.save(name, ContentFile(buffer.getvalue()))
+        block = _block(storage, members)
+        # spooled through a temporary file: the block is 128 MB on ImageNet, kept once
+        with tempfile.TemporaryFile() as spool:
+            np.savez(spool, topk=block)  # first member: its rows are read in place
+            del block
+            spool.seek(0)
+            if not storage.exists(name):
+                storage.save(name, File(spool))
         built += 1
         _stale_remove(storage, image_set_id, segment, keep=name)
     return built
+
+
+def _block(storage: Storage, members: Sequence[IndexedFile]) -> np.ndarray:
+    """[example, member, k] of the members' stored top-k, -1 past a member's own k; filled
+    file by file (widened and retyped when a file needs it: a few arrays in memory at most)."""
+    block: np.ndarray | None = None
+    for i, f in enumerate(members):
+        with stored_npz(f.compact, storage=storage) as arrays:
+            top = arrays["topk"]
+        if block is None or top.shape[1] > block.shape[2] or \
+                np.result_type(block.dtype, top.dtype) != block.dtype:
+            wider = np.full((top.shape[0], len(members),
+                             max(top.shape[1], 0 if block is None else block.shape[2])), -1,
+                            dtype=np.result_type(np.int16, top.dtype,
+                                                 *(() if block is None else (block.dtype,))))
+            if block is not None:
+                wider[:, :, :block.shape[2]] = block
+            block = wider
+        block[:, i, :top.shape[1]] = top
+    assert block is not None, "a segment has at least one member"
+    return block
 
 
 def _stale_remove(storage: Storage, image_set_id: int, segment: int, keep: str) -> None:

@@ -77,7 +77,10 @@ def test_it_rescores_from_the_index_exactly_as_a_full_rescore(
     monkeypatch.setattr(topk_index, "SEGMENT", 2)  # several segments from a few submissions
     rng = np.random.default_rng(22)
     top1 = resnet50_top1(data_dir)
-    subs = [submit_imagenet(_top3(top1, rng), tmp_path, f"model{i}") for i in range(6)]
+    # the second a top-1 only, first in its segment: the index widens to the others' top-3
+    subs = [submit_imagenet(_top3(top1, rng)[:, :1] if i == 1 else _top3(top1, rng), tmp_path,
+                            f"model{i}") for i in range(6)]
+    assert [s.pk % 2 for s in subs[1:3]] == [0, 1]
     real = LabelSet.objects.get(benchmark__slug="imagenet", slug="real")
     storage = SubmissionFile._meta.get_field("compact").storage
     newest = max(s.pk for s in subs)
@@ -101,7 +104,8 @@ def test_it_rescores_from_the_index_exactly_as_a_full_rescore(
                               examples=examples)
     expected = _rows_read_file_by_file(real, examples)
     for row, top in zip(files, tops, strict=True):
-        assert np.array_equal(top, expected[row.submission_id])
+        own = expected[row.submission_id]  # -1 past its own k
+        assert np.array_equal(top[:, :own.shape[1]], own) and (top[:, own.shape[1]:] == -1).all()
 
     # Stale: a submission scored after the index was built (its own segment, or one built),
     # and one removed from a built segment (its index would give the wrong rows)

@@ -50,8 +50,10 @@ from leaderboard.submissions.releases.services import releases_replay
 from leaderboard.submissions.services import scores_copy, scores_upsert
 from leaderboard.submissions.significance import board_significance_schedule
 from workers.scoring import label_set_builders
+from workers.scoring.families import real
 from workers.scoring.families.registry import family_named, missing_arrays
 from workers.scoring.label_set_builders import CompiledLabelSet
+from workers.scoring.significance import unpack_hits
 
 # Submissions whose new scores are written in one statement while re-scoring.
 RESCORE_CHUNK = 200
@@ -201,10 +203,43 @@ def _rescore_incrementally(version: LabelSetVersion) -> int | None:
     keys = np.where(tops >= 0, examples[None, :, None] * new.num_classes + tops, -1)
     hit = cast(list[bool], np.isin(keys, changed).reshape(len(rows), -1).any(axis=1).tolist())
     moved = [row.submission_id for row, h in zip(rows, hit, strict=True) if h]
-    affected = list(files.filter(submission_id__in=moved))
-    _rescore_rows(version, new, affected)
+    if not _rescore_revised(version, old, new, examples,
+                            {row.submission_id: top for row, top, h in
+                             zip(rows, tops, hit, strict=True) if h}):
+        _rescore_rows(version, new, list(files.filter(submission_id__in=moved)))
     scores_copy(parent=parent, version=version, exclude=moved)
     return len(rows)
+
+
+def _rescore_revised(version: LabelSetVersion, old: CompiledLabelSet, new: CompiledLabelSet,
+                     examples: np.ndarray, tops: dict[int, np.ndarray]) -> bool:
+    """The moved submissions' scores on a ReaL version made by review decisions, from their
+    parent's and their top-k at the changed examples (families/real.py `revised_record`,
+    exactly what scoring their stored files gives) instead of from each stored file; False
+    (nothing written) where that does not apply: another family, a version whose novel pairs
+    must be recorded as items (`_rescore_rows`), a parent score stored without its hits."""
+    label_set = version.label_set
+    if new.family != "real" or (label_set.reviewable and "settled" not in version.summary):
+        return False
+    stored = {submission_id: (record, bits) for submission_id, record, bits in
+              Score.with_hidden.filter(label_set_version=version.parent_id,
+                                       submission_id__in=list(tops))
+              .values_list("submission_id", "record", "hits__bits")}
+    if len(stored) != len(tops) or any(bits is None for _, bits in stored.values()):
+        return False
+    size = int(np.count_nonzero(new.arrays["mask"]))
+    records: dict[int, dict[str, Any]] = {}
+    hits: dict[int, np.ndarray] = {}
+    for submission_id, top in tops.items():
+        record, bits = stored[submission_id]
+        records[submission_id], hits[submission_id] = real.revised_record(
+            old, new, record, unpack_hits(bytes(bits), size), examples, top)
+        if len(records) == RESCORE_CHUNK:
+            scores_upsert(version=version, records=records, hits=hits)
+            records, hits = {}, {}
+    if records:
+        scores_upsert(version=version, records=records, hits=hits)
+    return True
 
 
 def _compact_storage() -> Storage:

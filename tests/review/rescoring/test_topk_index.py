@@ -1,7 +1,8 @@
 """The top-k index (leaderboard/review/rescoring/topk_index.py): a decision's re-score read
-from it stores exactly the scores of a full re-score from every stored file, with the index
-built, then made stale by a submission scored after it and one removed, and with a withdrawn
-submission among them."""
+from it, its moved ReaL scores revised from their parent's (families/real.py
+`revised_record`), stores exactly the scores of a full re-score from every stored file, with
+the index built, then made stale by a submission scored after it and one removed, and with a
+withdrawn submission and a top-1-only one among them."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from leaderboard.submissions.models import Score, Submission, SubmissionFile
 from tests.review.conftest import resnet50_top1, submit_imagenet
 from workers.scoring import revisions
 from workers.scoring.compact import npz_member_rows
+from workers.scoring.families import real as real_family
 
 pytestmark = pytest.mark.django_db
 
@@ -89,8 +91,21 @@ def test_it_rescores_from_the_index_exactly_as_a_full_rescore(
     assert rescoring.label_set_topk_index_build(label_set=real) == 0  # idempotent
     submission_withdraw(submission=subs[1], user=subs[1].owner)  # still scored, off the boards
 
+    revised: list[int] = []
+    real_revised = real_family.revised_record
+
+    def counted_revised(*args: Any) -> Any:
+        revised.append(1)
+        return real_revised(*args)
+
+    monkeypatch.setattr(real_family, "revised_record", counted_revised)
+
     def check(version: LabelSetVersion, count: int) -> None:
-        assert rescoring._rescore_incrementally(version) == count
+        before = len(revised)
+        with monkeypatch.context() as patch:  # every moved score from its parent's
+            patch.setattr(rescoring, "_rescore_rows", None)
+            assert rescoring._rescore_incrementally(version) == count
+        assert len(revised) > before
         fast = _scores(version)
         assert rescoring._rescore_fully(version) == count
         assert fast == _scores(version)

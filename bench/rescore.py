@@ -55,14 +55,15 @@ MID_N = 2_000
 # each stored file or a whole-file read where rows would do is several times these.
 #   decision: the re-scoring of the accepted verdict's version (incremental: the changed
 #             example's rows of each built top-k index segment, docs/metrics.md §14, and of
-#             each stored file of the newest segment, the 1% that predict the pair read whole),
-#             and its publishing. Opens were 1.02 when every file was opened: at 2,000 the
-#             newest segment's 209 files, 7 segments and the 1.35% read whole are 0.12; a
-#             regression to one open per file is 8x the budget.
+#             each stored file of the newest segment; the 1% that predict the pair revised
+#             from their parent's scores, none read whole), and its publishing. At 2,000: the
+#             newest segment's 209 files and 7 segments, 0.108 opens and 65 bytes a
+#             submission, no decode. Opening every file is 1.02 opens (8x the budget); reading
+#             the moved 1.35% whole again is 0.0135 decodes and 6.8 kB (6x and 7x).
 #   board:    the leaderboard read after it
 #   full:     a full re-score; bytes as a share of the stored compact files' size
 BUDGETS: dict[str, dict[str, float]] = {
-    "decision": {"queries": 0.02, "opens": 0.15, "decodes": 0.02, "bytes": 16384.0},
+    "decision": {"queries": 0.02, "opens": 0.15, "decodes": 0.002, "bytes": 1024.0},
     "board": {"queries": 0.01, "opens": 0.0, "decodes": 0.0, "bytes": 0.0},
     "full": {"queries": 0.05, "opens": 1.0, "decodes": 1.0, "bytes": 1.01},
 }

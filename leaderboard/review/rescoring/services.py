@@ -22,7 +22,9 @@ from typing import Any, cast
 import numpy as np
 from django.conf import settings
 from django.contrib.auth.models import User
+from django.core.files.storage import Storage
 from django.db import transaction
+from django.db.models import Max
 
 from leaderboard.catalog.label_set_version_files import compiled_for_version
 from leaderboard.catalog.models import LabelSet, LabelSetVersion
@@ -41,15 +43,17 @@ from leaderboard.review.panel.services import (
     version_rescore_request,
 )
 from leaderboard.review.rescoring.pool import ScoringInputs, scored_chunks
+from leaderboard.review.rescoring.topk_index import IndexedFile, topk_at, topk_index_build
 from leaderboard.review.services import review_items_record
 from leaderboard.submissions.models import Score, Submission, SubmissionFile
 from leaderboard.submissions.releases.services import releases_replay
 from leaderboard.submissions.services import scores_copy, scores_upsert
 from leaderboard.submissions.significance import board_significance_schedule
 from workers.scoring import label_set_builders
-from workers.scoring.compact import npz_member_rows
+from workers.scoring.families import real
 from workers.scoring.families.registry import family_named, missing_arrays
 from workers.scoring.label_set_builders import CompiledLabelSet
+from workers.scoring.significance import unpack_hits
 
 # Submissions whose new scores are written in one statement while re-scoring.
 RESCORE_CHUNK = 200
@@ -64,6 +68,8 @@ def version_rescore_run(*, version_id: int, task_id: str,
     False when the claim was lost meanwhile, or the job asked for again while this ran (the
     task that request sent finishes it). `progress` is told how far the re-scoring is."""
     done = label_set_version_rescore(version_id=version_id, progress=progress)
+    # Off the decision's path (its scores are published): the index the next one reads.
+    label_set_topk_index_build(label_set=LabelSet.objects.get(versions__id=version_id))
     return job_finish(VersionRescore, job_id=version_id, task_id=task_id,
                       status=VersionRescore.Status.DONE, submissions=done)
 
@@ -185,28 +191,78 @@ def _rescore_incrementally(version: LabelSetVersion) -> int | None:
     if examples.size > INCREMENTAL_MAX_EXAMPLES:
         return None
     files = _scored_files(label_set)
-    rows = list(files.values_list("submission_id", "compact"))
+    rows = _indexed_files(files)
     parent_ids = set(Score.with_hidden.filter(label_set_version=parent)
                      .values_list("submission_id", flat=True))
-    if any(submission_id not in parent_ids for submission_id, _ in rows):
+    if any(row.submission_id not in parent_ids for row in rows):
         return None  # a submission was not scored on the parent
-    storage = SubmissionFile._meta.get_field("compact").storage
-    stored = []
-    for _, name in rows:  # a local file reads only those rows; a remote one is fetched
-        with storage.open(str(name), "rb") as handle:
-            stored.append(npz_member_rows(handle, "topk", examples))
-    width = max((top.shape[1] for top in stored), default=1)
-    tops = np.full((len(stored), examples.size, width), -1, dtype=np.int64)  # -1: no guess
-    for i, top in enumerate(stored):
-        tops[i, :, :top.shape[1]] = top
-    # [submission, example, k]; a missing guess (-1) is a key no pair has
+    # [submission, example, k], from the top-k index where it has the segment (topk_index.py)
+    tops = topk_at(storage=_compact_storage(), image_set_id=label_set.image_set_id,
+                   files=rows, examples=examples)
+    # a missing guess (-1) is a key no pair has
     keys = np.where(tops >= 0, examples[None, :, None] * new.num_classes + tops, -1)
-    hit = cast(list[bool], np.isin(keys, changed).reshape(len(stored), -1).any(axis=1).tolist())
-    moved = [submission_id for (submission_id, _), h in zip(rows, hit, strict=True) if h]
-    affected = list(files.filter(submission_id__in=moved))
-    _rescore_rows(version, new, affected)
+    hit = cast(list[bool], np.isin(keys, changed).reshape(len(rows), -1).any(axis=1).tolist())
+    moved = [row.submission_id for row, h in zip(rows, hit, strict=True) if h]
+    if not _rescore_revised(version, old, new, examples,
+                            {row.submission_id: top for row, top, h in
+                             zip(rows, tops, hit, strict=True) if h}):
+        _rescore_rows(version, new, list(files.filter(submission_id__in=moved)))
     scores_copy(parent=parent, version=version, exclude=moved)
     return len(rows)
+
+
+def _rescore_revised(version: LabelSetVersion, old: CompiledLabelSet, new: CompiledLabelSet,
+                     examples: np.ndarray, tops: dict[int, np.ndarray]) -> bool:
+    """The moved submissions' scores on a ReaL version made by review decisions, from their
+    parent's and their top-k at the changed examples (families/real.py `revised_record`,
+    exactly what scoring their stored files gives) instead of from each stored file; False
+    (nothing written) where that does not apply: another family, a version whose novel pairs
+    must be recorded as items (`_rescore_rows`), a parent score stored without its hits."""
+    label_set = version.label_set
+    if new.family != "real" or (label_set.reviewable and "settled" not in version.summary):
+        return False
+    stored = {submission_id: (record, bits) for submission_id, record, bits in
+              Score.with_hidden.filter(label_set_version=version.parent_id,
+                                       submission_id__in=list(tops))
+              .values_list("submission_id", "record", "hits__bits")}
+    if len(stored) != len(tops) or any(bits is None for _, bits in stored.values()):
+        return False
+    size = int(np.count_nonzero(new.arrays["mask"]))
+    records: dict[int, dict[str, Any]] = {}
+    hits: dict[int, np.ndarray] = {}
+    for submission_id, top in tops.items():
+        record, bits = stored[submission_id]
+        records[submission_id], hits[submission_id] = real.revised_record(
+            old, new, record, unpack_hits(bytes(bits), size), examples, top)
+        if len(records) == RESCORE_CHUNK:
+            scores_upsert(version=version, records=records, hits=hits)
+            records, hits = {}, {}
+    if records:
+        scores_upsert(version=version, records=records, hits=hits)
+    return True
+
+
+def _compact_storage() -> Storage:
+    return SubmissionFile._meta.get_field("compact").storage
+
+
+def _indexed_files(files: Any) -> list[IndexedFile]:
+    return [IndexedFile(submission_id, file_id, sha256, str(compact)) for
+            submission_id, file_id, sha256, compact in
+            files.values_list("submission_id", "id", "sha256", "compact")]
+
+
+def label_set_topk_index_build(*, label_set: LabelSet) -> int:
+    """Build the top-k index segments the label set's image set lacks (topk_index.py): after
+    a re-score has published, so a decision's next re-score finds them. Returns how many;
+    none for a family without pair keys, whose re-scores are never incremental."""
+    current = label_set_version_latest(label_set=label_set)
+    if current is None or not any(name.endswith("_keys")
+                                  for name in compiled_for_version(current).arrays):
+        return 0
+    newest = Submission.objects.aggregate(newest=Max("id"))["newest"] or 0
+    return topk_index_build(storage=_compact_storage(), image_set_id=label_set.image_set_id,
+                            files=_indexed_files(_scored_files(label_set)), newest_id=newest)
 
 
 def _rescore_rows(version: LabelSetVersion, compiled: label_set_builders.CompiledLabelSet,

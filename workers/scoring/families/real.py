@@ -13,6 +13,7 @@ from .. import revisions
 from ..hits import NovelPairs, Record, hits_record, in_keys, judged_pairs, novel_pairs
 from ..label_set_builders import CompiledLabelSet
 from ..predictions import Predictions
+from ..stats import accuracy_record as hits_record_counts
 from .base import (
     AboutText,
     Built,
@@ -54,6 +55,42 @@ def _score(ls: CompiledLabelSet, preds: Predictions,
     novel = novel_pairs(ls, preds, judged)
     record["novel_count"] = len(novel)
     return record, novel
+
+
+def revised_record(old: CompiledLabelSet, new: CompiledLabelSet, record: Record,
+                   hits: np.ndarray, examples: np.ndarray, tops: np.ndarray
+                   ) -> tuple[Record, np.ndarray]:
+    """A submission's record and headline hits on `new`, from those on `old` (its parent,
+    which differs only in which pairs are judged how: the same mask) and its top-k at the
+    `examples` where they differ (`tops` [example, k], -1 past its own k): `_score`'s record
+    and `accepted_hits`, exactly. Every count is a sum over included examples of terms that
+    depend only on the example's own pairs, so only those examples' terms change."""
+    mask = new.arrays["mask"]
+    at = examples[mask[examples]]  # the changed examples that count
+    top = tops[mask[examples]]
+
+    def pairs(ls: CompiledLabelSet, keys: str, position: int) -> np.ndarray:
+        return in_keys(ls.arrays[keys], at, top[:, position], ls.num_classes)
+
+    def gained(position: int) -> int:
+        """Accepted pairs at `position` gained minus lost, over the changed examples."""
+        return int(np.count_nonzero(pairs(new, "accepted_keys", position))
+                   - np.count_nonzero(pairs(old, "accepted_keys", position)))
+
+    out = dict(record)
+    total = record["total"]
+    out.update(hits_record_counts(record["correct"] + gained(0), total))
+    for position, name in ((1, "second"), (2, "third")):
+        if record.get(name) is not None:  # the submission has a guess at that position
+            out[name] = hits_record_counts(record[name]["correct"] + gained(position), total)
+    judged_new = pairs(new, "accepted_keys", 0) | pairs(new, "wrong_keys", 0)
+    judged_old = pairs(old, "accepted_keys", 0) | pairs(old, "wrong_keys", 0)
+    out["novel_count"] = record["novel_count"] - int(np.count_nonzero(judged_new)
+                                                     - np.count_nonzero(judged_old))
+    out["version_hash"] = new.content_hash
+    hits = hits.copy()
+    hits[np.searchsorted(np.flatnonzero(mask), at)] = pairs(new, "accepted_keys", 0)
+    return out, hits
 
 
 def accepted_hits(ls: CompiledLabelSet, preds: Predictions) -> np.ndarray:

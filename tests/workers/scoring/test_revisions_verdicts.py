@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tests.workers.scoring.support import (
     Pairs,
@@ -21,7 +23,7 @@ from workers.scoring.label_set_builders import CompiledLabelSet, make_compiled
 from workers.scoring.metrics import score_label_set
 from workers.scoring.multilabel import collapse_keys
 from workers.scoring.predictions import Predictions
-from workers.scoring.revisions import Verdict
+from workers.scoring.revisions import Verdict, _replace
 
 # ---------------------------------------------------------------- hand-made multi-label sets
 
@@ -274,3 +276,20 @@ def test_it_takes_verdicts_only_on_the_reviewable_families() -> None:
     assert reviewable == ["multilabel", "real", "subset"]
     assert FAMILIES["corrected"].apply_verdicts is None
     assert FAMILIES["corrected"].reviewable is False
+
+
+@given(keys=st.lists(st.integers(0, 80), max_size=40),
+       touched=st.lists(st.integers(0, 80), max_size=8),
+       added=st.lists(st.integers(0, 80), max_size=8),
+       sorted_unique=st.booleans())
+def test_it_replaces_keys_as_the_set_difference_then_the_union(
+    keys: list[int], touched: list[int], added: list[int], sorted_unique: bool
+) -> None:
+    """The binary-search replacement of a few pairs is the set operation it stands for, on a
+    sorted unique list (every version's) and on any other (the general path)."""
+    given_keys = np.unique(keys) if sorted_unique else np.array(keys, dtype=np.int64)
+    expected = sorted((set(keys) - set(touched)) | set(added))
+    replaced = _replace(given_keys, np.array(touched, dtype=np.int64),
+                        np.array(added, dtype=np.int64))
+    assert replaced.dtype == np.int64
+    assert replaced.tolist() == expected

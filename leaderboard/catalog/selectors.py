@@ -14,6 +14,8 @@ from leaderboard.catalog.models import (
     LabelSet,
     LabelSetVersion,
 )
+from workers.scoring.families.base import CLOPPER_PEARSON
+from workers.scoring.families.registry import family_named
 
 
 def benchmark_list() -> QuerySet[Benchmark]:
@@ -150,3 +152,11 @@ def image_set_example_namer(*, image_set: ImageSet) -> Callable[[int], str]:
 def label_set_hidden_count(*, benchmark: Benchmark) -> int:
     """How many of the benchmark's label sets have hidden labels (docs/metrics.md §17)."""
     return LabelSet.objects.filter(benchmark=benchmark, labels_hidden=True).count()
+
+
+def label_set_class_mean_slugs(*, benchmark: Benchmark) -> list[str]:
+    """The benchmark's public label sets whose figure is a mean over classes, with a normal
+    interval rather than Clopper-Pearson's (docs/metrics.md: the multi-label families), by
+    slug: the pages name that interval only where there is one."""
+    return [ls.slug for ls in LabelSet.objects.filter(benchmark=benchmark, labels_hidden=False)
+            .order_by("slug") if family_named(ls.family).interval != CLOPPER_PEARSON]

@@ -350,6 +350,12 @@ def test_it_says_what_the_plots_of_a_one_model_or_hidden_benchmark_show(
         in text
     assert "Data table (1 submission)" in text
     assert "Showing the one submission scored on corrected labels; choose others above." in text
+    # a mean over classes is named only where a label set is one (tests/presentation/boards/
+    # test_board_class_mean.py: ImageNet's multilabel); the demo has none
+    assert "Bars are 95% Clopper-Pearson intervals." in text
+    cifar = page_text(_get(client, f"/benchmarks/{CIFAR10}/plots/"))
+    assert "Bars are 95% Clopper-Pearson intervals." in cifar
+    assert "mean over classes" not in cifar
     # cifar10-hidden: its original labels, and CIFAR-10.1 v6 hidden
     text = page_text(_get(client, "/benchmarks/cifar10-hidden/plots/"))
     assert ("This benchmark's other label set is hidden, and a hidden label set is not "

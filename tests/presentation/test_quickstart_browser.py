@@ -155,7 +155,8 @@ def test_it_walks_the_quick_start_from_sign_up_to_the_scored_row_on_the_board(
     expect(field(page, "Public")).to_be_checked()
     field(page, "cifar10-test · 10,000 rows · required").set_input_files(str(preds))
     # the quota line of the quick start's "Quotas" (EVALSERVER_DAILY_QUOTA, 10 by default)
-    assert "10 of 10 submissions left on cifar10 in the last 24 hours." in walk.seen[4][-1]
+    assert ("10 of 10 submissions left on cifar10 (the quota counts those of the last 24 "
+            "hours).") in walk.seen[4][-1]
     page.get_by_role("button", name="Submit", exact=True).click()
     page.wait_for_url(re.compile(re.escape(base) + r"/submissions/\d+/$"))
     walk.check(4, steps[4])

@@ -198,7 +198,7 @@ def test_it_shows_the_quota_and_refuses_over_it(
     loaded.EVALSERVER_DAILY_QUOTA = 1
     alice_user = User.objects.get(username="alice")
     submit_model(data_dir, "resnet_basic_110", owner=alice_user)
-    assert ("0 of 1 submissions left on cifar10 in the last 24 hours."
+    assert ("0 of 1 submissions left on cifar10 (the quota counts those of the last 24 hours)."
             in alice.get("/submit/").content.decode())
 
     response = alice.post("/submit/", _form(data_dir, "vgg16_keras"))

@@ -23,7 +23,11 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET
 
 from leaderboard.catalog.models import Benchmark
-from leaderboard.catalog.selectors import benchmark_get, label_set_hidden_count
+from leaderboard.catalog.selectors import (
+    benchmark_get,
+    label_set_class_mean_slugs,
+    label_set_hidden_count,
+)
 from leaderboard.presentation.caching import cached_render, source_format
 from leaderboard.presentation.charts import selectors as selectors_plots
 from leaderboard.presentation.charts.exports import band_csv, crossings_csv, curves_csv, points_csv
@@ -172,6 +176,7 @@ def plots(request: HttpRequest, slug: str) -> HttpResponse:
     context["noise"] = _noise_section(request, benchmark) if choices.noise else None
     # hidden label sets have no plots: the page says so rather than "only original labels"
     context["hidden_label_sets"] = label_set_hidden_count(benchmark=benchmark)
+    context["class_mean_label_sets"] = label_set_class_mean_slugs(benchmark=benchmark)
     failed = any(isinstance(context.get(k), dict) and "error" in context[k]
                  for k in ("new_test_set", "label_set", "noise"))
     return render(request, "leaderboard/plots_index.html", context, status=400 if failed else 200)

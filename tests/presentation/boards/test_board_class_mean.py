@@ -98,3 +98,7 @@ def test_it_ranks_the_multilabel_column_by_the_class_mean_and_names_its_interval
             "the normal approximation)") in svg
     real = client.get("/benchmarks/imagenet/plots/label-set/real.svg").content.decode()
     assert "with 95% Clopper-Pearson intervals;" in real
+    # and the plots page's lead, which named a multi-label mean on every benchmark
+    plots = page_text(client.get("/benchmarks/imagenet/plots/").content.decode())
+    assert ("Bars are 95% Clopper-Pearson intervals (on multilabel , a mean over classes: the "
+            "normal approximation).") in plots

@@ -79,17 +79,26 @@ def test_it_rescores_from_the_index_exactly_as_a_full_rescore(
     monkeypatch.setattr(topk_index, "SEGMENT", 2)  # several segments from a few submissions
     rng = np.random.default_rng(22)
     top1 = resnet50_top1(data_dir)
-    # the second a top-1 only, first in its segment: the index widens to the others' top-3
-    subs = [submit_imagenet(_top3(top1, rng)[:, :1] if i == 1 else _top3(top1, rng), tmp_path,
-                            f"model{i}") for i in range(6)]
-    assert [s.pk % 2 for s in subs[1:3]] == [0, 1]
+    # One top-1 only, first in its segment (an even id: ids come from the database's sequence,
+    # which other tests have moved), with a top-3 one after it in the same segment: the index
+    # widens to the others' top-3.
+    subs: list[Submission] = []
+    narrow = 0  # its position in `subs`
+    for i in range(6):
+        top3 = _top3(top1, rng)
+        if not narrow and subs and (subs[-1].pk + 1) % 2 == 0:
+            narrow, top3 = i, top3[:, :1]
+        subs.append(submit_imagenet(top3, tmp_path, f"model{i}"))
+    assert narrow in (1, 2)
+    assert [s.pk % 2 for s in subs[narrow:narrow + 2]] == [0, 1]
     real = LabelSet.objects.get(benchmark__slug="imagenet", slug="real")
     storage = SubmissionFile._meta.get_field("compact").storage
     newest = max(s.pk for s in subs)
     sealed = {s.pk // 2 for s in subs if (s.pk // 2 + 1) * 2 <= newest}
     assert rescoring.label_set_topk_index_build(label_set=real) == len(sealed) >= 2
     assert rescoring.label_set_topk_index_build(label_set=real) == 0  # idempotent
-    submission_withdraw(submission=subs[1], user=subs[1].owner)  # still scored, off the boards
+    # still scored, off the boards
+    submission_withdraw(submission=subs[narrow], user=subs[narrow].owner)
 
     revised: list[int] = []
     real_revised = real_family.revised_record
@@ -125,7 +134,7 @@ def test_it_rescores_from_the_index_exactly_as_a_full_rescore(
     # Stale: a submission scored after the index was built (its own segment, or one built),
     # and one removed from a built segment (its index would give the wrong rows)
     later = submit_imagenet(_top3(top1, rng), tmp_path, "later")
-    removed = subs[2]
+    removed = subs[narrow + 1]
     Submission.objects.filter(pk=removed.pk).update(status=Submission.Status.FAILED)
     version = _decide(real, rng, 3)
     check(version, 6)

@@ -14,6 +14,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote
 
+from tests.loopback_http import serving
+
 _RANGE = re.compile(r"^bytes=(\d+)-$")
 
 
@@ -114,12 +116,8 @@ def data_server(root: Path) -> Iterator[DataServer]:
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(served))
     httpd.daemon_threads = True
     served.url = f"http://127.0.0.1:{httpd.server_address[1]}"
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield served
-    finally:
-        served.stopped.set()
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join(timeout=10)
+    with serving(httpd):
+        try:
+            yield served
+        finally:
+            served.stopped.set()  # a stalled answer ends before the server shuts down

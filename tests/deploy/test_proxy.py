@@ -15,7 +15,6 @@ import signal
 import socket
 import ssl
 import subprocess
-import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -26,6 +25,7 @@ import pytest
 
 from tests.deploy.slow_client import SlowUpload
 from tests.helpers import PROJECT_ROOT, free_port, process_group_stop, skip_unless_ci
+from tests.loopback_http import serving
 
 START = PROJECT_ROOT / "docker" / "nginx" / "start.sh"
 MAX_UPLOAD = 1_000_000  # the web's EVALSERVER_MAX_UPLOAD_BYTES here
@@ -59,14 +59,8 @@ def web() -> Iterator[tuple[int, Seen]]:
         def log_message(self, *args: object) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(ThreadingHTTPServer(("127.0.0.1", 0), Handler)) as server:
         yield server.server_address[1], seen
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 @dataclass

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from tests.loopback_http import serving
 
 
 @dataclass
@@ -58,12 +59,6 @@ def receiver_running(answers: list[int] | None = None) -> Iterator[Receiver]:
         def log_message(self, *args: object) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    state.url = f"http://127.0.0.1:{server.server_address[1]}/hook"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(ThreadingHTTPServer(("127.0.0.1", 0), Handler)) as server:
+        state.url = f"http://127.0.0.1:{server.server_address[1]}/hook"
         yield state
-    finally:
-        server.shutdown()
-        server.server_close()

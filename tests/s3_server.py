@@ -6,8 +6,13 @@ namespace host): moto's S3 (requirements-dev.txt), served by this file run as a 
 Not `python -m moto.server`: that serves every AWS service moto has, and finds the one a
 request is for by listing moto's package folder from disk on each request (about 200 stat
 calls, 1.5 ms of CPU a request: half its cost per request, bench/README.md, cluster.py). This
-serves moto's S3 application alone (`create_backend_app("s3")`), threaded as moto's own server
-is (one thread per connection, HTTP/1.1 keep-alive), CORS headers off (no browser calls it).
+serves moto's S3 application alone (`create_backend_app("s3")`), CORS headers off (no browser
+calls it), under gunicorn's threaded worker rather than moto's werkzeug server: werkzeug's
+development server answers every request with `Connection: close`, so each S3 request paid a
+new TCP connection and a new server thread (on both sides: about 1 ms of CPU a request,
+bench/README.md, cluster.py), where S3 itself keeps connections alive and boto3 reuses them.
+(gunicorn drops request headers with an underscore in their name; moto's own handler keeps
+them for S3 metadata keys, which this project never sets.)
 
 It keeps its objects in memory: a restart empties it. `storage_env` is the environment that
 points a web or worker process at a bucket in it (docs/operators/many-machines.md, "Files in object
@@ -40,11 +45,22 @@ def server_argv(host: str, port: int) -> list[str]:
 def serve(host: str, port: int) -> None:
     """moto's S3 application alone, until killed (moto reads its settings at import)."""
     os.environ.setdefault("MOTO_DISABLE_GLOBAL_CORS", "true")
-    from moto.moto_server.werkzeug_app import MotoRequestHandler, create_backend_app
-    from werkzeug.serving import run_simple
+    from gunicorn.app.base import BaseApplication
+    from moto.moto_server.werkzeug_app import create_backend_app
 
-    run_simple(host, port, create_backend_app("s3"), threaded=True,
-               request_handler=MotoRequestHandler)
+    class Server(BaseApplication):  # type: ignore[misc]  # gunicorn is untyped
+        def load_config(self) -> None:
+            # one process: moto keeps the bucket in its memory; threads for concurrent
+            # requests; no grace on stop (nothing of it is worth finishing)
+            for name, value in {"bind": f"{host}:{port}", "workers": 1,
+                                "worker_class": "gthread", "threads": 8, "keepalive": 60,
+                                "graceful_timeout": 1, "loglevel": "warning"}.items():
+                self.cfg.set(name, value)
+
+        def load(self) -> Any:
+            return create_backend_app("s3")
+
+    Server().run()
 
 
 def storage_options(endpoint: str, bucket: str) -> dict[str, Any]:

@@ -48,7 +48,7 @@ def serve(host: str, port: int) -> None:
     from gunicorn.app.base import BaseApplication
     from moto.moto_server.werkzeug_app import create_backend_app
 
-    class Server(BaseApplication):  # type: ignore[misc]  # gunicorn is untyped
+    class Server(BaseApplication):
         def load_config(self) -> None:
             # one process: moto keeps the bucket in its memory; threads for concurrent
             # requests; no grace on stop (nothing of it is worth finishing)

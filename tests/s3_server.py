@@ -26,6 +26,8 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 # moto accepts any credentials; boto3 wants some, and a region
@@ -111,6 +113,43 @@ def wait_until_answers(host: str, port: int, process: subprocess.Popen[bytes],
             if process.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"moto server did not start on {host}:{port}") from None
             time.sleep(0.1)
+
+
+def requests_recorded(monkeypatch: Any, bucket: str) -> list[tuple[str, str, str | None]]:
+    """Every HTTP request this process's boto3 clients send from now on (each attempt, before
+    any answer), as (method, key in `bucket`, Range header or None), in order; `monkeypatch`:
+    pytest's, which puts botocore back after the test."""
+    from urllib.parse import unquote, urlsplit
+
+    from botocore.endpoint import Endpoint
+
+    sent: list[tuple[str, str, str | None]] = []
+    send = Endpoint._send
+
+    def recorded(self: Endpoint, request: Any) -> Any:
+        path = unquote(urlsplit(request.url).path).removeprefix(f"/{bucket}/")
+        range_header = request.headers.get("Range")
+        sent.append((request.method, path,
+                     range_header.decode() if isinstance(range_header, bytes) else range_header))
+        return send(self, request)
+
+    monkeypatch.setattr(Endpoint, "_send", recorded)
+    return sent
+
+
+@contextmanager
+def running_on_loopback() -> Iterator[str]:
+    """A server on a free loopback port for the block; its endpoint URL."""
+    from tests.helpers import process_group_stop
+
+    port = free_port()
+    process = subprocess.Popen(server_argv("127.0.0.1", port), stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        wait_until_answers("127.0.0.1", port, process)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        process_group_stop(process)
 
 
 if __name__ == "__main__":

@@ -9,16 +9,13 @@ from __future__ import annotations
 
 import re
 import socket
-import subprocess
 import threading
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit
 
 import pytest
-from botocore.endpoint import Endpoint
 from botocore.exceptions import ClientError, EndpointConnectionError, NoCredentialsError
 from pytest_django.fixtures import Settings
 
@@ -30,7 +27,6 @@ from leaderboard.submissions.models import Submission, SubmissionFile
 from tests import factories, s3_server
 from tests.api_support import SUBMISSIONS, poll, post_files, token_client, top1_accuracy
 from tests.conftest import _running_worker, wait_for_status
-from tests.helpers import process_group_stop
 from workers.jobs import JOBS
 from workers.tasks import job_run
 
@@ -41,15 +37,8 @@ MODEL = "resnet_basic_110"
 
 @pytest.fixture(scope="module")
 def s3_endpoint() -> Iterator[str]:
-    port = s3_server.free_port()
-    process = subprocess.Popen(s3_server.server_argv("127.0.0.1", port),
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                               start_new_session=True)
-    try:
-        s3_server.wait_until_answers("127.0.0.1", port, process)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        process_group_stop(process)
+    with s3_server.running_on_loopback() as endpoint:
+        yield endpoint
 
 
 def _use_s3(settings: Settings, endpoint: str, bucket: str) -> None:
@@ -157,21 +146,6 @@ def test_it_answers_503_and_records_nothing_while_the_storage_is_out_of_reach(
     assert (listed.status_code, listed.json()["count"]) == (200, 0)
 
 
-def _requests_recorded(monkeypatch: pytest.MonkeyPatch, bucket: str) -> list[tuple[str, str]]:
-    """Every HTTP request this process's boto3 clients send (each attempt, before any answer),
-    as (method, key in `bucket`), in order."""
-    sent: list[tuple[str, str]] = []
-    send = Endpoint._send
-
-    def recorded(self: Endpoint, request: Any) -> Any:
-        sent.append((request.method, unquote(urlsplit(request.url).path)
-                     .removeprefix(f"/{bucket}/")))
-        return send(self, request)
-
-    monkeypatch.setattr(Endpoint, "_send", recorded)
-    return sent
-
-
 @pytest.mark.django_db(transaction=True)
 def test_it_makes_three_s3_requests_on_the_web_and_six_on_the_worker_per_submission(
     s3_loaded: str, catalog_settings: Settings, data_dir: Path, sent: list[tuple[str, int]],
@@ -185,7 +159,7 @@ def test_it_makes_three_s3_requests_on_the_web_and_six_on_the_worker_per_submiss
     sees both."""
     catalog_settings.EVALSERVER_CACHE_DIR = tmp_path / "worker-cache"  # a fresh worker host
     label_set_version_files._load.cache_clear()
-    requests = _requests_recorded(monkeypatch, s3_loaded)
+    requests = s3_server.requests_recorded(monkeypatch, s3_loaded)
     client = token_client(factories.user_create())
     seen = []
     for run in range(2):
@@ -193,12 +167,12 @@ def test_it_makes_three_s3_requests_on_the_web_and_six_on_the_worker_per_submiss
         response = post_files(client, factories.cifar10_model_files(data_dir, MODEL),
                               benchmark="cifar10", model_name=f"{MODEL} {run}")
         assert response.status_code == 201, response.content
-        web = list(requests)
+        web = [(method, key) for method, key, _ in requests]
         requests.clear()
         job_id = response.json()["id"]
         assert job_run(JOBS["submission"], Submission.Kind.PREDICTIONS, job_id=job_id,
                        task_id=f"task-{run}") == "scored"
-        seen.append((job_id, web, list(requests)))
+        seen.append((job_id, web, [(method, key) for method, key, _ in requests]))
 
     rows = {job_id: list(SubmissionFile.objects.filter(submission_id=job_id).order_by("pk"))
             for job_id, _, _ in seen}

@@ -15,18 +15,92 @@ a submission of predictions) is one PutObject whichever way; the client's `put_o
 it without s3transfer's manager, its futures and its thread pool, built for each call: about
 1 ms of CPU less per file (bench/README.md, cluster.py). Neither asks whether the name is taken
 first (no HEAD): django-storages overwrites by default (`file_overwrite`), and the names the
-project stores are its own, unique (a submission's id in each). Reads are `stored_copy`'s
-(leaderboard/common/storage.py: one streamed GET) or the parent's.
+project stores are its own, unique (a submission's id in each).
+
+Reads: a whole file read once is `stored_copy`'s (leaderboard/common/storage.py: one streamed
+GET). `open` (`_open` below) serves the readers that seek: NumPy's .npz reader, and the row
+readers of workers/scoring/compact.py, which read a few rows of a top-k index segment (128 MB
+on ImageNet at 10,000 submissions, leaderboard/review/rescoring/topk_index.py) per decision.
+django-storages' own file asks the size (a HEAD), then downloads the whole object at the first
+read. This one's first GET asks for the first 64 KB, which is the whole of a small file (a
+CIFAR-10 compact array: one request instead of two) and says the size of a larger one; a file
+of up to 8 MB is then fetched whole by one more GET, a larger one read by ranged GETs of what
+is read, at least 64 KB each (a seek into the block already read costs no request): a top-k
+row is read with one GET of 64 KB, not 128 MB.
 """
 
 from __future__ import annotations
 
+import io
 import os
 from functools import cached_property
 from typing import Any
 
+from botocore.exceptions import ClientError
+from django.core.files.base import File
 from storages.backends.s3 import S3Storage as _DjangoStoragesS3
 from storages.utils import ReadBytesWrapper, clean_name, is_seekable
+
+WHOLE_BELOW = 8 << 20  # a file opened to read up to this size is fetched whole, at once
+BLOCK = 64 << 10  # the first GET of an open file asks this much; a larger file's reads, at least
+
+
+def _answer_bytes(answer: dict[str, Any]) -> bytes:
+    body = answer["Body"]
+    try:
+        return bytes(body.read())
+    finally:
+        body.close()
+
+
+def _total_size(answer: dict[str, Any], got: int) -> int:
+    """The object's size from a ranged GET's answer: "bytes 0-65535/1234567" (a store that
+    ignored the range sent it whole: what it sent)."""
+    content_range = answer.get("ContentRange") or ""
+    return int(content_range.rsplit("/", 1)[1]) if "/" in content_range else got
+
+
+class RangedObject(io.RawIOBase):
+    """A stored object's bytes read by ranged GETs of what is asked (the io.BufferedReader
+    around it sets the least), its first block already in hand."""
+
+    def __init__(self, client: Any, bucket: str, key: str, size: int, first: bytes) -> None:
+        self._client, self._bucket, self._key = client, bucket, key
+        self.size, self._first, self._position = size, first, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._position
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._position, io.SEEK_END: self.size}[whence]
+        if base + offset < 0:
+            raise ValueError(f"negative seek position {base + offset}")
+        self._position = base + offset
+        return self._position
+
+    def readinto(self, buffer: Any) -> int:
+        start = self._position
+        wanted = min(len(buffer), self.size - start)
+        if wanted <= 0:
+            return 0
+        if start < len(self._first):  # from the block the open already fetched
+            data = self._first[start:start + wanted]
+        else:
+            data = _answer_bytes(self._client.get_object(
+                Bucket=self._bucket, Key=self._key, Range=f"bytes={start}-{start + wanted - 1}"))
+            if not data:
+                raise OSError(f"{self._key}: the store sent nothing at byte {start} of "
+                              f"{self.size}")
+        with memoryview(buffer) as view:
+            view[:len(data)] = data
+        self._position += len(data)
+        return len(data)
 
 
 class S3Storage(_DjangoStoragesS3):
@@ -36,6 +110,31 @@ class S3Storage(_DjangoStoragesS3):
         its resources are not: django-storages makes a resource, with a session, per thread,
         about 0.1 s of CPU each; `storage_each` stores and reads from a few threads)."""
         return self.connection.meta.client
+
+    def _open(self, name: str, mode: str = "rb") -> Any:
+        """A file to read, as the module's docstring says; django-storages' own for any other
+        mode."""
+        if mode not in ("r", "rb"):
+            return super()._open(name, mode)
+        key = self._normalize_name(clean_name(name))
+        try:
+            answer = self.client.get_object(Bucket=self.bucket_name, Key=key,
+                                            Range=f"bytes=0-{BLOCK - 1}")
+        except ClientError as exc:
+            status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+            if status == 404:
+                raise FileNotFoundError(f"File does not exist: {key}") from exc
+            if status == 416:  # no byte 0: an empty object
+                return File(io.BytesIO(b""), name=name)
+            raise
+        first = _answer_bytes(answer)
+        size = _total_size(answer, len(first))
+        if size <= WHOLE_BELOW:
+            rest = b"" if size <= len(first) else _answer_bytes(self.client.get_object(
+                Bucket=self.bucket_name, Key=key, Range=f"bytes={len(first)}-{size - 1}"))
+            return File(io.BytesIO(first + rest), name=name)
+        raw = RangedObject(self.client, self.bucket_name, key, size, first)
+        return File(io.BufferedReader(raw, buffer_size=BLOCK), name=name)
 
     def _save(self, name: str, content: Any) -> str:
         """As django-storages' own (its parameters, content type and gzip), but through the

@@ -76,7 +76,8 @@ def topk_at(*, storage: Storage, image_set_id: int, files: Sequence[IndexedFile]
             for i, f in enumerate(members):
                 parts[f.submission_id] = block[:, i, :]
             continue
-        for f in members:  # a local file reads only those rows; a remote one is fetched
+        for f in members:  # only those rows are read (S3: a small file fetched whole, a
+            # large one by ranged GETs: leaderboard/common/object_storage.py)
             with storage.open(f.compact, "rb") as handle:
                 parts[f.submission_id] = npz_member_rows(handle, "topk", examples)
     width = max((p.shape[1] for p in parts.values()), default=1)
@@ -88,10 +89,8 @@ def topk_at(*, storage: Storage, image_set_id: int, files: Sequence[IndexedFile]
 
 
 def _index_rows(storage: Storage, name: str, examples: np.ndarray) -> np.ndarray | None:
-    """The index's rows at `examples`; None when it has none (a builder of the segment's
-    newer content may remove it between the check and the read)."""
-    if not storage.exists(name):
-        return None
+    """The index's rows at `examples`; None when it has none (asked by opening it: on S3 an
+    exists() would be one more request)."""
     try:
         with storage.open(name, "rb") as handle:
             return npz_member_rows(handle, "topk", examples)

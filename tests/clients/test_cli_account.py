@@ -63,11 +63,19 @@ def test_it_takes_the_flag_then_the_environment_then_the_file(live_server: LiveS
                                              "maintainer": True, "url": live_server.url,
                                              "token_from": "env"})
     assert who("--token", carol, EVALSERVER_TOKEN=bob)[1]["username"] == "carol"
+    # after the command name too
+    after = run_client("whoami", "--token", carol, "--json", url=live_server.url,
+                       config_home=home, EVALSERVER_TOKEN=bob)
+    assert (after.returncode, json.loads(after.stdout)["username"]) == (0, "carol")
     # the file's token is for its own server only: not sent to another URL
     elsewhere = run_client("--url", live_server.url + "/", "whoami", url="http://127.0.0.1:9",
                            config_home=home)
     other = run_client("--url", "http://127.0.0.1:9", "whoami", url="", config_home=home)
+    other_after = run_client("whoami", "--url", "http://127.0.0.1:9", url="", config_home=home)
     assert (elsewhere.returncode, elsewhere.stdout.split()[0]) == (0, "alice")
+    assert (other_after.returncode, other_after.stderr) == (
+        3, "error: no API token: log in with `evalserver-client login`, or set "
+           "EVALSERVER_TOKEN or pass --token\n")
     assert (other.returncode, other.stderr) == (
         3, "error: no API token: log in with `evalserver-client login`, or set "
            "EVALSERVER_TOKEN or pass --token\n")

@@ -38,9 +38,12 @@ def program() -> str:
 def _command(commands: argparse._SubParsersAction[argparse.ArgumentParser], name: str,
              run: object, summary: str) -> argparse.ArgumentParser:
     sub = commands.add_parser(name, help=summary)
-    # SUPPRESS: `--json` after the command and before it both count (no default overwrites)
+    # SUPPRESS: `--json`, `--url` and `--token` after the command and before it both count (no
+    # default overwrites what was given before it)
     sub.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
                      help="print one JSON document on stdout")
+    sub.add_argument("--url", default=argparse.SUPPRESS, help="as before the command")
+    sub.add_argument("--token", default=argparse.SUPPRESS, help="as before the command")
     sub.set_defaults(run=run)
     return sub
 

@@ -80,8 +80,8 @@ def test_it_reads_rows_of_a_large_file_by_ranged_gets_of_the_rows_only(
     bucket_storage: S3Storage, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A top-k index segment's shape (examples, 256 members, k=5): 10.2 MB; rows 10 and 11 lie
-    in the first 64 KB the open fetched, row 25 crosses its end (the next 64 KB are fetched and
-    hold row 26 too), rows 500 and 3000 take one GET each."""
+    in the first 64 KB the open fetched, row 25 crosses its end (read on from there: the next
+    128 KB are fetched, holding row 26 too), rows 500 and 3000 take 64 KB each."""
     block = np.random.default_rng(3).integers(-1, 1000, size=(4_000, 256, 5), dtype=np.int16)
     content = _npz(topk=block)
     name = _stored(bucket_storage, "topk-index/large.npz", content)
@@ -97,8 +97,32 @@ def test_it_reads_rows_of_a_large_file_by_ranged_gets_of_the_rows_only(
     assert np.array_equal(got, block[rows])
     far = [data_start + row * row_bytes for row in (500, 3000)]
     assert sent == [("GET", name, f"bytes=0-{BLOCK - 1}"),
-                    ("GET", name, f"bytes={BLOCK}-{2 * BLOCK - 1}"),
+                    ("GET", name, f"bytes={BLOCK}-{3 * BLOCK - 1}"),
                     *[("GET", name, f"bytes={start}-{start + BLOCK - 1}") for start in far]]
+
+
+def test_it_reads_a_large_file_from_start_to_end_with_growing_gets(
+    bucket_storage: S3Storage, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A whole read asks 8 KB at a time (NumPy's reader 256 KB): the GETs double from 128 KB
+    instead, each byte fetched once."""
+    scores = np.random.default_rng(4).random((20_000, 128), dtype=np.float32)
+    content = _npz(scores=scores)  # 10.2 MB
+    name = _stored(bucket_storage, "compact/large.npz", content)
+    sent = s3_server.requests_recorded(monkeypatch, bucket_storage.bucket_name)
+
+    with bucket_storage.open(name, "rb") as handle:
+        whole = handle.read()
+
+    assert whole == content
+    spans = [tuple(int(n) for n in r.removeprefix("bytes=").split("-")) for _, _, r in sent
+             if r is not None]
+    # each GET starts where the one before ended; each (but the last) twice the one before
+    assert [start for start, _ in spans] == [0] + [end + 1 for _, end in spans[:-1]]
+    sizes = [end - start + 1 for start, end in spans]
+    assert sizes[:2] == [BLOCK, 2 * BLOCK]
+    assert all(b == 2 * a for a, b in zip(sizes[1:-2], sizes[2:-1], strict=True))
+    assert (spans[-1][1], len(sent)) == (len(content) - 1, 8)  # 64K+128K+...+4M, then the rest
 
 
 def test_it_opens_an_empty_file_and_tells_a_missing_one(

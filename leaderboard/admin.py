@@ -8,14 +8,20 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin, messages
+from django.contrib.admin import helpers
+from django.contrib.auth.admin import UserAdmin
+from django.contrib.auth.models import User
 from django.db import models
 from django.db.models import QuerySet
 from django.forms import ModelForm
 from django.http import HttpRequest
+from django.template.response import TemplateResponse
 
+from leaderboard.accounts.login_throttle import login_lockout_lift
 from leaderboard.audits.models import Audit
 from leaderboard.catalog.models import Benchmark, ImageSet, LabelSet, LabelSetVersion
 from leaderboard.catalog.services import benchmark_panel_sizes_set
+from leaderboard.submissions.control.services import submission_withdraw
 from leaderboard.submissions.models import Score, Submission, SubmissionFile
 from leaderboard.submissions.services import (
     SubmissionError,
@@ -155,7 +161,7 @@ class SubmissionAdmin(admin.ModelAdmin):
                        "failure_reason", "created", "queued_at", "started", "finished_at",
                        "claimed_by", "attempts", "files_removed")
     inlines = (SubmissionFileInline, ScoreInline)
-    actions = ("make_public", "make_private")
+    actions = ("make_public", "make_private", "withdraw")
     # As on the submit form (submissions/forms.py): a link typed without a scheme is https.
     formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
 
@@ -192,6 +198,31 @@ class SubmissionAdmin(admin.ModelAdmin):
     def make_private(self, request: HttpRequest, queryset: QuerySet[Submission]) -> None:
         self._visibility_set(request, queryset, public=False)
 
+    @admin.action(description="Withdraw (off every board for good, with a reason)",
+                  permissions=["change"])
+    def withdraw(self, request: HttpRequest, queryset: QuerySet[Submission]
+                 ) -> TemplateResponse | None:
+        """A page that asks the reason first (the submitter sees it); then each through
+        `submission_withdraw`, which also says who may (a maintainer: docs/hosts/roles.md)."""
+        reason = request.POST.get("reason", "").strip()
+        if "apply" not in request.POST or not reason:
+            return TemplateResponse(request, "admin/leaderboard/submission/withdraw.html", {
+                **self.admin_site.each_context(request), "title": "Withdraw submissions",
+                "opts": self.model._meta, "submissions": queryset,
+                "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
+                "missing_reason": "apply" in request.POST})
+        withdrawn = 0
+        for submission in queryset:
+            try:
+                submission_withdraw(submission=submission, user=request.user,  # type: ignore[arg-type]
+                                    reason=reason)
+            except SubmissionError as exc:
+                self.message_user(request, f"#{submission.pk}: {exc.message}", messages.ERROR)
+            else:
+                withdrawn += 1
+        self.message_user(request, f"{withdrawn} submission(s) withdrawn.", messages.SUCCESS)
+        return None
+
 
 @admin.register(Audit)
 class AuditAdmin(ViewOnlyAdmin):
@@ -201,3 +232,19 @@ class AuditAdmin(ViewOnlyAdmin):
                     "candidates_created")
     list_filter = ("kind", "benchmark", "status")
     list_select_related = ("benchmark", "created_by")
+
+
+admin.site.unregister(User)
+
+
+@admin.register(User)
+class AccountAdmin(UserAdmin):
+    """Django's own, with the login lockout's lift (as `manage.py lockout_lift --username`)."""
+
+    actions = ("lift_login_lockout",)
+
+    @admin.action(description="Lift the failed-login lockout", permissions=["change"])
+    def lift_login_lockout(self, request: HttpRequest, queryset: QuerySet[User]) -> None:
+        cleared = sum(login_lockout_lift(username=user.username) for user in queryset)
+        self.message_user(request, f"cleared {cleared} failed-login count(s) of "
+                          f"{queryset.count()} account(s).", messages.SUCCESS)

@@ -15,11 +15,11 @@ from leaderboard.submissions.models import Submission
 from leaderboard.submissions.services import submission_create
 
 PREDICTIONS = "cifar10/model_predictions"
+PASSWORD = "a-long-test-password"  # every user_create's
 
 
 def user_create(username: str = "alice", *, staff: bool = False) -> User:
-    return User.objects.create_user(username=username, password="a-long-test-password",
-                                    is_staff=staff)
+    return User.objects.create_user(username=username, password=PASSWORD, is_staff=staff)
 
 
 def upload_from_path(path: Path, name: str | None = None) -> SimpleUploadedFile:

@@ -3,7 +3,9 @@ makes goes through a service, so the public leaderboard follows at once."""
 
 from __future__ import annotations
 
+import uuid
 from html.parser import HTMLParser
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import Permission
@@ -190,6 +192,58 @@ def test_it_refuses_the_visibility_actions_to_view_only_staff(
     assert board_rows(client)[1][0] == ("vgg16_keras", 1)
 
 
+def test_it_withdraws_in_the_admin_with_a_reason_and_the_public_board_follows(
+    scored_models: dict[str, Submission]
+) -> None:
+    client = staff_client("view_submission", "change_submission")
+    vgg = scored_models["vgg16_keras"]
+    assert board_rows(client)[1][0] == ("vgg16_keras", 1)  # cached now
+    chosen = {"action": "withdraw", "_selected_action": [vgg.pk]}
+
+    asked = client.post(SUBMISSIONS, chosen)
+    no_reason = client.post(SUBMISSIONS, {**chosen, "apply": "Withdraw", "reason": "  "})
+    assert Submission.objects.get(pk=vgg.pk).withdrawn is None
+    done = client.post(SUBMISSIONS, {**chosen, "apply": "Withdraw",
+                                     "reason": "trained on the test set"})
+
+    assert asked.status_code == 200 and 'name="reason"' in asked.content.decode()
+    assert f"#{vgg.pk} vgg16_keras" in asked.content.decode()
+    assert "Say why" not in asked.content.decode()
+    assert no_reason.status_code == 200 and "Say why" in no_reason.content.decode()
+    assert done.status_code == 302
+    after = Submission.objects.get(pk=vgg.pk)
+    assert (after.withdrawn is not None, after.withdrawn_reason, after.withdrawn_by.username,
+            after.public) == (True, "trained on the test set", "moderator", False)
+    assert [str(m) for m in get_messages(done.wsgi_request)] == ["1 submission(s) withdrawn."]
+    assert board_rows(client) == (
+        [("resnet_basic_110", "1"), ("resnet_preact_basic_110", "2")],
+        [("resnet_basic_110", 1), ("resnet_preact_basic_110", 2)])
+
+    again = client.post(SUBMISSIONS, {**chosen, "apply": "Withdraw", "reason": "again"})
+    assert [str(m) for m in get_messages(again.wsgi_request)] == [
+        f"#{vgg.pk}: this submission is already withdrawn", "0 submission(s) withdrawn."]
+
+
+def test_it_lifts_a_login_lockout_in_the_admin(admin_client: Client, settings: Any) -> None:
+    settings.EVALSERVER_LOGIN_FAILURES_PER_USER = 2
+    settings.EVALSERVER_LOGIN_WINDOW_SECONDS = 600
+    user = factories.user_create(f"locked-{uuid.uuid4().hex[:8]}")
+    api = APIClient(REMOTE_ADDR=f"203.0.113.{uuid.uuid4().int % 250}")
+
+    def token(password: str) -> int:
+        return api.post("/api/auth/token/", {"username": user.username,
+                                             "password": password}, format="json").status_code
+
+    assert [token("wrong"), token("wrong"), token(factories.PASSWORD)] == [400, 400, 429]
+    lifted = admin_client.post(reverse("admin:auth_user_changelist"),
+                               {"action": "lift_login_lockout", "_selected_action": [user.pk]})
+
+    assert lifted.status_code == 302
+    assert [str(m) for m in get_messages(lifted.wsgi_request)] == [
+        "cleared 1 failed-login count(s) of 1 account(s)."]
+    assert token(factories.PASSWORD) == 200
+
+
 def test_it_offers_no_deletion_and_no_direct_edit_of_state(
     admin_client: Client, scored_models: dict[str, Submission]
 ) -> None:
@@ -204,8 +258,8 @@ def test_it_offers_no_deletion_and_no_direct_edit_of_state(
     label_set_post = admin_client.post(
         reverse("admin:leaderboard_labelset_change", args=[label_set.pk]), {"name": "edited"})
 
-    assert [v for v in ("delete_selected", "make_public", "make_private")
-            if f'value="{v}"' in listing] == ["make_public", "make_private"]
+    assert [v for v in ("delete_selected", "make_public", "make_private", "withdraw")
+            if f'value="{v}"' in listing] == ["make_public", "make_private", "withdraw"]
     assert delete.status_code == 403
     assert Submission.objects.filter(pk=vgg.pk).exists()
     assert [name for name in ("name", "num_classes", "review_panel_size",

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import http.client
 import json
-import threading
 from collections.abc import Iterator
+from contextlib import ExitStack
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from tests.clients.test_cli import run_client
+from tests.loopback_http import serving
 
 Answer = tuple[int, dict[str, str], Any]
 QUEUED = {"id": 7, "model_name": "m", "benchmark": "cifar10", "status": "queued"}
@@ -84,23 +85,17 @@ class Handler(BaseHTTPRequestHandler):
 
 
 @pytest.fixture
-def scripted() -> Iterator[list[Recorder]]:
-    """The servers `_start` starts, shut down after the test."""
-    servers: list[Recorder] = []
-    yield servers
-    for server in servers:
-        server.shutdown()
-        server.server_close()
+def scripted() -> Iterator[ExitStack]:
+    """Where `_start` enters the servers it starts: shut down after the test."""
+    with ExitStack() as servers:
+        yield servers
 
 
-def _start(servers: list[Recorder], answers: list[Answer], forward: bool = False) -> Recorder:
-    server = Recorder(answers, forward)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    servers.append(server)
-    return server
+def _start(servers: ExitStack, answers: list[Answer], forward: bool = False) -> Recorder:
+    return servers.enter_context(serving(Recorder(answers, forward)))
 
 
-def test_it_tries_again_after_retry_after_on_503_and_429(scripted: list[Recorder]) -> None:
+def test_it_tries_again_after_retry_after_on_503_and_429(scripted: ExitStack) -> None:
     server = _start(scripted, [
         (503, {"Retry-After": "1"}, _error("database_unavailable", "the database is down")),
         (429, {"Retry-After": "1"}, _error("throttled", "Request was throttled.")),
@@ -115,7 +110,7 @@ def test_it_tries_again_after_retry_after_on_503_and_429(scripted: list[Recorder
                            "server busy (HTTP 429): trying again in 1 s (2/4)\n")
 
 
-def test_it_sends_an_upload_again_whole_after_a_503_with_its_progress(scripted: list[Recorder],
+def test_it_sends_an_upload_again_whole_after_a_503_with_its_progress(scripted: ExitStack,
                                                     tmp_path: Path) -> None:
     server = _start(scripted, [
         (503, {"Retry-After": "0"}, _error("storage_unavailable", "the storage is down")),
@@ -141,7 +136,7 @@ def test_it_sends_an_upload_again_whole_after_a_503_with_its_progress(scripted: 
     assert [line for line in lines if not line.startswith("upload: ")] == [lines[notice]]
 
 
-def test_it_does_not_retry_a_429_without_retry_after(scripted: list[Recorder]) -> None:
+def test_it_does_not_retry_a_429_without_retry_after(scripted: ExitStack) -> None:
     """The daily quota (docs/api.md §6.1): waiting seconds would not lift it."""
     server = _start(scripted, [(429, {}, _error(
         "quota_exceeded", "daily quota reached: 5 submissions per 24 hours on cifar10"))])
@@ -153,7 +148,7 @@ def test_it_does_not_retry_a_429_without_retry_after(scripted: list[Recorder]) -
                            "hours on cifar10\n")
 
 
-def test_it_gives_up_after_four_retries(scripted: list[Recorder]) -> None:
+def test_it_gives_up_after_four_retries(scripted: ExitStack) -> None:
     server = _start(scripted, [(503, {"Retry-After": "0"}, _error(
         "database_unavailable", "the database is down"))])
 
@@ -164,7 +159,7 @@ def test_it_gives_up_after_four_retries(scripted: list[Recorder]) -> None:
 
 
 def test_it_goes_through_http_proxy_unless_no_proxy_says_otherwise(
-    scripted: list[Recorder],
+    scripted: ExitStack,
 ) -> None:
     server = _start(scripted, [(200, {}, QUEUED)])
     proxy = _start(scripted, [], forward=True)
@@ -181,7 +176,7 @@ def test_it_goes_through_http_proxy_unless_no_proxy_says_otherwise(
     assert [r[:2] for r in server.requests] == [("GET", "/api/submissions/7/")] * 2
 
 
-def test_it_tunnels_https_through_https_proxy(scripted: list[Recorder]) -> None:
+def test_it_tunnels_https_through_https_proxy(scripted: ExitStack) -> None:
     proxy = _start(scripted, [], forward=True)
 
     done = run_client("status", "7", url="https://evalserver.invalid", HTTPS_PROXY=proxy.url)

@@ -21,8 +21,11 @@ import pytest
 from django.core.management import call_command
 from django.test import Client
 from pytest_django.fixtures import Settings
+from scipy.stats import binom
 
+from leaderboard.catalog.models import Benchmark
 from leaderboard.submissions.models import Submission
+from leaderboard.submissions.significance import board_significance_refresh
 from tests import factories
 from tests.demo_truth import (
     CIFAR10,
@@ -115,6 +118,35 @@ def test_it_shows_every_cifar10_rows_accuracy_rank_and_shift_as_the_data_gives_t
             if slug != "original":
                 expected = shift_text(ranks["original"][row.model] - ranks[slug][row.model])
                 assert cell.shift == expected, (row.model, slug)
+
+
+@pytest.mark.django_db
+def test_it_gives_every_cifar10_rows_rank_ub_as_mcnemars_test_on_the_data_gives_it(
+    demo: None, client: Client, truth: Cifar10Truth,
+) -> None:
+    """docs/metrics.md §10.3: 1 + the rows that get more examples right with an exact two-sided
+    McNemar p < 0.05 against this one, on the original labels and on the pruned corrected
+    ones; the significance computed as the worker does after a scoring."""
+    board_significance_refresh(benchmark_id=Benchmark.objects.get(slug=CIFAR10).pk)
+    for slug, labels, kept in (("original", truth.original, truth.original >= 0),
+                               ("corrected", truth.corrected, truth.corrected >= 0)):
+        hits = {m: (top1 == labels)[kept] for m, top1 in truth.predictions.items()}
+        expected = {}
+        for model, mine in hits.items():
+            better = 0
+            for other in hits.values():
+                if other.sum() <= mine.sum():
+                    continue
+                b, c = int((other & ~mine).sum()), int((mine & ~other).sum())
+                better += bool(min(1.0, 2 * binom.cdf(min(b, c), b + c, 0.5)) < 0.05)
+            expected[model] = 1 + better
+        rows = client.get(f"/api/benchmarks/{CIFAR10}/leaderboard/?sort={slug}"
+                          "&page_size=100").json()["rows"]
+        assert {row["model_name"]: row["rank_ub"] for row in rows} == expected, slug
+        # not every row ties with its neighbours: the figure says something on this board
+        assert len(set(expected.values())) > 5, slug
+        page = page_text(_get(client, f"/benchmarks/{CIFAR10}/?sort={slug}"))
+        assert "Rank (UB)" in page and "computing" not in page, slug
 
 
 def _fit(truth: Cifar10Truth, slug: str) -> tuple[float, float, list[str]]:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from django.test import Client
 
 CIFAR10 = "cifar10"
 PREDICTIONS = "cifar10/model_predictions"
@@ -100,3 +101,9 @@ def cifar10_truth(data_dir: Path) -> Cifar10Truth:
                 scores[model][slug] = (int((new == new_labels[slug]).sum()), new.size)
     return Cifar10Truth(scores, int(kept.sum()), correctable, predictions, original,
                         corrected)
+
+
+def page_get(client: Client, url: str) -> str:
+    response = client.get(url)
+    assert response.status_code == 200, url
+    return response.content.decode()

@@ -10,22 +10,15 @@ so each test seeds it afresh rather than sharing rows between tests."""
 
 from __future__ import annotations
 
-import io
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
-from django.core.management import call_command
 from django.test import Client
-from pytest_django.fixtures import Settings
-from scipy.stats import binom
 
-from leaderboard.catalog.models import Benchmark
 from leaderboard.submissions.models import Submission
-from leaderboard.submissions.significance import board_significance_refresh
 from tests import factories
 from tests.demo_truth import (
     CIFAR10,
@@ -33,45 +26,23 @@ from tests.demo_truth import (
     NEW_TEST_SETS,
     PREDICTIONS,
     Cifar10Truth,
-    cifar10_truth,
     competition_ranks,
+    page_get,
     page_text,
     pct,
     shift_text,
 )
 from tests.pages import leaderboard_table
-from tests.scored_models import score_in_process
 
 # the benchmarks with one demo model each (leaderboard/submissions/demo.py)
 ONE_MODEL_BENCHMARKS = ("20news", "caltech256", "cifar100", "imagenet", "imdb", "mnist")
-
-
-@pytest.fixture
-def demo(loaded: Settings, data_dir: Path, sent: list[tuple[str, int]]) -> Iterator[None]:
-    """The demo as scripts/serve.sh seeds it: every benchmark loaded, `seed_demo`, and each
-    submission scored by the real task in this process (`sent` keeps the queue's messages)."""
-    call_command("seed_demo", "--data-dir", str(data_dir), stdout=io.StringIO())
-    for submission in Submission.objects.order_by("pk"):
-        assert score_in_process(submission) == "scored", submission.model_name
-    yield
-
-
-@pytest.fixture(scope="module")
-def truth(data_dir: Path) -> Cifar10Truth:
-    return cifar10_truth(data_dir)
-
-
-def _get(client: Client, url: str) -> str:
-    response = client.get(url)
-    assert response.status_code == 200, url
-    return response.content.decode()
 
 
 @pytest.mark.django_db
 def test_it_counts_each_benchmarks_public_models_and_examples_on_the_home_page(
     demo: None, client: Client, truth: Cifar10Truth, data_dir: Path,
 ) -> None:
-    page = _get(client, "/")
+    page = page_get(client, "/")
     cards = {m.group(1): m.group(2) for m in re.finditer(
         r'(?s)<section class="card benchmark" id="benchmark-([\w.-]+)">.*?'
         r'<span class="entry-count">([^<]*)</span>', page)}
@@ -94,7 +65,7 @@ def test_it_counts_each_benchmarks_public_models_and_examples_on_the_home_page(
 def test_it_shows_every_cifar10_rows_accuracy_rank_and_shift_as_the_data_gives_them(
     demo: None, client: Client, truth: Cifar10Truth,
 ) -> None:
-    page = _get(client, f"/benchmarks/{CIFAR10}/")
+    page = page_get(client, f"/benchmarks/{CIFAR10}/")
     n = len(truth.scores)
     text = page_text(page)
     assert f"Rows 1–{n} of {n}" in text
@@ -118,35 +89,6 @@ def test_it_shows_every_cifar10_rows_accuracy_rank_and_shift_as_the_data_gives_t
             if slug != "original":
                 expected = shift_text(ranks["original"][row.model] - ranks[slug][row.model])
                 assert cell.shift == expected, (row.model, slug)
-
-
-@pytest.mark.django_db
-def test_it_gives_every_cifar10_rows_rank_ub_as_mcnemars_test_on_the_data_gives_it(
-    demo: None, client: Client, truth: Cifar10Truth,
-) -> None:
-    """docs/metrics.md §10.3: 1 + the rows that get more examples right with an exact two-sided
-    McNemar p < 0.05 against this one, on the original labels and on the pruned corrected
-    ones; the significance computed as the worker does after a scoring."""
-    board_significance_refresh(benchmark_id=Benchmark.objects.get(slug=CIFAR10).pk)
-    for slug, labels, kept in (("original", truth.original, truth.original >= 0),
-                               ("corrected", truth.corrected, truth.corrected >= 0)):
-        hits = {m: (top1 == labels)[kept] for m, top1 in truth.predictions.items()}
-        expected = {}
-        for model, mine in hits.items():
-            better = 0
-            for other in hits.values():
-                if other.sum() <= mine.sum():
-                    continue
-                b, c = int((other & ~mine).sum()), int((mine & ~other).sum())
-                better += bool(min(1.0, 2 * binom.cdf(min(b, c), b + c, 0.5)) < 0.05)
-            expected[model] = 1 + better
-        rows = client.get(f"/api/benchmarks/{CIFAR10}/leaderboard/?sort={slug}"
-                          "&page_size=100").json()["rows"]
-        assert {row["model_name"]: row["rank_ub"] for row in rows} == expected, slug
-        # not every row ties with its neighbours: the figure says something on this board
-        assert len(set(expected.values())) > 5, slug
-        page = page_text(_get(client, f"/benchmarks/{CIFAR10}/?sort={slug}"))
-        assert "Rank (UB)" in page and "computing" not in page, slug
 
 
 def _fit(truth: Cifar10Truth, slug: str) -> tuple[float, float, list[str]]:
@@ -176,7 +118,7 @@ def _swapped_pairs(a: dict[str, int], b: dict[str, int]) -> int:
 def test_it_states_the_fits_n_and_the_rank_shake_up_of_the_plots_page(
     demo: None, client: Client, truth: Cifar10Truth, new: str,
 ) -> None:
-    text = page_text(_get(client, f"/benchmarks/{CIFAR10}/plots/?new={new}&labels=corrected"))
+    text = page_text(page_get(client, f"/benchmarks/{CIFAR10}/plots/?new={new}&labels=corrected"))
     slope, intercept, fitted = _fit(truth, new)
     assert len(fitted) == 30  # cleanlab's model has no CIFAR-10.1 predictions
     # the page said "the least-squares fit over 0 submissions" above a fit of n = 30
@@ -201,7 +143,7 @@ def test_it_states_the_fits_n_and_the_rank_shake_up_of_the_plots_page(
 def test_it_gives_each_label_sets_size_and_the_number_of_submissions_on_the_about_page(
     demo: None, client: Client, truth: Cifar10Truth,
 ) -> None:
-    page = _get(client, f"/benchmarks/{CIFAR10}/about/")
+    page = page_get(client, f"/benchmarks/{CIFAR10}/about/")
     sizes = re.findall(r'<dd class="about-size">([^<]*)</dd>', page)
     model = truth.scores["alexnet_tf_ben"]  # has a file for every image set
     assert sizes == [f"{model[slug][1]:,} examples evaluated" for slug in
@@ -222,7 +164,7 @@ def test_it_shows_each_submissions_counts_gaps_and_residuals_as_the_data_gives_t
     for submission in Submission.objects.filter(benchmark__slug=CIFAR10):
         model = submission.model_name
         scores = truth.scores[model]
-        text = page_text(_get(client, f"/submissions/{submission.pk}/"))
+        text = page_text(page_get(client, f"/submissions/{submission.pk}/"))
 
         def stated(label: str, c: int, n: int, text: str = text, model: str = model) -> None:
             assert f"{label} {pct(c, n)} {c:,} / {n:,} " in text, (model, label)
@@ -259,7 +201,7 @@ def test_it_counts_the_examples_only_one_of_two_models_gets_right_on_the_compare
     ids = dict(Submission.objects.filter(benchmark__slug=CIFAR10)
                .values_list("model_name", "pk"))
     first, second = "alexnet_tf_ben", "cudaconvnet"
-    text = page_text(_get(client, f"/submissions/{ids[first]}/compare/{ids[second]}/"))
+    text = page_text(page_get(client, f"/submissions/{ids[first]}/compare/{ids[second]}/"))
     a, b = truth.predictions[first], truth.predictions[second]
     kept = truth.corrected >= 0
     only = {"original": ((a == truth.original) & (b != truth.original),
@@ -306,7 +248,7 @@ def test_it_counts_the_open_review_items_of_each_benchmark(
     demo: None, client: Client, data_dir: Path,
 ) -> None:
     client.force_login(factories.user_create("maintainer", staff=True))
-    page = _get(client, "/review/")
+    page = page_get(client, "/review/")
     table = re.search(r"(?s)<table.*?</table>", page)
     assert table is not None
     counts = dict(re.findall(r"\(?([\w.-]+)\)? (\d[\d,]*)\b", page_text(table.group(0))))
@@ -319,7 +261,7 @@ def test_it_counts_the_open_review_items_of_each_benchmark(
 
     # the demo's ImageNet submission says the same, with its ReaL accuracy
     imagenet = Submission.objects.get(benchmark__slug="imagenet").pk
-    text = page_text(_get(client, f"/submissions/{imagenet}/"))
+    text = page_text(page_get(client, f"/submissions/{imagenet}/"))
     assert f"Predictions awaiting review: {novel:,} on real ." in text
     assert f"ReaL accuracy (top-1) {pct(hits, included)} {hits:,} / {included:,} " in text
 
@@ -332,13 +274,13 @@ def test_it_counts_what_the_mistake_gallery_shows_and_links_it_only_where_it_has
                .values_list("model_name", "pk"))
     c_set = (truth.corrected != truth.original) & (truth.corrected >= 0)
     for model in ("alexnet_tf_ben", "shake_drop", CLEANLAB_CIFAR10):
-        detail = page_text(_get(client, f"/submissions/{ids[model]}/"))
+        detail = page_text(page_get(client, f"/submissions/{ids[model]}/"))
         assert ("Mistake gallery : its predictions on the examples whose label was "
                 "corrected. About these label sets") in detail
         top1 = truth.predictions[model][c_set]
         on_original = int((top1 == truth.original[c_set]).sum())
         on_corrected = int((top1 == truth.corrected[c_set]).sum())
-        gallery = page_text(_get(client, f"/submissions/{ids[model]}/mistakes/"))
+        gallery = page_text(page_get(client, f"/submissions/{ids[model]}/mistakes/"))
         assert (f"The prediction matches the original label on {on_original} , the corrected "
                 f"label on {on_corrected} and neither on "
                 f"{truth.correctable - on_original - on_corrected} of {truth.correctable} "
@@ -346,12 +288,12 @@ def test_it_counts_what_the_mistake_gallery_shows_and_links_it_only_where_it_has
     # ImageNet's demo has no multi-label set, so no ImageNet-M misses to show; the hidden
     # demo has no corrected labels, so no gallery at all
     imagenet = Submission.objects.get(benchmark__slug="imagenet").pk
-    detail = page_text(_get(client, f"/submissions/{imagenet}/"))
+    detail = page_text(page_get(client, f"/submissions/{imagenet}/"))
     assert "Mistake gallery : its predictions on the examples whose label was corrected." \
         in detail and "ImageNet-M" not in detail
     hidden = Submission.objects.filter(benchmark__slug="cifar10-hidden").first()
     assert hidden is not None
-    detail = page_text(_get(client, f"/submissions/{hidden.pk}/"))
+    detail = page_text(page_get(client, f"/submissions/{hidden.pk}/"))
     assert "Mistake gallery" not in detail and "About these label sets" in detail
 
 
@@ -360,11 +302,11 @@ def test_it_shows_a_hidden_demo_rows_released_best_as_its_board_does_in_the_thir
     demo: None, client: Client, data_dir: Path,
 ) -> None:
     v6 = np.load(data_dir / "cifar10/cifar10.1_v6_labels.npy")
-    _, rows = leaderboard_table(_get(client, "/benchmarks/cifar10-hidden/"))
+    _, rows = leaderboard_table(page_get(client, "/benchmarks/cifar10-hidden/"))
     assert len(rows) == 30  # one participant per published model
     for row in rows[:3]:
         cell = row.cells["cifar10.1-v6-hidden"].acc
-        text = page_text(_get(client, f"/submissions/{row.submission_id}/"))
+        text = page_text(page_get(client, f"/submissions/{row.submission_id}/"))
         # the public half of CIFAR-10.1 v6 (split 50/50, docs/metrics.md §17)
         assert f"Its participant's released best: {cell} over the {v6.size // 2:,} " \
                "examples of the public part." in text, row.model
@@ -376,7 +318,7 @@ def test_it_shows_a_hidden_demo_rows_released_best_as_its_board_does_in_the_thir
 def test_it_says_what_the_plots_of_a_one_model_or_hidden_benchmark_show(
     demo: None, client: Client, data_dir: Path,
 ) -> None:
-    text = page_text(_get(client, "/benchmarks/imagenet/plots/"))
+    text = page_text(page_get(client, "/benchmarks/imagenet/plots/"))
     # one demo model on ImageNet (leaderboard/submissions/demo.py)
     assert "0 swapped pairs among 1 model · 0 moved up · 0 moved down · 1 kept their rank" \
         in text
@@ -385,10 +327,10 @@ def test_it_says_what_the_plots_of_a_one_model_or_hidden_benchmark_show(
     # a mean over classes is named only where a label set is one (tests/presentation/boards/
     # test_board_class_mean.py: ImageNet's multilabel); the demo has none
     assert "Bars are 95% Clopper-Pearson intervals." in text
-    cifar = page_text(_get(client, f"/benchmarks/{CIFAR10}/plots/"))
+    cifar = page_text(page_get(client, f"/benchmarks/{CIFAR10}/plots/"))
     assert "Bars are 95% Clopper-Pearson intervals." in cifar
     assert "mean over classes" not in cifar
     # cifar10-hidden: its original labels, and CIFAR-10.1 v6 hidden
-    text = page_text(_get(client, "/benchmarks/cifar10-hidden/plots/"))
+    text = page_text(page_get(client, "/benchmarks/cifar10-hidden/plots/"))
     assert ("This benchmark's other label set is hidden, and a hidden label set is not "
             "plotted: nothing to compare yet.") in text

@@ -208,7 +208,8 @@ class SubmissionAdmin(admin.ModelAdmin):
         if "apply" not in request.POST or not reason:
             return TemplateResponse(request, "admin/leaderboard/submission/withdraw.html", {
                 **self.admin_site.each_context(request), "title": "Withdraw submissions",
-                "opts": self.model._meta, "submissions": queryset,
+                "opts": self.model._meta,
+                "submissions": list(queryset.select_related("benchmark", "owner")),
                 "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
                 "missing_reason": "apply" in request.POST})
         withdrawn = 0

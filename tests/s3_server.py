@@ -96,12 +96,6 @@ def object_names(endpoint: str, bucket: str) -> list[str]:
     return sorted(item["Key"] for page in pages for item in page.get("Contents", []))
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def wait_until_answers(host: str, port: int, process: subprocess.Popen[bytes],
                        timeout: float = 60) -> None:
     deadline = time.monotonic() + timeout
@@ -140,7 +134,7 @@ def requests_recorded(monkeypatch: Any, bucket: str) -> list[tuple[str, str, str
 @contextmanager
 def running_on_loopback() -> Iterator[str]:
     """A server on a free loopback port for the block; its endpoint URL."""
-    from tests.helpers import process_group_stop
+    from tests.helpers import free_port, process_group_stop
 
     port = free_port()
     process = subprocess.Popen(server_argv("127.0.0.1", port), stdout=subprocess.DEVNULL,

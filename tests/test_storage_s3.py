@@ -27,6 +27,7 @@ from leaderboard.submissions.models import Submission, SubmissionFile
 from tests import factories, s3_server
 from tests.api_support import SUBMISSIONS, poll, post_files, token_client, top1_accuracy
 from tests.conftest import _running_worker, wait_for_status
+from tests.helpers import free_port
 from workers.jobs import JOBS
 from workers.tasks import job_run
 
@@ -128,7 +129,7 @@ def test_it_answers_503_and_records_nothing_while_the_storage_is_out_of_reach(
     monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("AWS_MAX_ATTEMPTS", "1")  # boto3's own retries: none, to be quick
-    _use_s3(catalog_settings, f"http://127.0.0.1:{s3_server.free_port()}", s3_loaded)
+    _use_s3(catalog_settings, f"http://127.0.0.1:{free_port()}", s3_loaded)
     client = token_client(factories.user_create())
     # as a server answers: the client does not re-raise what the handler answered
     client.raise_request_exception = False

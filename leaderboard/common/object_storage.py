@@ -63,14 +63,15 @@ def _total_size(answer: dict[str, Any], got: int) -> int:
 
 class RangedObject(io.RawIOBase):
     """A stored object's bytes read by ranged GETs (the io.BufferedReader around it asks at
-    least a block), its first block already in hand. A read that goes on where the last one
-    ended fetches ahead, twice as much as the fetch before, up to 16 MB: a file read from
-    start to end (NumPy's reader asks 256 KB at a time) costs a few GETs, not one per read."""
+    least a block), the last fetch kept: at first, the block the open fetched. A read that goes
+    on where the last one ended fetches ahead, twice as much as the fetch before, up to 16 MB:
+    a file read from start to end (NumPy's reader asks 256 KB at a time) costs a few GETs, not
+    one per read."""
 
     def __init__(self, client: Any, bucket: str, key: str, size: int, first: bytes) -> None:
         self._client, self._bucket, self._key = client, bucket, key
-        self.size, self._first, self._position = size, first, 0
-        self._ahead_start, self._ahead = 0, b""  # the last fetch
+        self.size, self._position = size, 0
+        self._ahead_start, self._ahead = 0, first  # the last fetch
         self._fetch = BLOCK  # the size of the last fetch
         self._last_end = -1  # where the last read ended
 
@@ -95,9 +96,7 @@ class RangedObject(io.RawIOBase):
         wanted = min(len(buffer), self.size - start)
         if wanted <= 0:
             return 0
-        if start < len(self._first):  # from the block the open already fetched
-            data = self._first[start:start + wanted]
-        elif self._ahead_start <= start < self._ahead_start + len(self._ahead):
+        if self._ahead_start <= start < self._ahead_start + len(self._ahead):
             offset = start - self._ahead_start
             data = self._ahead[offset:offset + wanted]
         else:

@@ -11,12 +11,14 @@ import re
 import socket
 import threading
 import uuid
+import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError, NoCredentialsError
+from django.core.files.storage import default_storage
 from pytest_django.fixtures import Settings
 
 from leaderboard.catalog import label_set_version_files
@@ -148,25 +150,25 @@ def test_it_answers_503_and_records_nothing_while_the_storage_is_out_of_reach(
 
 
 @pytest.mark.django_db(transaction=True)
-def test_it_makes_three_s3_requests_on_the_web_and_six_on_the_worker_per_submission(
+def test_it_makes_one_s3_request_on_the_web_and_two_on_the_worker_per_submission(
     s3_loaded: str, catalog_settings: Settings, data_dir: Path, sent: list[tuple[str, int]],
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:  # `sent`: the jobs are run below, not by a broker
     """The budget of a submission of predictions with no shared disk
-    (docs/operators/many-machines.md, "Files in object storage"): the web PUTs each file; the
-    worker GETs each and PUTs its compact array, and GETs each compiled label set once, the first
-    time (then it is in its cache). No HEAD, no second GET, nothing listed or deleted. The web and
-    the worker run in this process here (the job as the worker's task runs it), so one recorder
-    sees both."""
+    (docs/operators/many-machines.md, "Files in object storage"): the web PUTs its files as one
+    zip; the worker GETs it and PUTs the submission's one compact file, and GETs each compiled
+    label set once, the first time (then it is in its cache). No HEAD, no second GET, nothing
+    listed or deleted. The web and the worker run in this process here (the job as the
+    worker's task runs it), so one recorder sees both."""
     catalog_settings.EVALSERVER_CACHE_DIR = tmp_path / "worker-cache"  # a fresh worker host
     label_set_version_files._load.cache_clear()
     requests = s3_server.requests_recorded(monkeypatch, s3_loaded)
     client = token_client(factories.user_create())
+    files = factories.cifar10_model_files(data_dir, MODEL)
     seen = []
     for run in range(2):
         requests.clear()
-        response = post_files(client, factories.cifar10_model_files(data_dir, MODEL),
-                              benchmark="cifar10", model_name=f"{MODEL} {run}")
+        response = post_files(client, files, benchmark="cifar10", model_name=f"{MODEL} {run}")
         assert response.status_code == 201, response.content
         web = [(method, key) for method, key, _ in requests]
         requests.clear()
@@ -175,21 +177,23 @@ def test_it_makes_three_s3_requests_on_the_web_and_six_on_the_worker_per_submiss
                        task_id=f"task-{run}") == "scored"
         seen.append((job_id, web, [(method, key) for method, key, _ in requests]))
 
-    rows = {job_id: list(SubmissionFile.objects.filter(submission_id=job_id).order_by("pk"))
-            for job_id, _, _ in seen}
     versions = label_set_versions_to_score(benchmark=factories.cifar10())
     assert len(versions) == 5  # cifar10's label sets, one version each
     label_sets = [("GET", f"labelsets/{v.content_hash}.npz") for v in versions]
     for run, (job_id, web, worker) in enumerate(seen):
-        assert [row.image_set.slug for row in rows[job_id]] == list(IMAGE_SETS.values())
-        assert web == [("PUT", row.file.name) for row in rows[job_id]]
-        assert [row.compact.name for row in rows[job_id]] == [
-            f"compact/{job_id}-{slug}.npz" for slug in IMAGE_SETS.values()]
-        per_file = [request for row in rows[job_id]
-                    for request in (("GET", row.file.name), ("PUT", row.compact.name))]
+        rows = list(SubmissionFile.objects.filter(submission_id=job_id).order_by("pk"))
+        assert [row.image_set.slug for row in rows] == list(IMAGE_SETS.values())
+        [upload] = {str(row.file.name) for row in rows}
+        assert upload.startswith("uploads/") and upload.endswith(f"/{job_id}.zip")
+        assert {str(row.compact.name) for row in rows} == {f"compact/{job_id}.npz"}
+        assert web == [("PUT", upload)]
         first_time = label_sets if run == 0 else []
-        assert sorted(worker) == sorted(per_file + first_time), worker
-    assert [len(web) + len(worker) for _, web, worker in seen] == [3 + 6 + 5, 3 + 6]
+        assert sorted(worker) == sorted([("GET", upload), ("PUT", f"compact/{job_id}.npz")]
+                                        + first_time), worker
+        with default_storage.open(upload, "rb") as handle, zipfile.ZipFile(handle) as archive:
+            assert {name: archive.read(name) for name in archive.namelist()} == {
+                f"{slug}.json": path.read_bytes() for slug, path in files.items()}
+    assert [len(web) + len(worker) for _, web, worker in seen] == [1 + 2 + 5, 1 + 2]
 
 
 class DroppingProxy:
@@ -240,11 +244,10 @@ def test_it_retries_a_scoring_while_the_storage_is_out_of_reach_then_scores_it(
     redis_url: str, tmp_path: Path
 ) -> None:
     host, port = s3_endpoint.removeprefix("http://").split(":")
-    # An attempt of the task GETs the three uploads at once, each on a connection of its own
-    # (none is left to reuse from a failed attempt): the first dropped one fails the attempt,
-    # and how many of its siblings had opened theirs by then is the scheduler's choice, so an
-    # attempt uses up one to three of the six drops: two to six attempts fail, then it scores.
-    proxy = DroppingProxy((host, int(port)), drops=6)
+    # An attempt of the task first GETs the submission's uploads (one zip) on a new connection
+    # (none is left to reuse from a failed attempt): each attempt uses up one of the five drops,
+    # so five attempts fail (of the six a task has), then it scores.
+    proxy = DroppingProxy((host, int(port)), drops=5)
     env = {**_worker_env(catalog_settings, tmp_path, f"http://127.0.0.1:{proxy.port}",
                          s3_loaded),
            "AWS_MAX_ATTEMPTS": "1"}  # one request, one connection: no retry of boto3's own
@@ -257,10 +260,10 @@ def test_it_retries_a_scoring_while_the_storage_is_out_of_reach_then_scores_it(
         proxy.close()
 
     assert status == "scored", log
-    assert proxy.dropped == 6
+    assert proxy.dropped == 5
     retries = re.findall(r"score_submission\[[0-9a-f-]+\] retry: Retry in .*StorageUnavailable",
                          log)
-    assert 2 <= len(retries) <= 6, log
+    assert len(retries) == 5, log
     assert len(re.findall(r"score_submission\[[0-9a-f-]+\] retry:", log)) == len(retries), log
     assert len(re.findall(r"Task workers.tasks.score_submission\[[0-9a-f-]+\] received",
                           log)) == len(retries) + 1, log

@@ -18,8 +18,8 @@ from leaderboard.catalog.label_set_version_files import compiled_for_version
 from leaderboard.catalog.models import Benchmark, ImageSet, LabelSet
 from leaderboard.catalog.selectors import label_set_version_current
 from leaderboard.common.errors import ServiceError
-from leaderboard.common.storage import stored_file_path, stored_npz
 from leaderboard.submissions.models import Submission, SubmissionFile
+from leaderboard.submissions.stored_files import stored_compact, uploaded_file_paths
 from workers.scoring import datasets
 from workers.scoring.predictions import PredictionError, parse_predictions
 
@@ -213,8 +213,8 @@ def _compact_members(row: SubmissionFile) -> list[str] | None:
     """The arrays of the submission file's compact .npz (None when there is none)."""
     if not row.compact:
         return None
-    with stored_npz(row.compact) as archive:
-        return list(archive.files)
+    with stored_compact(row.compact, image_set=row.image_set.slug) as arrays:
+        return list(arrays)
 
 
 def submission_scores_check(submission: Submission, image_set: ImageSet) -> SubmissionFile:
@@ -241,11 +241,11 @@ def submission_probabilities(submission: Submission, image_set: ImageSet) -> np.
     scores: np.ndarray | None = None
     kind: str | None = None
     if row.compact and "scores" in (_compact_members(row) or []):
-        with stored_npz(row.compact) as archive:
-            scores, kind = archive["scores"], str(archive["scores_kind"])
+        with stored_compact(row.compact, image_set=row.image_set.slug) as arrays:
+            scores, kind = arrays["scores"], str(arrays["scores_kind"])
     else:
         try:
-            with stored_file_path(row.file) as path:  # the .npy reader memory-maps it
+            with uploaded_file_paths([row]) as [path]:  # the .npy reader memory-maps it
                 preds = parse_predictions(
                     path, num_examples=image_set.size,
                     num_classes=submission.benchmark.num_classes,

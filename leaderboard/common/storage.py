@@ -110,7 +110,7 @@ def stored_file_path(stored: FieldFile | str, *, storage: Storage | None = None
         yield copy
 
 
-def _object_store(storage: Storage) -> bool:
+def object_store(storage: Storage) -> bool:
     """Whether the storage is an S3 bucket (django-storages' S3Storage or this project's)."""
     return bool(getattr(storage, "bucket_name", None)) and hasattr(storage, "_normalize_name")
 
@@ -128,7 +128,7 @@ def storage_each(storage: Storage, work: Callable[[T], R], items: Sequence[T]) -
     six (docs/operators/many-machines.md, "Files in object storage"). `work` must not touch
     the database (threads). An exception is raised once every item has been tried."""
     global _pool
-    if len(items) <= 1 or not _object_store(storage):
+    if len(items) <= 1 or not object_store(storage):
         return [work(item) for item in items]
     if _pool is None or _pool[0] != os.getpid():  # a forked pool process makes its own
         _pool = (os.getpid(), ThreadPoolExecutor(_CONCURRENT_REQUESTS, "storage"))
@@ -180,7 +180,7 @@ def stored_copy(name: str, *, storage: Storage | None = None, target: BinaryIO) 
     Raises FileNotFoundError when the storage has no such file (S3: the GET's 404), so a
     caller that may find nothing asks once, with no HEAD (exists()) before the GET."""
     storage = storage or default_storage
-    if _object_store(storage):
+    if object_store(storage):
         # only ever loaded with the S3 storage
         from botocore.exceptions import ClientError
         from storages.utils import clean_name

@@ -8,7 +8,6 @@ scores twice and a late task cannot overwrite a newer state.
 from __future__ import annotations
 
 import hashlib
-import io
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from pathlib import Path
@@ -17,7 +16,6 @@ from typing import Any, TypeVar
 import numpy as np
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.core.files.base import ContentFile, File
 from django.core.files.storage import default_storage
 from django.db import connection, transaction
 from django.utils import timezone
@@ -32,7 +30,6 @@ from leaderboard.catalog.selectors import (
     label_set_versions_to_score,
 )
 from leaderboard.catalog.services import benchmark_leaderboard_touch
-from leaderboard.common.storage import storage_each, stored_file_paths
 from leaderboard.jobs.lifecycle import PLATFORM_FAILURE_CODES, job_finish, job_held
 from leaderboard.submissions import checkpoints
 from leaderboard.submissions.file_checks import SubmissionError, submission_files_check
@@ -40,6 +37,7 @@ from leaderboard.submissions.models import HitVector, Score, Submission, Submiss
 from leaderboard.submissions.releases.services import releases_record
 from leaderboard.submissions.signals import submission_scored
 from leaderboard.submissions.significance import board_significance_schedule
+from leaderboard.submissions.stored_files import compacts_store, uploaded_file_paths, uploads_store
 from workers.scoring.families.base import ExampleNamer
 from workers.scoring.hits import NovelPairs
 from workers.scoring.metrics import score_predictions
@@ -132,15 +130,13 @@ def submission_create(
                 queue.job_queue(kind="submission", job_id=submission.pk, variant=submission.kind)
                 return submission
             image_sets = {s.slug: s for s in benchmark.image_sets.all()}
-            for slug, upload in files.items():
-                row = SubmissionFile(
-                    submission=submission, image_set=image_sets[slug],
-                    original_name=Path(upload.name).name[:255], size=upload.size,
-                    sha256=_sha256(upload),
-                )
-                row.file.save(f"{submission.pk}-{slug}{Path(upload.name).suffix.lower()}",
-                              File(upload), save=False)
-                stored.append(str(row.file.name))
+            rows = [SubmissionFile(submission=submission, image_set=image_sets[slug],
+                                   original_name=Path(upload.name).name[:255],
+                                   size=upload.size, sha256=_sha256(upload))
+                    for slug, upload in files.items()]
+            stored += uploads_store(submission_id=submission.pk, rows=rows,
+                                    uploads=list(files.values()))
+            for row in rows:
                 row.save()
             queue.job_queue(kind="submission", job_id=submission.pk, variant=submission.kind)
     except BaseException:
@@ -153,32 +149,15 @@ def submission_create(
 # ---------------------------------------------------------------- the worker's side
 
 
-def _compact_bytes(preds: Predictions) -> bytes:
+def _compact(preds: Predictions) -> dict[str, np.ndarray]:
+    """An image set's arrays in the submission's compact file (workers/scoring/compact.py)."""
     arrays: dict[str, np.ndarray] = {"topk": preds.topk.astype(np.int16)}
     if preds.topk_scores is not None:
         arrays["topk_scores"] = preds.topk_scores
     if preds.scores is not None:
         arrays["scores"] = preds.scores
         arrays["scores_kind"] = np.array(preds.scores_kind or "")
-    buffer = io.BytesIO()
-    np.savez(buffer, **arrays)  # type: ignore[arg-type]
-    return buffer.getvalue()
-
-
-def _compacts_save(rows: Sequence[SubmissionFile], compacts: Sequence[bytes]) -> None:
-    """Each row's compact array stored (together: `storage_each`), then its name recorded."""
-
-    def store(item: tuple[SubmissionFile, bytes]) -> None:  # no database here: threads
-        row, content = item
-        if row.compact:  # a retried task's: replaced
-            row.compact.delete(save=False)
-        row.compact.save(f"{row.submission_id}-{row.image_set.slug}.npz", ContentFile(content),
-                         save=False)
-
-    storage_each(SubmissionFile._meta.get_field("compact").storage, store,
-                 list(zip(rows, compacts, strict=True)))
-    for row in rows:
-        SubmissionFile.objects.filter(pk=row.pk).update(compact=row.compact.name)
+    return arrays
 
 
 def submission_scores_compute(*, submission_id: int, task_id: str) -> bool:
@@ -194,9 +173,10 @@ def submission_scores_compute(*, submission_id: int, task_id: str) -> bool:
     namers: dict[str, ExampleNamer] = {}
     # in upload order (the database gives none otherwise): failures name the same file each run
     rows = list(submission.files.select_related("image_set").order_by("pk"))
-    # paths: the .npy reader memory-maps an upload (from an object store: copies, fetched
-    # together, as the compact arrays are stored together below)
-    with stored_file_paths([row.file for row in rows]) as paths:
+    # paths: the .npy reader memory-maps an upload (from an object store: copies; the
+    # uploads are one object there, and the compact arrays stored below one file:
+    # stored_files.py)
+    with uploaded_file_paths(rows) as paths:
         for row, path in zip(rows, paths, strict=True):
             try:
                 preds = parse_predictions(
@@ -209,7 +189,7 @@ def submission_scores_compute(*, submission_id: int, task_id: str) -> bool:
                 raise
             predictions[row.image_set.slug] = preds
             namers[row.image_set.slug] = image_set_example_namer(image_set=row.image_set)
-    _compacts_save(rows, [_compact_bytes(predictions[row.image_set.slug]) for row in rows])
+    compacts_store(rows=rows, arrays={slug: _compact(preds) for slug, preds in predictions.items()})
     versions = label_set_versions_to_score(benchmark=benchmark)
     names = benchmark_class_names(benchmark=benchmark)
     scores, novel = _scores_on_versions(predictions, versions, names, namers)

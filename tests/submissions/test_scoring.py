@@ -49,10 +49,15 @@ def test_it_scores_a_real_model_on_every_cifar10_label_set(  # type: ignore[no-u
         assert scores[slug].correct == int((preds == labels).sum())
         assert scores[slug].total == labels.shape[0]
         assert scores[slug].accuracy == (preds == labels).mean()
-    compact = SubmissionFile.objects.get(submission=submission, image_set__slug="cifar10-test")
-    with default_storage.open(compact.compact.name) as handle:
-        topk = np.load(handle, allow_pickle=False)["topk"]
-    assert topk[:, 0].tolist() == json.loads(files["cifar10-test"].read_text())
+    # one compact file for the submission, each image set's arrays under its slug
+    names = set(SubmissionFile.objects.filter(submission=submission)
+                .values_list("compact", flat=True))
+    assert names == {f"compact/{submission.pk}.npz"}
+    with default_storage.open(names.pop()) as handle, \
+            np.load(handle, allow_pickle=False) as arrays:
+        assert sorted(arrays.files) == [f"{slug}/topk" for slug in sorted(files)]
+        for slug, path in files.items():
+            assert arrays[f"{slug}/topk"][:, 0].tolist() == json.loads(path.read_text())
 
 
 def test_it_never_scores_twice(loaded, data_dir: Path) -> None:  # type: ignore[no-untyped-def]

@@ -1,4 +1,11 @@
-"""Reading a few rows of an array stored in an uncompressed .npz without loading it all.
+"""A submission's compact file, and reading a few rows of an array stored in an
+uncompressed .npz without loading it all.
+
+The compact file (docs/operators/many-machines.md, "Files in object storage") is one .npz a
+submission: each image set's arrays under `<image set>/<array>` (`topk`, then `topk_scores`,
+`scores`, `scores_kind` where kept). One file, not one per image set: on an object store each
+file is a request. A file stored before that layout holds one image set's arrays under their
+plain names; `compact_member_names` gives the names an array may have.
 
 A worker re-scoring after one review decision needs each stored submission's top-k at a few
 examples only; loading every 500 kB compact file for that would dominate the time. `np.savez`
@@ -10,6 +17,7 @@ from __future__ import annotations
 import ast
 import struct
 import zipfile
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -22,6 +30,22 @@ class SeekableReader(Protocol):
     def read(self, size: int = -1, /) -> bytes: ...
     def seek(self, offset: int, whence: int = 0, /) -> int: ...
     def tell(self) -> int: ...
+
+
+def compact_arrays(image_sets: Mapping[str, Mapping[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    """The members of a submission's compact file (for `np.savez`), image set by image set in
+    the given order, each one's `topk` first."""
+    members: dict[str, np.ndarray] = {}
+    for image_set, arrays in image_sets.items():
+        for name in ("topk", *(n for n in arrays if n != "topk")):
+            members[f"{image_set}/{name}"] = arrays[name]
+    return members
+
+
+def compact_member_names(image_set: str, array: str) -> tuple[str, str]:
+    """The names an image set's `array` may have in a compact file, for `npz_member_rows`
+    (which reads members without listing them)."""
+    return f"{image_set}/{array}", array
 
 
 _LOCAL_HEADER = struct.Struct("<4s2B4HL2L2H")  # the zip local file header, 30 bytes
@@ -48,19 +72,20 @@ def _parse_npy_header(text: bytes, shown: object, member: str) -> tuple[tuple[in
     return parsed
 
 
-def _first_member_data(head: bytes, member: str) -> tuple[int, bytes] | None:
-    """(offset of the .npy data, its header text) when `member` is the archive's first entry,
-    stored, and its headers fit in `head`; None otherwise."""
+def _first_member_data(head: bytes, members: Sequence[str]) -> tuple[str, int, bytes] | None:
+    """(its name, offset of the .npy data, its header text) when one of `members` is the
+    archive's first entry, stored, and its headers fit in `head`; None otherwise."""
     if len(head) < _LOCAL_HEADER.size:
         return None
     fields = _LOCAL_HEADER.unpack_from(head)
     name_length, extra_length = fields[-2], fields[-1]
     start = _LOCAL_HEADER.size + name_length + extra_length
-    if (fields[0] != b"PK\x03\x04" or fields[4] != zipfile.ZIP_STORED
-            or head[_LOCAL_HEADER.size:_LOCAL_HEADER.size + name_length]
-            != f"{member}.npy".encode()):
+    first = head[_LOCAL_HEADER.size:_LOCAL_HEADER.size + name_length]
+    member = next((m for m in members if first == f"{m}.npy".encode()), None)
+    if fields[0] != b"PK\x03\x04" or fields[4] != zipfile.ZIP_STORED or member is None:
         return None
-    return _npy_header(head, start)
+    found = _npy_header(head, start)
+    return None if found is None else (member, *found)
 
 
 def _npy_header(head: bytes, start: int) -> tuple[int, bytes] | None:
@@ -76,9 +101,14 @@ def _npy_header(head: bytes, start: int) -> tuple[int, bytes] | None:
     return text_start + length, head[text_start:text_start + length]
 
 
-def _slow_member_data(handle: SeekableReader, shown: object, member: str) -> tuple[int, bytes]:
+def _slow_member_data(handle: SeekableReader, shown: object,
+                      members: Sequence[str]) -> tuple[str, int, bytes]:
     handle.seek(0)
     with zipfile.ZipFile(handle) as archive:  # leaves the handle open: it did not open it
+        stored = set(archive.namelist())
+        member = next((m for m in members if f"{m}.npy" in stored), None)
+        if member is None:
+            raise KeyError(f"{shown}: no member named {' or '.join(members)}")
         info = archive.getinfo(f"{member}.npy")
         if info.compress_type != zipfile.ZIP_STORED:
             raise ValueError(f"{shown}: {member} is compressed; rows cannot be read in place")
@@ -90,25 +120,30 @@ def _slow_member_data(handle: SeekableReader, shown: object, member: str) -> tup
     found = _npy_header(head, _LOCAL_HEADER.size + fields[-2] + fields[-1])
     if found is None:
         raise ValueError(f"{shown}: {member} has no readable .npy header")
-    return info.header_offset + found[0], found[1]
+    return member, info.header_offset + found[0], found[1]
 
 
-def npz_member_rows(source: Path | SeekableReader, member: str, rows: np.ndarray) -> np.ndarray:
+def npz_member_rows(source: Path | SeekableReader, member: str | Sequence[str],
+                    rows: np.ndarray) -> np.ndarray:
     """`np.load(source)[member][rows]` for an uncompressed .npz, reading only those rows;
-    `source` is a path or a seekable binary file (a stored file opened by the web side)."""
+    `source` is a path or a seekable binary file (a stored file opened by the web side).
+    `member`: its name, or the names it may have, the first the file holds being read
+    (`compact_member_names`). KeyError when it holds none."""
+    members = (member,) if isinstance(member, str) else tuple(member)
     if isinstance(source, Path):
         with open(source, "rb") as handle:
-            return _member_rows(handle, source, member, rows)
-    return _member_rows(source, getattr(source, "name", "<file>"), member, rows)
+            return _member_rows(handle, source, members, rows)
+    return _member_rows(source, getattr(source, "name", "<file>"), members, rows)
 
 
-def _member_rows(handle: SeekableReader, shown: object, member: str,
+def _member_rows(handle: SeekableReader, shown: object, members: Sequence[str],
                  rows: np.ndarray) -> np.ndarray:
-    # Fast path: the member is the first entry (the worker writes `topk` first), so one read
-    # from the start of the file holds every header; no zip directory is parsed.
+    # Fast path: the member is the first entry (the worker writes a `topk` first), so one
+    # read from the start of the file holds every header; no zip directory is parsed.
     handle.seek(0)
-    found = _first_member_data(handle.read(_HEAD_BYTES), member)
-    data_start, text = found if found is not None else _slow_member_data(handle, shown, member)
+    found = _first_member_data(handle.read(_HEAD_BYTES), members)
+    member, data_start, text = (found if found is not None
+                                else _slow_member_data(handle, shown, members))
     shape, dtype = _parse_npy_header(text, shown, member)
     row_bytes = int(np.prod(shape[1:], dtype=np.int64)) * dtype.itemsize
     out = np.empty((len(rows), *shape[1:]), dtype=dtype)

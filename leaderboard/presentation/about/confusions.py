@@ -26,9 +26,9 @@ from django.core.cache import cache
 from leaderboard.catalog.label_set_version_files import LabelStoreError, compiled_for_version
 from leaderboard.catalog.models import Benchmark, LabelSet
 from leaderboard.catalog.selectors import benchmark_class_names, label_set_version_current
-from leaderboard.common.storage import stored_npz
 from leaderboard.review.selectors import ClassLabel
 from leaderboard.submissions.models import Submission, SubmissionFile
+from leaderboard.submissions.stored_files import stored_compact
 from workers.scoring import datasets
 from workers.scoring.families.registry import FAMILIES
 
@@ -96,10 +96,10 @@ def panel_confusions(*, benchmark: Benchmark) -> tuple[tuple[int, int, int], ...
     return _panel_pairs(str(path), modified)
 
 
-def _submission_pairs(stored: str, labels: np.ndarray, mask: np.ndarray,
+def _submission_pairs(stored: str, image_set: str, labels: np.ndarray, mask: np.ndarray,
                       num_classes: int) -> np.ndarray:
     """One submission's confused pairs (key min * C + max), one entry per example."""
-    with stored_npz(stored, storage=SubmissionFile._meta.get_field("compact").storage) as arrays:
+    with stored_compact(stored, image_set=image_set) as arrays:
         top1 = np.asarray(arrays["topk"][:, 0], dtype=np.int64)
     missed = mask & (top1 != labels)
     a, b = labels[missed], top1[missed]
@@ -147,7 +147,8 @@ def _our_sums(label_set: LabelSet, content_hash: str) -> dict[str, Any] | None:
     mask = np.asarray(arrays["pruned"], dtype=bool)
     num_classes = int(label_set.benchmark.num_classes)
     added = sorted(files - state["files"])
-    state = _add(state, [_submission_pairs(name, labels, mask, num_classes)
+    state = _add(state, [_submission_pairs(name, label_set.image_set.slug, labels, mask,
+                                           num_classes)
                          for _, name in added])
     state["files"] = files
     cache.set(key, state, timeout=STATE_TIMEOUT)

@@ -29,10 +29,10 @@ from leaderboard.catalog.selectors import (
     image_set_example_namer,
     label_set_version_current,
 )
-from leaderboard.common.storage import stored_npz
 from leaderboard.review.selectors import ClassLabel, example_classes
 from leaderboard.submissions.models import Score, Submission, SubmissionFile
 from leaderboard.submissions.selectors import submission_scores
+from leaderboard.submissions.stored_files import stored_compact
 from workers.scoring.families.registry import family_named
 
 PAGE_SIZE = 60
@@ -77,7 +77,7 @@ class MistakeCard:
 
 def _top1(row: SubmissionFile) -> np.ndarray:
     """The stored top-1 class of every example (the compact .npz of the scoring worker)."""
-    with stored_npz(row.compact) as arrays:
+    with stored_compact(row.compact, image_set=row.image_set.slug) as arrays:
         return np.asarray(arrays["topk"][:, 0], dtype=np.int64)
 
 

@@ -17,7 +17,7 @@ from leaderboard.catalog.selectors import (
 from leaderboard.review.models import MistakeCategory, PanelMistake, Severity
 from leaderboard.review.selectors import ClassLabel
 from leaderboard.submissions.models import Submission, SubmissionFile
-from workers.scoring.compact import npz_member_rows
+from workers.scoring.compact import compact_member_names, npz_member_rows
 
 
 @dataclass(frozen=True)
@@ -85,7 +85,8 @@ def submission_panel_major_hits(*, submission: Submission) -> PanelMajorHits | N
     top1: dict[int, int] = {}
     if examples.size:
         with stored.compact.storage.open(str(stored.compact.name), "rb") as handle:
-            rows = npz_member_rows(handle, "topk", examples)
+            rows = npz_member_rows(handle, compact_member_names(stored.image_set.slug, "topk"),
+                                   examples)
         top1 = dict(zip(examples.tolist(), rows[:, 0].astype(np.int64).tolist(), strict=True))
     image_set = stored.image_set
     names = benchmark_class_names(benchmark=submission.benchmark)

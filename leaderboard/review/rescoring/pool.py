@@ -24,7 +24,7 @@ from django.core.files import storage as storage_module
 from django.db import connections
 from django.utils.functional import empty
 
-from leaderboard.common.storage import stored_npz
+from leaderboard.submissions.stored_files import stored_compact
 from workers.scoring.hits import NovelPairs
 from workers.scoring.label_set_builders import CompiledLabelSet
 from workers.scoring.metrics import headline_hits, score_label_set
@@ -45,6 +45,7 @@ class ScoringInputs:
     compiled: CompiledLabelSet
     class_names: tuple[str, ...] | None
     example_name: Callable[[int], str]
+    image_set: str  # its slug: it names the image set's arrays in a compact file
 
 
 @dataclass(frozen=True)
@@ -55,16 +56,17 @@ class Scored:
     novel: NovelPairs | None
 
 
-def compact_predictions(name: str) -> Predictions:
-    """A submission's stored compact top-k (workers/scoring/compact.py) as Predictions."""
-    with stored_npz(name) as arrays:
+def compact_predictions(name: str, image_set: str) -> Predictions:
+    """A submission's stored compact top-k on the image set (workers/scoring/compact.py) as
+    Predictions."""
+    with stored_compact(name, image_set=image_set) as arrays:
         topk = arrays["topk"].astype(np.int32)
-        scores = arrays["topk_scores"] if "topk_scores" in arrays.files else None
+        scores = arrays["topk_scores"] if "topk_scores" in arrays else None
     return Predictions(topk=topk, topk_scores=scores, scores=None, scores_kind=None)
 
 
 def score_stored(inputs: ScoringInputs, submission_id: int, name: str) -> Scored:
-    preds = compact_predictions(name)
+    preds = compact_predictions(name, inputs.image_set)
     record, novel = score_label_set(inputs.compiled, preds, class_names=inputs.class_names,
                                     example_name=inputs.example_name)
     return Scored(submission_id, record, headline_hits(inputs.compiled, preds), novel)

@@ -247,9 +247,9 @@ def _compact_storage() -> Storage:
 
 
 def _indexed_files(files: Any) -> list[IndexedFile]:
-    return [IndexedFile(submission_id, file_id, sha256, str(compact)) for
-            submission_id, file_id, sha256, compact in
-            files.values_list("submission_id", "id", "sha256", "compact")]
+    return [IndexedFile(submission_id, file_id, sha256, str(compact), image_set) for
+            submission_id, file_id, sha256, compact, image_set in
+            files.values_list("submission_id", "id", "sha256", "compact", "image_set__slug")]
 
 
 def label_set_topk_index_build(*, label_set: LabelSet) -> int:
@@ -272,7 +272,8 @@ def _rescore_rows(version: LabelSetVersion, compiled: label_set_builders.Compile
     chunked upserts."""
     label_set = version.label_set
     inputs = ScoringInputs(compiled, benchmark_class_names(benchmark=label_set.benchmark),
-                           image_set_example_namer(image_set=label_set.image_set))
+                           image_set_example_namer(image_set=label_set.image_set),
+                           label_set.image_set.slug)
     # A version made by review decisions only ever judges more pairs, so it has no novel pair
     # that is not already an item; a version from elsewhere (an import) may have new ones.
     record_items = label_set.reviewable and "settled" not in version.summary

@@ -28,8 +28,8 @@ import numpy as np
 from django.core.files.base import File
 from django.core.files.storage import Storage
 
-from leaderboard.common.storage import stored_npz
-from workers.scoring.compact import npz_member_rows
+from leaderboard.submissions.stored_files import stored_compact
+from workers.scoring.compact import compact_member_names, npz_member_rows
 
 # Submission ids per segment: a segment's index is [50,000 x 256 x 5] int16 on ImageNet
 # (128 MB, built in memory once); at 10,000 submissions 40 files are read per decision.
@@ -40,11 +40,13 @@ FOLDER = "topk-index"
 class IndexedFile:
     """One scored submission file, as far as the index needs it (a SubmissionFile's fields)."""
 
-    __slots__ = ("compact", "file_id", "sha256", "submission_id")
+    __slots__ = ("compact", "file_id", "image_set", "sha256", "submission_id")
 
-    def __init__(self, submission_id: int, file_id: int, sha256: str, compact: str) -> None:
+    def __init__(self, submission_id: int, file_id: int, sha256: str, compact: str,
+                 image_set: str) -> None:
         self.submission_id, self.file_id = submission_id, file_id
-        self.sha256, self.compact = sha256, compact
+        # image_set: its slug, which names its arrays in the submission's compact file
+        self.sha256, self.compact, self.image_set = sha256, compact, image_set
 
 
 def _segments(files: Sequence[IndexedFile]) -> list[tuple[int, list[IndexedFile]]]:
@@ -79,7 +81,8 @@ def topk_at(*, storage: Storage, image_set_id: int, files: Sequence[IndexedFile]
         for f in members:  # only those rows are read (S3: a small file fetched whole, a
             # large one by ranged GETs: leaderboard/common/object_storage.py)
             with storage.open(f.compact, "rb") as handle:
-                parts[f.submission_id] = npz_member_rows(handle, "topk", examples)
+                parts[f.submission_id] = npz_member_rows(
+                    handle, compact_member_names(f.image_set, "topk"), examples)
     width = max((p.shape[1] for p in parts.values()), default=1)
     tops = np.full((len(files), examples.size, width), -1, dtype=np.int64)
     for i, f in enumerate(files):
@@ -126,7 +129,7 @@ def _block(storage: Storage, members: Sequence[IndexedFile]) -> np.ndarray:
     file by file (widened and retyped when a file needs it: a few arrays in memory at most)."""
     block: np.ndarray | None = None
     for i, f in enumerate(members):
-        with stored_npz(f.compact, storage=storage) as arrays:
+        with stored_compact(f.compact, image_set=f.image_set, storage=storage) as arrays:
             top = arrays["topk"]
         if block is None or top.shape[1] > block.shape[2] or \
                 np.result_type(block.dtype, top.dtype) != block.dtype:

@@ -22,7 +22,7 @@ from leaderboard.submissions.control.services import submission_withdraw
 from leaderboard.submissions.models import Score, Submission, SubmissionFile
 from tests.review.conftest import resnet50_top1, submit_imagenet
 from workers.scoring import revisions
-from workers.scoring.compact import npz_member_rows
+from workers.scoring.compact import compact_member_names, npz_member_rows
 from workers.scoring.families import real as real_family
 
 pytestmark = pytest.mark.django_db
@@ -68,7 +68,8 @@ def _rows_read_file_by_file(label_set: LabelSet, examples: np.ndarray) -> dict[i
     for submission_id, name in SubmissionFile.objects.filter(
             image_set=label_set.image_set).values_list("submission_id", "compact"):
         with storage.open(name, "rb") as handle:
-            out[submission_id] = npz_member_rows(handle, "topk", examples)
+            out[submission_id] = npz_member_rows(
+                handle, compact_member_names(label_set.image_set.slug, "topk"), examples)
     return out
 
 

@@ -121,23 +121,45 @@ def _s3_client(storage: Any) -> Any:
     return getattr(storage, "client", None) or storage.connection.meta.client
 
 
+def _threads() -> ThreadPoolExecutor:
+    global _pool
+    if _pool is None or _pool[0] != os.getpid():  # a forked pool process makes its own
+        _pool = (os.getpid(), ThreadPoolExecutor(_CONCURRENT_REQUESTS, "storage"))
+    return _pool[1]
+
+
 def storage_each(storage: Storage, work: Callable[[T], R], items: Sequence[T]) -> list[R]:
     """`work(item)` for each item, the results in order; concurrently when the storage is an
     object store, where each file is a network round trip spent mostly waiting: a worker that
-    reads three uploads and stores three compact arrays waits for two round trips instead of
-    six (docs/operators/many-machines.md, "Files in object storage"). `work` must not touch
-    the database (threads). An exception is raised once every item has been tried."""
-    global _pool
+    reads three files waits for one round trip instead of three (docs/operators/
+    many-machines.md, "Files in object storage"). `work` must not touch the database
+    (threads). An exception is raised once every item has been tried."""
     if len(items) <= 1 or not object_store(storage):
         return [work(item) for item in items]
-    if _pool is None or _pool[0] != os.getpid():  # a forked pool process makes its own
-        _pool = (os.getpid(), ThreadPoolExecutor(_CONCURRENT_REQUESTS, "storage"))
-    futures = [_pool[1].submit(work, item) for item in items]
+    futures = [_threads().submit(work, item) for item in items]
     # Every one finished before any exception leaves: a caller's temporary folder is removed
     # as the exception passes through it, under a sibling still writing there (seen: the
     # folder's removal failed "Directory not empty", instead of the storage's error).
     wait(futures)
     return [future.result() for future in futures]
+
+
+@contextmanager
+def storage_meanwhile(storage: Storage, work: Callable[[], object]) -> Iterator[None]:
+    """`work()` (storing a file: no database, threads) done while the block runs when the
+    storage is an object store, whose request is a round trip spent mostly waiting; before
+    it otherwise. The block's end waits for it, and raises its exception (the block's own
+    first, if both failed)."""
+    if not object_store(storage):
+        work()
+        yield
+        return
+    future = _threads().submit(work)
+    try:
+        yield
+    finally:
+        wait([future])
+    future.result()
 
 
 @contextmanager

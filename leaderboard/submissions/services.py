@@ -37,7 +37,11 @@ from leaderboard.submissions.models import HitVector, Score, Submission, Submiss
 from leaderboard.submissions.releases.services import releases_record
 from leaderboard.submissions.signals import submission_scored
 from leaderboard.submissions.significance import board_significance_schedule
-from leaderboard.submissions.stored_files import compacts_store, uploaded_file_paths, uploads_store
+from leaderboard.submissions.stored_files import (
+    compacts_storing,
+    uploaded_file_paths,
+    uploads_store,
+)
 from workers.scoring.families.base import ExampleNamer
 from workers.scoring.hits import NovelPairs
 from workers.scoring.metrics import score_predictions
@@ -174,8 +178,8 @@ def submission_scores_compute(*, submission_id: int, task_id: str) -> bool:
     # in upload order (the database gives none otherwise): failures name the same file each run
     rows = list(submission.files.select_related("image_set").order_by("pk"))
     # paths: the .npy reader memory-maps an upload (from an object store: copies; the
-    # uploads are one object there, and the compact arrays stored below one file:
-    # stored_files.py)
+    # uploads are one object there, and the compact arrays stored below one file, stored
+    # while the scores are computed: stored_files.py)
     with uploaded_file_paths(rows) as paths:
         for row, path in zip(rows, paths, strict=True):
             try:
@@ -189,16 +193,18 @@ def submission_scores_compute(*, submission_id: int, task_id: str) -> bool:
                 raise
             predictions[row.image_set.slug] = preds
             namers[row.image_set.slug] = image_set_example_namer(image_set=row.image_set)
-    compacts_store(rows=rows, arrays={slug: _compact(preds) for slug, preds in predictions.items()})
-    versions = label_set_versions_to_score(benchmark=benchmark)
-    names = benchmark_class_names(benchmark=benchmark)
-    scores, novel = _scores_on_versions(predictions, versions, names, namers)
-    # A version made while this was scoring (a review decision) may be re-scored and published
-    # before this commits, without this submission: score it too, so that does not happen.
-    made = [v for v in label_set_versions_to_score(benchmark=benchmark) if v not in versions]
-    if made:
-        more, newer_novel = _scores_on_versions(predictions, made, names, namers)
-        scores, novel, versions = scores + more, {**novel, **newer_novel}, versions + made
+    with compacts_storing(rows=rows, arrays={slug: _compact(preds)
+                                             for slug, preds in predictions.items()}):
+        versions = label_set_versions_to_score(benchmark=benchmark)
+        names = benchmark_class_names(benchmark=benchmark)
+        scores, novel = _scores_on_versions(predictions, versions, names, namers)
+        # A version made while this was scoring (a review decision) may be re-scored and
+        # published before this commits, without this submission: score it too, so that
+        # does not happen.
+        made = [v for v in label_set_versions_to_score(benchmark=benchmark) if v not in versions]
+        if made:
+            more, newer_novel = _scores_on_versions(predictions, made, names, namers)
+            scores, novel, versions = scores + more, {**novel, **newer_novel}, versions + made
     with transaction.atomic():
         if not job_held(Submission, job_id=submission_id, task_id=task_id):
             return False

@@ -31,11 +31,18 @@ import numpy as np
 from django.core.files.base import ContentFile, File
 from django.core.files.storage import Storage
 
-from leaderboard.common.storage import object_store, stored_copy, stored_file_paths, stored_npz
+from leaderboard.common.storage import (
+    object_store,
+    storage_meanwhile,
+    stored_copy,
+    stored_file_paths,
+    stored_npz,
+)
 from leaderboard.submissions.models import SubmissionFile
 from workers.scoring.compact import compact_arrays
 
 BUNDLE_SUFFIX = ".zip"  # no upload has it (workers/scoring/predictions.py SUPPORTED_EXTENSIONS)
+SPOOLED_IN_MEMORY = 8 << 20  # a zip of uploads fetched to read is kept in memory up to this
 
 
 def upload_member(row: SubmissionFile) -> str:
@@ -86,7 +93,7 @@ def uploaded_file_paths(rows: Sequence[SubmissionFile]) -> Iterator[list[Path]]:
     storage = rows[0].file.storage
     with ExitStack() as stack:
         folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="evalserver-")))
-        archives = {name: stack.enter_context(_stored_zip(name, storage, folder))
+        archives = {name: stack.enter_context(_stored_zip(name, storage))
                     for name in sorted(bundles)}
         singles = [row for row in rows if not _bundled(row)]
         single_paths = iter(stack.enter_context(stored_file_paths([r.file for r in singles])))
@@ -96,9 +103,7 @@ def uploaded_file_paths(rows: Sequence[SubmissionFile]) -> Iterator[list[Path]]:
                 paths.append(next(single_paths))
                 continue
             member = upload_member(row)
-            # one folder per file, the member's name kept: the reader chooses by extension
-            target = folder / str(i) / member
-            target.parent.mkdir()
+            target = folder / f"{i}{PurePosixPath(member).suffix}"  # the reader goes by it
             with archives[str(row.file.name)].open(member) as source, open(target, "wb") as out:
                 shutil.copyfileobj(source, out, length=1 << 20)
             paths.append(target)
@@ -106,29 +111,42 @@ def uploaded_file_paths(rows: Sequence[SubmissionFile]) -> Iterator[list[Path]]:
 
 
 @contextmanager
-def _stored_zip(name: str, storage: Storage, folder: Path) -> Iterator[zipfile.ZipFile]:
-    copy = folder / PurePosixPath(name).name
-    with open(copy, "wb") as target:
-        stored_copy(name, storage=storage, target=target)
-    with zipfile.ZipFile(copy) as archive:
-        yield archive
+def _stored_zip(name: str, storage: Storage) -> Iterator[zipfile.ZipFile]:
+    # in memory up to a size, then on disk: a zip of ImageNet scores is hundreds of MB
+    with tempfile.SpooledTemporaryFile(max_size=SPOOLED_IN_MEMORY) as copy:
+        stored_copy(name, storage=storage, target=copy)  # type: ignore[arg-type]
+        with zipfile.ZipFile(copy) as archive:
+            yield archive
 
 
-def compacts_store(*, rows: Sequence[SubmissionFile],
-                   arrays: Mapping[str, Mapping[str, np.ndarray]]) -> None:
+@contextmanager
+def compacts_storing(*, rows: Sequence[SubmissionFile],
+                     arrays: Mapping[str, Mapping[str, np.ndarray]]) -> Iterator[None]:
     """Store a submission's compact arrays (`arrays`: by image set slug) as its one compact
-    file and record its name on each row (replacing a retried task's)."""
-    storage = SubmissionFile._meta.get_field("compact").storage
-    for old in sorted({str(row.compact.name) for row in rows if row.compact}):
-        storage.delete(old)
+    file (replacing a retried task's) while the block runs (on an object store the request
+    waits beside the scoring), then record its name on each row."""
+    field = SubmissionFile._meta.get_field("compact")
+    storage = field.storage
+    old = sorted({str(row.compact.name) for row in rows if row.compact})
     buffer = io.BytesIO()
     np.savez(buffer, **compact_arrays(arrays))  # type: ignore[arg-type]
-    first = rows[0]
-    first.compact.save(f"{first.submission_id}.npz", ContentFile(buffer.getvalue()), save=False)
-    SubmissionFile.objects.filter(pk__in=[row.pk for row in rows]).update(
-        compact=first.compact.name)
-    for row in rows[1:]:
-        row.compact.name = first.compact.name
+    name = field.generate_filename(rows[0], f"{rows[0].submission_id}.npz")
+    stored: list[str] = []
+
+    def store() -> None:  # no database here: a thread
+        for previous in old:
+            storage.delete(previous)
+        stored.append(storage.save(name, ContentFile(buffer.getvalue())))
+
+    try:
+        with storage_meanwhile(storage, store):
+            yield
+    finally:
+        if stored:  # recorded even when the block failed: the file is then not left behind
+            SubmissionFile.objects.filter(pk__in=[row.pk for row in rows]).update(
+                compact=stored[0])
+            for row in rows:
+                row.compact.name = stored[0]
 
 
 class ImageSetArrays(Mapping[str, np.ndarray]):

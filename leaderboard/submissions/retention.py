@@ -62,7 +62,8 @@ def _stored(submission_id: int) -> list[tuple[Storage, str]]:
                 field_file = getattr(row, name)
                 if field_file.name:
                     stored.append((field_file.storage, str(field_file.name)))
-    return stored
+    # once each: a submission's rows name its one zip of uploads and one compact file
+    return list(dict.fromkeys(stored))
 
 
 def failed_submission_files_remove(*, now: datetime | None = None) -> list[int]:

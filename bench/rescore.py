@@ -86,6 +86,7 @@ def setup(count: int, seed: int = 0) -> tuple[int, list[int], int]:
     from leaderboard.submissions.models import Score, Submission, SubmissionFile
     from leaderboard.submissions.services import hit_vectors_store
     from workers.scoring import datasets
+    from workers.scoring.compact import compact_arrays
     from workers.scoring.hits import in_keys
     from workers.scoring.metrics import headline_hits, score_label_set
     from workers.scoring.predictions import Predictions
@@ -124,8 +125,8 @@ def setup(count: int, seed: int = 0) -> tuple[int, list[int], int]:
         topk = np.empty((50_000, 5), dtype=np.int16)
         topk[:, 0] = top1
         topk[:, 1:] = (top1[:, None] + rng.integers(1, 1000, size=(50_000, 4))) % 1000
-        buffer = io.BytesIO()
-        np.savez(buffer, topk=topk)
+        buffer = io.BytesIO()  # as the scoring worker stores it (workers/scoring/compact.py)
+        np.savez(buffer, **compact_arrays({image_set.slug: {"topk": topk}}))
         stored_bytes += buffer.tell()
         name = default_storage.save(f"compact/bench-{sub.pk}.npz", ContentFile(buffer.getvalue()))
         files.append(SubmissionFile(submission=sub, image_set=image_set, file=name,

@@ -163,6 +163,9 @@ class ImageSetArrays(Mapping[str, np.ndarray]):
     def __getitem__(self, array: str) -> np.ndarray:
         return self._archive[self._names[array]]
 
+    def __contains__(self, array: object) -> bool:  # by name: Mapping's would read the array
+        return array in self._names
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._names)
 

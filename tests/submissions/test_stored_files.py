@@ -60,6 +60,7 @@ def test_it_reads_an_image_sets_arrays_from_either_compact_layout() -> None:
 
     with stored_compact(names[0], image_set="a") as arrays:
         assert sorted(arrays) == ["topk", "topk_scores"]
+        assert "topk_scores" in arrays and "scores" not in arrays and "b/topk" not in arrays
         assert np.array_equal(arrays["topk"], topk)
         assert np.array_equal(arrays["topk_scores"], scores)
     with stored_compact(names[0], image_set="b") as arrays:

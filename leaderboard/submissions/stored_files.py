@@ -46,7 +46,8 @@ SPOOLED_IN_MEMORY = 8 << 20  # a zip of uploads fetched to read is kept in memor
 
 
 def upload_member(row: SubmissionFile) -> str:
-    """A row's member in its submission's zip of uploads: `<image set><ext>`."""
+    """A row's member in its submission's zip of uploads: `<image set><ext>` (Django keeps an
+    upload's extension when it cuts its name to 255 characters: original_name has it)."""
     return f"{row.image_set.slug}{PurePosixPath(row.original_name).suffix.lower()}"
 
 

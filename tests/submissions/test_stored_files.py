@@ -44,7 +44,7 @@ def test_it_reads_each_upload_from_its_submissions_zip_and_from_a_file_of_its_ow
         assert [path.suffix for path in paths] == [".json"] * 3  # the readers choose by it
         assert [path.read_bytes() for path in paths] == [
             originals[row.image_set.slug].read_bytes() for row in rows]
-        copies = [path for path in paths[:2]]
+        copies = list(paths[:2])
     assert not any(path.exists() for path in copies)  # the extracted copies are gone after
 
 
@@ -71,3 +71,4 @@ def test_it_reads_an_image_sets_arrays_from_either_compact_layout() -> None:
             arrays["topk"]
     with stored_compact(names[1], image_set="b") as arrays:  # stored before: plain names
         assert list(arrays) == ["topk"] and np.array_equal(arrays["topk"], topk[:, :1])
+

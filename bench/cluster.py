@@ -6,7 +6,8 @@
 
 The topology of tests/deploy/topology.py (needs root): PostgreSQL, Redis (password), gunicorn
 + beat and the worker hosts each in a network namespace, talking TCP over a bridge; cifar10
-loaded. Each worker host runs `celery worker -Q cpu --concurrency 1` (one core's worth).
+loaded. Each worker host runs `celery worker -Q cpu --concurrency 1` (one core's worth;
+`--concurrency N`: N processes, to see whether a run waits or is bound by the cores).
 Per run: the worker hosts are frozen (SIGSTOP on every process), N submissions are uploaded
 through the web host's API (the real published predictions of a few CIFAR-10 models, cycled,
 each under its own model name), then every host is resumed at once on the full queue. Timed:
@@ -145,10 +146,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="30 uploads per run (CI)")
     parser.add_argument("--uploads", type=int, default=None, help="uploads per run")
+    parser.add_argument("--concurrency", type=int, default=1,
+                        help="worker processes per worker host (default 1)")
     parser.add_argument("--s3", action="store_true",
                         help="then the same with no shared disk (an S3 store on its own host)")
     args = parser.parse_args()
     count = args.uploads or (30 if args.quick else 300)
+    if count < 1 or args.concurrency < 1:
+        parser.error("--uploads and --concurrency must be at least 1")
 
     reason = unavailable_reason()
     if reason is not None:
@@ -156,12 +161,13 @@ def main() -> int:
         return 1 if os.environ.get("CI") == "true" else 0
 
     print(f"cluster bench: {count} CIFAR-10 uploads per run ({len(MODELS)} real models'"
-          f" files, cycled), worker hosts of one process each")
+          f" files, cycled), worker hosts of {args.concurrency} process"
+          f"{'es' if args.concurrency > 1 else ''} each")
     workers = ("worker-a", "worker-b")
-    runs = list(topology_runs(Cluster(data_dir=data_dir(), workers=workers), count,
-                              "shared disk"))
+    hosts = {"data_dir": data_dir(), "workers": workers, "worker_concurrency": args.concurrency}
+    runs = list(topology_runs(Cluster(**hosts), count, "shared disk"))
     if args.s3:
-        runs += topology_runs(ObjectStoreCluster(data_dir=data_dir(), workers=workers), count,
+        runs += topology_runs(ObjectStoreCluster(**hosts), count,
                               "no shared disk (S3 store on its own host)")
         shared, s3 = runs[1]["per_second"], runs[3]["per_second"]
         if shared and s3:

@@ -37,6 +37,7 @@ from functools import cached_property
 from typing import Any
 
 from botocore.exceptions import ClientError
+from botocore.handlers import add_expect_header
 from django.core.files.base import File
 from storages.backends.s3 import S3Storage as _DjangoStoragesS3
 from storages.utils import ReadBytesWrapper, clean_name, is_seekable
@@ -44,6 +45,11 @@ from storages.utils import ReadBytesWrapper, clean_name, is_seekable
 WHOLE_BELOW = 8 << 20  # a file opened to read up to this size is fetched whole, at once
 BLOCK = 64 << 10  # the first GET of an open file asks this much; a larger file's reads, at least
 MAX_AHEAD = 16 << 20  # the most a larger file's read from start to end fetches at once
+
+
+def _expect_continue_but_for_put_object(model: Any, params: dict[str, Any], **kwargs: Any) -> None:
+    if model.name != "PutObject":
+        add_expect_header(model, params, **kwargs)
 
 
 def _answer_bytes(answer: dict[str, Any]) -> bytes:
@@ -119,8 +125,19 @@ class S3Storage(_DjangoStoragesS3):
     def client(self) -> Any:
         """One S3 client for every thread of the process (boto3's clients are thread-safe,
         its resources are not: django-storages makes a resource, with a session, per thread,
-        about 0.1 s of CPU each; `storage_each` stores and reads from a few threads)."""
-        return self.connection.meta.client
+        about 0.1 s of CPU each; `storage_each` stores and reads from a few threads).
+
+        Its PutObject requests go without `Expect: 100-continue`, which botocore adds to every
+        PUT with a body: the client sends the headers, waits for the store's "100 Continue",
+        then sends the body, one round trip more per file. That wait saves sending a body the
+        store would refuse; a PutObject here is a file under the multipart threshold, already
+        in memory, and a round trip to a store across a network costs more than sending it. A
+        part of a multipart upload (8 MB) still asks first."""
+        client = self.connection.meta.client
+        events = client.meta.events  # this client's own copy of the session's handlers
+        events.unregister("before-call.s3", add_expect_header)
+        events.register("before-call.s3", _expect_continue_but_for_put_object)
+        return client
 
     def _open(self, name: str, mode: str = "rb") -> Any:
         """A file to read, as the module's docstring says; django-storages' own for any other

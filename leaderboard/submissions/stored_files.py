@@ -137,6 +137,11 @@ def compacts_storing(*, rows: Sequence[SubmissionFile],
     def store() -> None:  # no database here: a thread
         for previous in old:
             storage.delete(previous)
+        if not object_store(storage):
+            # a file at the name is an earlier attempt's that died before recording it (the
+            # name is this submission's): a filesystem storage would save beside it under
+            # another name, leaving it behind, where an object store replaces it
+            storage.delete(name)
         stored.append(storage.save(name, ContentFile(buffer.getvalue())))
 
     try:

@@ -15,7 +15,11 @@ from django.core.files.storage import default_storage
 from pytest_django.fixtures import Settings
 
 from leaderboard.submissions.models import SubmissionFile
-from leaderboard.submissions.stored_files import stored_compact, uploaded_file_paths
+from leaderboard.submissions.stored_files import (
+    compacts_storing,
+    stored_compact,
+    uploaded_file_paths,
+)
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -72,3 +76,23 @@ def test_it_reads_an_image_sets_arrays_from_either_compact_layout() -> None:
     with stored_compact(names[1], image_set="b") as arrays:  # stored before: plain names
         assert list(arrays) == ["topk"] and np.array_equal(arrays["topk"], topk[:, :1])
 
+
+
+def test_it_replaces_a_compact_file_that_an_attempt_stored_but_did_not_record(
+    loaded: Settings, data_dir: Path
+) -> None:
+    submission = factories.submission_for_model(data_dir, MODEL)
+    rows = list(submission.files.select_related("image_set").order_by("pk"))
+    name = f"compact/{submission.pk}.npz"
+    assert default_storage.save(name, ContentFile(b"an attempt's, never recorded")) == name
+    arrays = {row.image_set.slug: {"topk": np.full((4, 1), i, dtype=np.int32)}
+              for i, row in enumerate(rows)}
+
+    with compacts_storing(rows=rows, arrays=arrays):
+        pass
+
+    assert [str(row.compact.name) for row in submission.files.order_by("pk")] == [name] * 3
+    assert default_storage.listdir("compact")[1] == [f"{submission.pk}.npz"]
+    for i, row in enumerate(rows):
+        with stored_compact(name, image_set=row.image_set.slug) as stored:
+            assert np.array_equal(stored["topk"], np.full((4, 1), i, dtype=np.int32))

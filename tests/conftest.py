@@ -23,8 +23,9 @@ from pytest_django.fixtures import Settings
 
 from tests.helpers import PROJECT_ROOT, free_port, process_group_stop
 
-# The fixture of real CIFAR-10 models scored in-process, shared by several domains' tests.
-pytest_plugins = ["tests.scored_models"]
+# The fixture of real CIFAR-10 models scored in-process, shared by several domains' tests; the
+# S3 server and storage of the storage tests.
+pytest_plugins = ["tests.scored_models", "tests.s3_fixtures"]
 
 
 @pytest.fixture(scope="session")

@@ -12,7 +12,7 @@ import socket
 import threading
 import uuid
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,12 +36,6 @@ from workers.tasks import job_run
 IMAGE_SETS = {"original": "cifar10-test", "cifar10.1-v4": "cifar10.1-v4",
               "cifar10.1-v6": "cifar10.1-v6"}
 MODEL = "resnet_basic_110"
-
-
-@pytest.fixture(scope="module")
-def s3_endpoint() -> Iterator[str]:
-    with s3_server.running_on_loopback() as endpoint:
-        yield endpoint
 
 
 def _use_s3(settings: Settings, endpoint: str, bucket: str) -> None:

@@ -5,8 +5,6 @@ rows read, never whole; against moto's S3 server on loopback (tests/s3_server.py
 from __future__ import annotations
 
 import io
-import uuid
-from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -16,22 +14,6 @@ from leaderboard.common.object_storage import BLOCK, S3Storage
 from leaderboard.review.rescoring.topk_index import _index_rows
 from tests import s3_server
 from workers.scoring.compact import npz_member_rows
-
-
-@pytest.fixture(scope="module")
-def s3_endpoint() -> Iterator[str]:
-    with s3_server.running_on_loopback() as endpoint:
-        yield endpoint
-
-
-@pytest.fixture
-def bucket_storage(s3_endpoint: str, monkeypatch: pytest.MonkeyPatch) -> S3Storage:
-    """The project's S3 storage on a fresh bucket."""
-    for name, value in s3_server.CREDENTIALS.items():
-        monkeypatch.setenv(name, value)
-    bucket = f"reads-{uuid.uuid4().hex[:12]}"
-    s3_server.bucket_create(s3_endpoint, bucket)
-    return S3Storage(**s3_server.storage_options(s3_endpoint, bucket))
 
 
 def _npz(**arrays: np.ndarray) -> bytes:

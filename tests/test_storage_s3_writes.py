@@ -5,8 +5,6 @@ in parts, each of which still asks first; against moto's S3 server on loopback
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -14,23 +12,6 @@ import pytest
 from django.core.files.base import ContentFile
 
 from leaderboard.common.object_storage import S3Storage
-from tests import s3_server
-
-
-@pytest.fixture(scope="module")
-def s3_endpoint() -> Iterator[str]:
-    with s3_server.running_on_loopback() as endpoint:
-        yield endpoint
-
-
-@pytest.fixture
-def bucket_storage(s3_endpoint: str, monkeypatch: pytest.MonkeyPatch) -> S3Storage:
-    """The project's S3 storage on a fresh bucket."""
-    for name, value in s3_server.CREDENTIALS.items():
-        monkeypatch.setenv(name, value)
-    bucket = f"writes-{uuid.uuid4().hex[:12]}"
-    s3_server.bucket_create(s3_endpoint, bucket)
-    return S3Storage(**s3_server.storage_options(s3_endpoint, bucket))
 
 
 @pytest.fixture

@@ -164,10 +164,11 @@ def main() -> int:
           f" files, cycled), worker hosts of {args.concurrency} process"
           f"{'es' if args.concurrency > 1 else ''} each")
     workers = ("worker-a", "worker-b")
-    hosts = {"data_dir": data_dir(), "workers": workers, "worker_concurrency": args.concurrency}
-    runs = list(topology_runs(Cluster(**hosts), count, "shared disk"))
+    topology = {"data_dir": data_dir(), "workers": workers,
+                "worker_concurrency": args.concurrency}  # both topologies' arguments
+    runs = list(topology_runs(Cluster(**topology), count, "shared disk"))
     if args.s3:
-        runs += topology_runs(ObjectStoreCluster(**hosts), count,
+        runs += topology_runs(ObjectStoreCluster(**topology), count,
                               "no shared disk (S3 store on its own host)")
         shared, s3 = runs[1]["per_second"], runs[3]["per_second"]
         if shared and s3:

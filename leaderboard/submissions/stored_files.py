@@ -128,20 +128,20 @@ def compacts_storing(*, rows: Sequence[SubmissionFile],
     waits beside the scoring), then record its name on each row."""
     field = SubmissionFile._meta.get_field("compact")
     storage = field.storage
-    old = sorted({str(row.compact.name) for row in rows if row.compact})
     buffer = io.BytesIO()
     np.savez(buffer, **compact_arrays(arrays))  # type: ignore[arg-type]
     name = field.generate_filename(rows[0], f"{rows[0].submission_id}.npz")
+    # Removed first: a retried task's recorded files. An object store's save replaces the
+    # name itself; a filesystem storage's would save beside a file there under another name,
+    # so the name goes too (a file there is an earlier attempt's, this submission's, which
+    # died before recording it).
+    recorded = {str(row.compact.name) for row in rows if row.compact}
+    removed = sorted(recorded - {name} if object_store(storage) else recorded | {name})
     stored: list[str] = []
 
     def store() -> None:  # no database here: a thread
-        for previous in old:
+        for previous in removed:
             storage.delete(previous)
-        if not object_store(storage):
-            # a file at the name is an earlier attempt's that died before recording it (the
-            # name is this submission's): a filesystem storage would save beside it under
-            # another name, leaving it behind, where an object store replaces it
-            storage.delete(name)
         stored.append(storage.save(name, ContentFile(buffer.getvalue())))
 
     try:

@@ -45,7 +45,8 @@ def test_it_says_why_a_webhook_url_is_refused(settings: Settings) -> None:
     client.force_login(factories.user_create("refused-page"))
     page = client.post("/profile/webhooks/add/", {"url": "http://169.254.169.254/"},
                        follow=True).content.decode()
-    assert "resolves to a loopback, private, link-local or reserved address" in page
+    assert ("resolves to an address that is not public (loopback, private, shared, "
+            "link-local or special-purpose: 169.254.169.254)") in page
     assert not WebhookEndpoint.objects.exists()
 
 

@@ -5,7 +5,6 @@ waits after 5xx answers; and URLs that reach private addresses refused without i
 from __future__ import annotations
 
 import json
-import socket
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ from leaderboard.notifications.posting import webhook_post
 from leaderboard.notifications.services import webhook_endpoint_create, webhook_test_event_send
 from tests import factories
 from tests.notifications.receiver import receiver_running, signature_valid
+from tests.notifications.resolving import name_resolving
 
 
 def _wait_finished(delivery_id: int, *, log: Path, timeout: float = 120) -> str:
@@ -116,12 +116,10 @@ def test_it_refuses_a_name_that_resolves_to_loopback(
     settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     settings.EVALSERVER_WEBHOOK_ALLOW_PRIVATE = False
-    monkeypatch.setattr(socket, "getaddrinfo", lambda host, port, **_: [
-        (socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", port))])
-    with pytest.raises(ServiceError, match="resolves to a loopback"):
+    name_resolving(monkeypatch, "hooks.example.com", "127.0.0.1")
+    with pytest.raises(ServiceError, match="resolves to an address that is not public"):
         webhook_url_check("https://hooks.example.com/x")
-    monkeypatch.setattr(socket, "getaddrinfo", lambda host, port, **_: [
-        (socket.AF_INET, socket.SOCK_STREAM, 6, "", ("93.184.215.14", port))])
+    name_resolving(monkeypatch, "hooks.example.com", "93.184.215.14")
     webhook_url_check("https://hooks.example.com/x")  # a public address passes
     settings.EVALSERVER_WEBHOOK_ALLOW_PRIVATE = True
     webhook_url_check("http://127.0.0.1:9/")  # the operator allows them

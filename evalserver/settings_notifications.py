@@ -7,7 +7,7 @@ docs/operators/settings.md lists the variables.
 
 from __future__ import annotations
 
-from evalserver.settings import DEBUG, env
+from evalserver.settings import DEBUG, EVALSERVER_NOTIFY_TIME_LIMIT, env
 
 # -- email (sent by a worker only, never in a request) ------------------------------------------
 # The console backend prints mail in development (DEBUG=true); SMTP otherwise, with the host
@@ -27,8 +27,15 @@ if EMAIL_USE_TLS and EMAIL_USE_SSL:
     env.errors.append("EMAIL_USE_TLS and EMAIL_USE_SSL are both true: set at most one")
 
 # -- webhooks (docs/api.md, 'Notifications and webhooks') ----------------------------------------
-# Seconds a receiver has to answer one POST.
+# Seconds one POST may take in all, from connecting to the answer's headers: a receiver
+# that trickles its answer is cut off then, and the try is logged and tried again
+# (leaderboard/notifications/posting.py). Under a try's soft time limit, which would fail the
+# delivery unlogged.
 EVALSERVER_WEBHOOK_TIMEOUT: int = env.get_int("EVALSERVER_WEBHOOK_TIMEOUT", 10, min_value=1)
+if EVALSERVER_WEBHOOK_TIMEOUT > EVALSERVER_NOTIFY_TIME_LIMIT - 5:
+    env.errors.append(f"EVALSERVER_WEBHOOK_TIMEOUT ({EVALSERVER_WEBHOOK_TIMEOUT} s) must be at "
+                      f"least 5 s under EVALSERVER_NOTIFY_TIME_LIMIT "
+                      f"({EVALSERVER_NOTIFY_TIME_LIMIT} s), the time limit of one try")
 # A failed try (a 5xx answer, no answer, an email server away) is sent again this many
 # milliseconds later, then twice that, four times that... (docs/api.md, 'Retries').
 EVALSERVER_NOTIFY_BACKOFF_MS: int = env.get_int("EVALSERVER_NOTIFY_BACKOFF_MS", 30_000,

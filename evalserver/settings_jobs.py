@@ -122,7 +122,10 @@ CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_RESULT_EXPIRES = 24 * 60 * 60
 CELERY_TIMEZONE = TIME_ZONE
 CELERY_TASK_DEFAULT_QUEUE = "cpu"
-CELERY_TASK_QUEUES = (Queue("cpu"), Queue("gpu"))
+# cpu: scoring, re-scoring, bundles, audits; gpu: checkpoints and loss-curve audits; notify:
+# emails and webhook POSTs, which wait on other people's servers (a slow receiver holds its
+# worker for up to EVALSERVER_WEBHOOK_TIMEOUT a try), so no scoring ever waits behind them.
+CELERY_TASK_QUEUES = (Queue("cpu"), Queue("gpu"), Queue("notify"))
 # Beat: one scheduler in the deployment, however many beat processes run (a `-B` beat left by
 # a killed worker, a second host): a beat sends only while it holds a lock in Redis
 # (celery-redbeat, through evalserver/beat.py; the last run times live in Redis too). The
@@ -156,6 +159,8 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
     },
 }
 CELERY_TASK_ROUTES = {
+    # by exact name first (celery's MapRoute): the notifications' tasks, to their own queue
+    **{name: {"queue": "notify"} for name in JOB_TASKS["notification"].values()},
     "workers.tasks.*": {"queue": "cpu"},
     "workers.gpu_tasks.*": {"queue": "gpu"},
 }

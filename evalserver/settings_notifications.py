@@ -36,6 +36,13 @@ if EVALSERVER_WEBHOOK_TIMEOUT > EVALSERVER_NOTIFY_TIME_LIMIT - 5:
     env.errors.append(f"EVALSERVER_WEBHOOK_TIMEOUT ({EVALSERVER_WEBHOOK_TIMEOUT} s) must be at "
                       f"least 5 s under EVALSERVER_NOTIFY_TIME_LIMIT "
                       f"({EVALSERVER_NOTIFY_TIME_LIMIT} s), the time limit of one try")
+# Webhook endpoints one user may have (each event is POSTed to every one of them).
+EVALSERVER_WEBHOOK_MAX_ENDPOINTS: int = env.get_int("EVALSERVER_WEBHOOK_MAX_ENDPOINTS", 10,
+                                                    min_value=1)
+# Test events (the "send a test event" button, POST /api/notifications/webhooks/test/) one
+# user may send in an hour; each goes to every endpoint of theirs.
+EVALSERVER_WEBHOOK_TESTS_PER_HOUR: int = env.get_int("EVALSERVER_WEBHOOK_TESTS_PER_HOUR", 6,
+                                                     min_value=1)
 # A failed try (a 5xx answer, no answer, an email server away) is sent again this many
 # milliseconds later, then twice that, four times that... (docs/api.md, 'Retries').
 EVALSERVER_NOTIFY_BACKOFF_MS: int = env.get_int("EVALSERVER_NOTIFY_BACKOFF_MS", 30_000,

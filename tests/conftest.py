@@ -126,7 +126,7 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 @contextlib.contextmanager
 def _running_worker(redis_url: str, log_path: Path, env: dict[str, str],
                     name: str) -> Iterator[WorkerProcess]:
-    """A real `celery -A evalserver worker -Q cpu` process against `redis_url`, with this
+    """A real `celery -A evalserver worker -Q cpu,notify` process against `redis_url`, with this
     process's Celery app pointed at the same Redis until it stops. The queues can be changed
     with EVALSERVER_TEST_WORKER_QUEUES (e.g. "cpu,gpu", set with monkeypatch.setenv)."""
     import redis
@@ -134,7 +134,7 @@ def _running_worker(redis_url: str, log_path: Path, env: dict[str, str],
     from evalserver.celery import app
     from leaderboard.jobs.broker import broker_queue_lists
 
-    queues = os.environ.get("EVALSERVER_TEST_WORKER_QUEUES", "cpu")
+    queues = os.environ.get("EVALSERVER_TEST_WORKER_QUEUES", "cpu,notify")
     # Emptied first: an earlier test of this process may have queued work no worker took, for
     # its rows, since rolled back; their ids come again in this test's rows, and this worker
     # would run the old message on them (a stale email job failed a new webhook delivery).

@@ -125,7 +125,7 @@ STATUSES = {
     ("/api/notifications/preferences/", "get"): {"200"} | EVERYWHERE,
     ("/api/notifications/preferences/", "put"): {"200"} | WRITE_WITH_BODY,
     ("/api/notifications/webhooks/", "get"): {"200"} | EVERYWHERE,
-    ("/api/notifications/webhooks/", "post"): {"201"} | WRITE_WITH_BODY,
+    ("/api/notifications/webhooks/", "post"): {"201", "409"} | WRITE_WITH_BODY,
     ("/api/notifications/webhooks/{webhook_id}/", "delete"): {"204", "403"} | EVERYWHERE,
     ("/api/notifications/webhooks/test/", "post"): {"202", "403"} | EVERYWHERE,
     ("/api/schema/", "get"): {"200"} | EVERYWHERE,

@@ -182,9 +182,9 @@ NOTIFICATION = JobKind(
     name="notification", model=NotificationDelivery, what="the notification",
     doing="send this notification", finished=NotificationDelivery.Status.DELIVERED.value,
     variant_field="channel",
-    tasks={"email": JobTask(queue="cpu", work=_send_email,
+    tasks={"email": JobTask(queue="notify", work=_send_email,
                             time_limit="EVALSERVER_NOTIFY_TIME_LIMIT"),
-           "webhook": JobTask(queue="cpu", work=_deliver_webhook,
+           "webhook": JobTask(queue="notify", work=_deliver_webhook,
                               time_limit="EVALSERVER_NOTIFY_TIME_LIMIT")},
     max_attempts_setting="EVALSERVER_NOTIFY_MAX_ATTEMPTS", max_retries=3,
     refusal=_notification_refusal)

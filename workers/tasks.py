@@ -3,11 +3,12 @@ and are safe to run twice (tasks are acknowledged late and may be redelivered).
 
 Every job's task (workers/jobs.py, the registry of job kinds) is made here by `job_task` and
 runs `job_run`: one runner, one claim convention and one exception ladder for every kind, on
-the cpu queue (the tasks named `workers.tasks.*`, registered here) and the gpu queue (those
-named `workers.gpu_tasks.*`, registered by workers/gpu_tasks.py).
+the cpu and notify queues (the tasks named `workers.tasks.*`, registered here) and the gpu
+queue (those named `workers.gpu_tasks.*`, registered by workers/gpu_tasks.py).
 
 The web side sends these by name (leaderboard/queue.py) and never imports this module.
-Routing (settings.CELERY_TASK_ROUTES): everything here goes to the `cpu` queue.
+Routing (settings.CELERY_TASK_ROUTES): the notifications' two tasks go to the `notify` queue,
+everything else here to the `cpu` queue.
 """
 
 from __future__ import annotations

@@ -23,13 +23,14 @@ ERROR_DESCRIPTIONS = {
     406: "The `Accept` header asks for a type the endpoint does not render (`not_acceptable`).",
     408: ("The request body stopped arriving, or did not arrive whole in time "
           "(`request_timeout`); nothing was stored: send it again."),
-    409: "In conflict with the current state (`already_voted`, `already_decided`).",
+    409: ("In conflict with the current state (`already_voted`, `already_decided`), or past a "
+          "limit of what one user may have (`webhook_endpoint_limit`)."),
     413: ("An uploaded file, or a body announced by its Content-Length, is over the size cap "
           "(`file_too_large`)."),
     415: "The body's media type is not one the operation reads (`unsupported_media_type`).",
     429: ("Too many requests (`throttled`, with `Retry-After`): a rate limit (see the "
-          "`RateLimit-*` headers) or too many failed logins; or the daily submission quota "
-          "(`quota_exceeded`)."),
+          "`RateLimit-*` headers), too many failed logins or too many webhook test events; or "
+          "the daily submission quota (`quota_exceeded`)."),
     500: ("The server failed (`internal_error`); the error is logged, and the request may be "
           "retried."),
     503: ("The database or the file storage does not answer (`database_unavailable`, "

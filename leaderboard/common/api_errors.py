@@ -60,8 +60,11 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     if isinstance(exc, RequestBodyRefused):  # stalled, too slow, cut short, too large
         return error_response(exc.code, exc.message, http_status=exc.status)
     if isinstance(exc, ServiceError):  # submissions, review, ground truth: their own status
-        return error_response(exc.code, exc.message, field=exc.field,
-                              http_status=exc.http_status, details=exc.details)
+        refused = error_response(exc.code, exc.message, field=exc.field,
+                                 http_status=exc.http_status, details=exc.details)
+        if exc.http_status == 429 and "retry_after" in exc.details:  # as DRF's throttles say
+            refused["Retry-After"] = str(exc.details["retry_after"])
+        return refused
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
     response = drf_exception_handler(exc, context)

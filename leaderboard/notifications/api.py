@@ -63,7 +63,8 @@ class WebhookListCreateView(APIView):
     @extend_schema(operation_id="webhook_create",
                    summary="Add a webhook endpoint (its secret is in this answer only)",
                    request=io.WebhookCreateInput,
-                   responses={201: io.WebhookCreatedOutput, **error_responses(400, 401)})
+                   responses={201: io.WebhookCreatedOutput,
+                              **error_responses(400, 401, 409)})
     def post(self, request: Request) -> Response:
         form = io.WebhookCreateInput(data=request.data)
         form.is_valid(raise_exception=True)
@@ -90,7 +91,7 @@ class WebhookTestView(APIView):
     @extend_schema(operation_id="webhook_test_send",
                    summary="Send a test event to every webhook endpoint of the caller",
                    request=None,
-                   responses={202: io.TestEventOutput, **error_responses(400, 401)})
+                   responses={202: io.TestEventOutput, **error_responses(400, 401, 429)})
     def post(self, request: Request) -> Response:
         ids = webhook_test_event_send(user=signed_in_user(request))
         return Response(io.TestEventOutput({"deliveries": ids}).data,

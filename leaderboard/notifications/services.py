@@ -8,12 +8,15 @@ opted into (and per matching webhook endpoint), each a job sent by name once thi
 
 from __future__ import annotations
 
+import math
+import uuid
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Min, Q
 from django.utils import timezone
 
 from leaderboard import queue
@@ -62,10 +65,23 @@ def webhook_endpoint_create(*, user: User, url: str,
             raise ServiceError("unknown_benchmark", f"no benchmark {benchmark_slug!r}",
                                field="benchmark") from None
     webhook_url_check(url)
-    secret = signing.webhook_secret_new()
-    endpoint = WebhookEndpoint.objects.create(user=user, url=url, benchmark=benchmark,
-                                              secret=secret)
+    limit = settings.EVALSERVER_WEBHOOK_MAX_ENDPOINTS
+    with transaction.atomic():
+        _user_locked(user)  # two parallel additions cannot both pass the count
+        if WebhookEndpoint.objects.filter(user=user).count() >= limit:
+            raise ServiceError("webhook_endpoint_limit", f"you have {limit} webhook endpoints, "
+                               f"the most one user may have (EVALSERVER_WEBHOOK_MAX_ENDPOINTS): "
+                               f"remove one first", field="url", http_status=409)
+        secret = signing.webhook_secret_new()
+        endpoint = WebhookEndpoint.objects.create(user=user, url=url, benchmark=benchmark,
+                                                  secret=secret)
     return endpoint, secret
+
+
+def _user_locked(user: User) -> None:
+    """Lock the user's row until the transaction ends: the per-user limits are counted under
+    it (PostgreSQL; SQLite writes one transaction at a time anyway)."""
+    User.objects.select_for_update().filter(pk=user.pk).exists()
 
 
 def webhook_endpoint_delete(*, user: User, endpoint_id: int) -> None:
@@ -112,10 +128,29 @@ def _emit_to_subscribers(event: str, key: str, by_user: dict[int, dict[str, Any]
                           email=preference.email, webhook=preference.webhook)
 
 
+TEST_WINDOW = timedelta(hours=1)
+
+
+@transaction.atomic
 def webhook_test_event_send(*, user: User) -> list[int]:
-    """A test event to every webhook endpoint of the user (the 'send a test event' button)."""
-    ids = notification_emit(user_id=int(user.pk), event=Event.TEST, key="", webhook=True,
-                            payload=_payload(Event.TEST, "a test event", {}))
+    """A test event to every webhook endpoint of the user (the 'send a test event' button),
+    at most EVALSERVER_WEBHOOK_TESTS_PER_HOUR a user (each one's deliveries share a key of
+    their own, by which they are counted)."""
+    _user_locked(user)
+    limit = settings.EVALSERVER_WEBHOOK_TESTS_PER_HOUR
+    since = timezone.now() - TEST_WINDOW
+    sent = sorted(NotificationDelivery.objects.filter(
+        user=user, event=Event.TEST, created__gte=since).exclude(key="").values("key").annotate(
+        first=Min("created")).values_list("first", flat=True))  # when each test was sent
+    if len(sent) >= limit:
+        wait = sent[len(sent) - limit] + TEST_WINDOW - timezone.now()
+        seconds = max(math.ceil(wait.total_seconds()), 1)
+        raise ServiceError("throttled", f"you sent {limit} test events in the last hour, the "
+                           f"most allowed (EVALSERVER_WEBHOOK_TESTS_PER_HOUR); the next may be "
+                           f"sent in {seconds} s", http_status=429,
+                           details={"retry_after": seconds})
+    ids = notification_emit(user_id=int(user.pk), event=Event.TEST, key=f"test:{uuid.uuid4()}",
+                            webhook=True, payload=_payload(Event.TEST, "a test event", {}))
     if not ids:
         raise ServiceError("no_webhook_endpoint", "add a webhook endpoint first")
     return ids

@@ -4,6 +4,7 @@ the production topology are killed at random; counted from the database.
     python bench/chaos.py                 # 10 minutes of uploads, 15 faults
     python bench/chaos.py --quick         # 60 s of uploads, one fault of each kind (CI)
     python bench/chaos.py --quick --seed 7   # the same fault schedule as an earlier run
+    python bench/chaos.py --no-webhooks   # without the slow webhook receivers
 
 The topology of tests/deploy/topology.py (needs root), as durable as production (Redis with
 its append-only file, as docker/compose.yaml's; PostgreSQL committing synchronously): gunicorn
@@ -18,6 +19,9 @@ Meanwhile, at random times from a seeded schedule (the seed is printed; --seed r
 one of the kills of bench/chaos_faults.py: a gunicorn worker, a worker's pool process, a whole
 worker host (started again), beat (started again), redis-server (started again with its
 append-only file), and once PostgreSQL (immediate stop, started again 5 s later).
+Beside them, webhook receivers that trickle their answers (bench/chaos_webhooks.py): every
+scoring and a burst of test events is followed by POSTs that a `-Q notify` worker on the web
+host cuts off at their deadline; the scorings should not wait for them.
 
 Counted from the database (bench/submission_counts.py, as bench/faults.py counts): accepted
 (rows stored for the two users), scored exactly once, lost (neither scored nor failed
@@ -54,6 +58,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "clients" / "python"))
 
+from bench import chaos_webhooks  # noqa: E402
 from bench.chaos_faults import FAULTS, WORKERS, schedule  # noqa: E402
 from bench.cluster import MODELS, data_dir, model_files  # noqa: E402
 from bench.submission_counts import submission_counts, wait_scored  # noqa: E402
@@ -190,6 +195,8 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true",
                         help="60 s of uploads, one fault of each kind (CI)")
     parser.add_argument("--seed", type=int, default=None, help="the fault schedule's seed")
+    parser.add_argument("--no-webhooks", action="store_true",
+                        help="without the trickling webhook receivers (for comparison)")
     parser.add_argument("--keep-logs", type=Path, default=None,
                         help="copy every host's log into this folder at the end")
     args = parser.parse_args()
@@ -204,12 +211,22 @@ def main() -> int:
     rng = random.Random(seed)
     plan = schedule(rng, mode.faults, mode.window)
     wall = time.monotonic()
-    cluster = Cluster(data_dir=data_dir(), workers=WORKERS, env=ENV, durable=True)
+    hooked = not args.no_webhooks
+    cluster = Cluster(data_dir=data_dir(), workers=WORKERS, durable=True,
+                      env={**ENV, **chaos_webhooks.ENV})
+    trickler = chaos_webhooks.Trickler()
     done: list[tuple[float, float, str, str]] = []  # (start, end, label, what happened)
     try:
         cluster.start(benchmarks=("cifar10",))
         clients = [Client(user, Api(cluster.web_url, user_token(cluster, user)),
                           random.Random(f"{seed}-{user}")) for user in USERS]
+        tests_made = 0
+        if hooked:
+            cluster.worker_start("web", queue="notify")
+            trickler.start(cluster)
+            hooks = Api(cluster.web_url, user_token(cluster, chaos_webhooks.HOOKS_USER))
+            tests_made = chaos_webhooks.webhooks_point_at(
+                cluster, trickler, [client.api for client in clients], hooks)
         up_s = time.monotonic() - wall
         print(f"chaos soak: seed {seed} (--seed {seed} replays the schedule);"
               f" {mode.soak_s:.0f} s of CIFAR-10 uploads by {len(USERS)} users, one every"
@@ -243,7 +260,9 @@ def main() -> int:
         counts = submission_counts(cluster, ids, "% chaos-_ %")
         pool_hits = sum(cluster.log(f"{role}.log").count("raised error: WorkerLostError")
                         for role in WORKERS)
+        deliveries = chaos_webhooks.delivery_counts(cluster)
     finally:
+        trickler.close()
         cluster.close(keep_logs_in=args.keep_logs)
     wall_s = time.monotonic() - wall
 
@@ -296,6 +315,8 @@ def main() -> int:
           + ("never (lost)" if worst == float("inf") else f"{worst:.1f} s") + "; slowest: "
           + ", ".join(f"#{i} {wait:.1f} s (created {counts.made[i] - began_at:.0f} s in)"
                       for wait, i in waits[:3]))
+    if hooked:
+        print(chaos_webhooks.report(deliveries, trickler, tests_made))
     load = ", ".join(f"{value:.2f}" for value in os.getloadavg())
     print(f"  wall {wall_s:.0f} s (topology {up_s:.0f} s, uploads {soak_s:.0f} s, drain"
           f" {drain_s:.0f} s); machine: {os.cpu_count()} cores, load average (1, 5, 15 min)"
@@ -310,6 +331,7 @@ def main() -> int:
         ("failed without a reason", len(failed_bare)),
         ("scored not as one scoring leaves it", len(not_once)),
         ("stored by an attempt never made", outcome["unknown"]),
+        ("webhook deliveries failed by a task's time limit", deliveries.time_limited),
         ("a client stopped on an error", sum(bool(c.crashed) for c in clients))) if n]
     if worst > GOAL_WAIT_S:
         print(f"worst wait over the goal of {GOAL_WAIT_S:.0f} s"

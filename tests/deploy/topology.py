@@ -8,6 +8,7 @@ processes are read in tests/deploy/processes.py).
       web       10.231.0.12  gunicorn evalserver.wsgi, celery beat (exactly one)
       client    10.231.0.13  where the caller's HTTP requests and SQL checks run
       worker-*  10.231.0.14+ celery -A evalserver worker -Q cpu
+    (a `-Q notify` worker where a caller starts one: `worker_start("web", queue="notify")`)
 
 Every process is started with `ip netns exec <namespace>` and its own UTS namespace named
 after its host, so a worker's `--hostname cpu@%h` (and its log) says which host it is. They
@@ -270,17 +271,17 @@ class Cluster:
         self.spawn("web", [sys.executable, "-m", "celery", "-A", "evalserver", "beat",
                            "--loglevel", "INFO"], "beat.log")
 
-    def worker_start(self, role: str, *, timeout: float = 90) -> None:
-        """A worker on the cpu queue (again, after `host_kill`), returned once its log says
-        it is ready."""
-        log_name = f"{role}.log"
-        ready = self.log(log_name).count(f"cpu@{role} ready.")
+    def worker_start(self, role: str, *, queue: str = "cpu", timeout: float = 90) -> None:
+        """A worker on the cpu queue (or `queue`: "notify", on the web host, say) on a host
+        (again, after `host_kill`), returned once its log says it is ready."""
+        log_name = f"{role}.log" if queue == "cpu" else f"{role}-{queue}-worker.log"
+        ready = self.log(log_name).count(f"{queue}@{role} ready.")
         process = self.spawn(role, [sys.executable, "-m", "celery", "-A", "evalserver",
-                                    "worker", "-Q", "cpu", "--hostname", "cpu@%h",
+                                    "worker", "-Q", queue, "--hostname", f"{queue}@%h",
                                     "--concurrency", str(self.worker_concurrency),
                                     "--loglevel", "INFO"], log_name)
         deadline = time.monotonic() + timeout
-        while self.log(log_name).count(f"cpu@{role} ready.") == ready:
+        while self.log(log_name).count(f"{queue}@{role} ready.") == ready:
             if process.poll() is not None or time.monotonic() > deadline:
                 raise ClusterError(f"{role}: the worker did not start\n{self.log(log_name)}")
             time.sleep(0.1)

@@ -14,6 +14,14 @@ walking left while the current address is one of EVALSERVER_TRUSTED_PROXIES, the
 address not a trusted proxy's is the client's. Entries left of it were written by the client
 or by proxies nobody vouches for, and are never read: a client cannot choose its own address
 by sending the header, and from a peer that is not a trusted proxy the header is ignored.
+
+A hop that is not a bare address (`garbage`, `1.2.3.4:5678`, `[::1]:80`, an empty one between
+commas, an empty header) says nothing about who sent the request: the client is then
+`UNKNOWN`, never the trusted proxy whose header it was. Taking the proxy's own address made
+such a client look like the proxy (loopback, for a proxy on this machine: /metrics opened), and
+keeping the hop's text would let a client write a new one per request for a fresh rate-limit
+allowance. As `unknown`, every such client is counted as one by the lockout and the rate limits,
+and /metrics (evalserver/metrics.py: an address in EVALSERVER_METRICS_ALLOWED_IPS) refuses it.
 """
 
 from __future__ import annotations
@@ -27,6 +35,10 @@ from django.http import HttpRequest, HttpResponse
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+# The client's address when a trusted proxy wrote something else: RFC 7239's identifier for an
+# unknown node (§6.2), which no address parser accepts.
+UNKNOWN = "unknown"
 
 
 def _address(text: str) -> Address | None:
@@ -48,11 +60,11 @@ def client_address(*, peer: str, forwarded_for: str | None, trusted: Iterable[st
     address = _address(peer)
     if address is None:
         return peer  # a unix socket, or a test's own text: nothing to walk back from
-    hops = [hop for hop in (forwarded_for or "").split(",") if hop.strip()]
+    hops = forwarded_for.split(",") if forwarded_for is not None else []
     while hops and any(address in network for network in networks):
         previous = _address(hops.pop())
-        if previous is None:  # a trusted proxy wrote no address: it is the last one known
-            break
+        if previous is None:  # a trusted proxy wrote no address: whoever sent it is unknown
+            return UNKNOWN
         address = previous
     return str(address)
 

@@ -86,6 +86,22 @@ def test_it_ignores_forwarded_for_from_a_peer_that_is_no_trusted_proxy(limits: S
     assert _address_count(peer) == 5
 
 
+def test_it_counts_the_clients_of_unparsable_hops_as_one_unknown_address(
+        limits: Settings) -> None:
+    # what a trusted proxy wrote is no address: the client is `unknown`
+    # (evalserver/client_address.py), never the proxy, and a new spelling is no new allowance
+    caches["throttle"].delete_many([f"login-failures:count:address:unknown{end}"
+                                    for end in ("", ":since")])  # this Redis database's own
+    name = f"frank-{uuid.uuid4().hex[:8]}"
+    factories.user_create(name)
+    for i, hop in enumerate(["garbage", "1.2.3.4:5678", "[::1]:80", "", "garbage-5"]):
+        client = APIClient(REMOTE_ADDR=PROXY, HTTP_X_FORWARDED_FOR=hop)
+        assert _token(client, f"nobody-{i}-{name}", "guess") == 400
+    assert _token(APIClient(REMOTE_ADDR=PROXY, HTTP_X_FORWARDED_FOR="garbage-6"), name,
+                  RIGHT) == 429
+    assert (_address_count("unknown"), _address_count(PROXY)) == (5, None)
+
+
 def test_it_lifts_a_usernames_lockout(limits: Settings) -> None:
     name = f"dave-{uuid.uuid4().hex[:8]}"
     factories.user_create(name)

@@ -34,6 +34,7 @@ APP_SERVICES = ("init", "web", "worker-cpu", "worker-gpu", "beat")
 # variables of .env.example that are compose's or the entrypoint's, not Django settings
 COMPOSE_ONLY = {"POSTGRES_PASSWORD", "REDIS_PASSWORD", "TORCH_VARIANT", "EVALSERVER_IMAGE_TAG",
                 "PROXY_HTTP_ADDRESS", "PROXY_HTTPS_ADDRESS", "TLS_CERT_DIR",
+                "PROXY_TRUSTED_OUTER_PROXIES",
                 "EVALSERVER_BENCHMARKS", "PROMETHEUS_ADDRESS"}
 ENV_LINE = re.compile(r"^#?([A-Z][A-Z0-9_]*)=(.*)$")
 
@@ -146,10 +147,12 @@ def test_only_the_proxy_is_published_and_it_buffers_for_the_web() -> None:
     assert proxy["volumes"] == ["./nginx:/etc/evalserver-proxy:ro",
                                 "${TLS_CERT_DIR:-./tls}:/etc/nginx/tls:ro"]
     assert os.access(DOCKER / "nginx" / "start.sh", os.X_OK)
-    # the body limits are the web's settings, with the web's defaults
+    # the body limits are the web's settings, with the web's defaults; no outer proxy is
+    # believed unless named (tests/deploy/test_proxy.py)
     assert proxy["environment"] == {
         "EVALSERVER_MAX_UPLOAD_BYTES": "${EVALSERVER_MAX_UPLOAD_BYTES:-536870912}",
-        "EVALSERVER_UPLOAD_STALL_TIMEOUT": "${EVALSERVER_UPLOAD_STALL_TIMEOUT:-30}"}
+        "EVALSERVER_UPLOAD_STALL_TIMEOUT": "${EVALSERVER_UPLOAD_STALL_TIMEOUT:-30}",
+        "PROXY_TRUSTED_OUTER_PROXIES": "${PROXY_TRUSTED_OUTER_PROXIES:-}"}
     assert proxy["restart"] == "unless-stopped" and "env_file" not in proxy
     # only the compose network reaches the web, so any peer may be its proxy
     assert web["environment"]["EVALSERVER_TRUSTED_PROXIES"] == "0.0.0.0/0,::/0"

@@ -1,9 +1,11 @@
 """The reverse proxy of docker/compose.yaml (docker/nginx/), run with Debian's nginx in front of
 a stand-in web on 127.0.0.1: both of its sites pass `nginx -t`, a slow upload reaches the web
 only once it is whole, the web is told the proxy's scheme and client address (never the
-client's own claims), and a body announced too large is refused unread, in the API's error
-shape under /api/. Without nginx these skip (apt-get install nginx-light), but not under
-CI=true, where scripts/test.sh installs it."""
+client's own claims; an outer proxy's only when PROXY_TRUSTED_OUTER_PROXIES names it), and a
+body announced too large is refused unread, in the API's error shape under /api/. Clients
+connect from other loopback addresses (127.0.0.2, 127.0.0.3) to be told apart. Without nginx
+these skip (apt-get install nginx-light), but not under CI=true, where scripts/test.sh
+installs it."""
 
 from __future__ import annotations
 
@@ -16,13 +18,15 @@ import socket
 import ssl
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Protocol
 
 import pytest
 
+from tests.deploy.local_gunicorn import gunicorn, production_env
 from tests.deploy.slow_client import SlowUpload
 from tests.helpers import PROJECT_ROOT, free_port, process_group_stop, skip_unless_ci
 from tests.loopback_http import serving
@@ -78,8 +82,10 @@ def _nginx() -> str:
     return str(found)
 
 
-def _render(work: Path, upstream_port: int, *, tls: bool) -> tuple[Path, Proxy]:
-    """The site as start.sh writes it, and a main config like the image's around it."""
+def _render(work: Path, upstream_port: int, *, tls: bool,
+            env: dict[str, str]) -> tuple[Path, Proxy]:
+    """The site as start.sh writes it (with `env` on top of the test's), and a main config like
+    the image's around it."""
     tls_dir = work / "tls"
     tls_dir.mkdir()
     if tls:
@@ -92,7 +98,7 @@ def _render(work: Path, upstream_port: int, *, tls: bool) -> tuple[Path, Proxy]:
     env = {"PATH": os.environ["PATH"], "NGINX_CONF_DIR": str(work / "conf.d"),
            "TLS_DIR": str(tls_dir), "EVALSERVER_UPSTREAM": f"127.0.0.1:{upstream_port}",
            "NGINX_HTTP_PORT": str(proxy.http_port), "NGINX_HTTPS_PORT": str(proxy.https_port),
-           "EVALSERVER_MAX_UPLOAD_BYTES": str(MAX_UPLOAD)}
+           "EVALSERVER_MAX_UPLOAD_BYTES": str(MAX_UPLOAD), **env}
     (work / "conf.d").mkdir()
     rendered = subprocess.run(["sh", str(START), "--render"], env=env, capture_output=True,
                               text=True, timeout=60)
@@ -111,13 +117,21 @@ def _render(work: Path, upstream_port: int, *, tls: bool) -> tuple[Path, Proxy]:
     return main, proxy
 
 
+class StartProxy(Protocol):
+    def __call__(self, tls: bool, *, upstream: int | None = None,
+                 env: dict[str, str] | None = None) -> Proxy: ...
+
+
 @pytest.fixture
-def start_proxy(tmp_path: Path, web: tuple[int, Seen]) -> Iterator[Callable[[bool], Proxy]]:
+def start_proxy(tmp_path: Path, web: tuple[int, Seen]) -> Iterator[StartProxy]:
+    """nginx with the site start.sh writes, in front of the stand-in web (or `upstream`)."""
     nginx = _nginx()
     running: list[subprocess.Popen[bytes]] = []
 
-    def start(tls: bool) -> Proxy:
-        main, proxy = _render(tmp_path, web[0], tls=tls)
+    def start(tls: bool, *, upstream: int | None = None,
+              env: dict[str, str] | None = None) -> Proxy:
+        main, proxy = _render(tmp_path, web[0] if upstream is None else upstream, tls=tls,
+                              env=env or {})
         command = [nginx, "-e", "stderr", "-p", str(tmp_path), "-c", str(main)]
         checked = subprocess.run([*command, "-t"], capture_output=True, text=True, timeout=60)
         assert checked.returncode == 0, checked.stderr
@@ -139,15 +153,19 @@ def start_proxy(tmp_path: Path, web: tuple[int, Seen]) -> Iterator[Callable[[boo
 
 
 def _request(proxy: Proxy, method: str, path: str, *, tls: bool = False,
-             headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], str]:
+             headers: dict[str, str] | None = None,
+             source: str = "127.0.0.1") -> tuple[int, dict[str, str], str]:
+    """One request from the loopback address `source`."""
     if tls:
         context = ssl.create_default_context()
         context.check_hostname = False
         context.verify_mode = ssl.CERT_NONE
         connection: http.client.HTTPConnection = http.client.HTTPSConnection(
-            "127.0.0.1", proxy.https_port, timeout=GENEROUS, context=context)
+            "127.0.0.1", proxy.https_port, timeout=GENEROUS, context=context,
+            source_address=(source, 0))
     else:
-        connection = http.client.HTTPConnection("127.0.0.1", proxy.http_port, timeout=GENEROUS)
+        connection = http.client.HTTPConnection("127.0.0.1", proxy.http_port, timeout=GENEROUS,
+                                                source_address=(source, 0))
     try:
         connection.request(method, path, headers=headers or {})
         answer = connection.getresponse()
@@ -157,7 +175,7 @@ def _request(proxy: Proxy, method: str, path: str, *, tls: bool = False,
 
 
 def test_it_hands_the_web_a_slow_upload_only_once_it_is_whole(
-        start_proxy: Callable[[bool], Proxy], web: tuple[int, Seen]) -> None:
+        start_proxy: StartProxy, web: tuple[int, Seen]) -> None:
     proxy = start_proxy(False)
     upload = SlowUpload("127.0.0.1", proxy.http_port, "/api/submissions/", field="mnist-test",
                         file_bytes=4000, burst=0, chunk=400, interval=0.1).start()
@@ -177,7 +195,7 @@ def test_it_hands_the_web_a_slow_upload_only_once_it_is_whole(
 
 
 def test_it_tells_the_web_its_own_scheme_and_client_address_over_https(
-        start_proxy: Callable[[bool], Proxy], web: tuple[int, Seen]) -> None:
+        start_proxy: StartProxy, web: tuple[int, Seen]) -> None:
     proxy = start_proxy(True)
     claims = {"Host": "evals.example.org", "X-Forwarded-Proto": "http",
               "X-Real-IP": "203.0.113.9", "X-Forwarded-For": "203.0.113.9"}
@@ -194,21 +212,101 @@ def test_it_tells_the_web_its_own_scheme_and_client_address_over_https(
                     ("/healthz", "127.0.0.1", "http", "127.0.0.1", "127.0.0.1")]
 
 
-def test_it_passes_on_what_a_local_tls_proxy_says_over_plain_http(
-        start_proxy: Callable[[bool], Proxy], web: tuple[int, Seen]) -> None:
+CLAIMS = {"X-Real-IP": "127.0.0.1", "X-Forwarded-For": "127.0.0.1",
+          "X-Forwarded-Proto": "https"}
+
+
+def _sent(seen: Seen) -> list[tuple[str, str, str]]:
+    """What the web was told of each request: (X-Forwarded-For, X-Real-IP, X-Forwarded-Proto)."""
+    return [(h["X-Forwarded-For"], h["X-Real-IP"], h["X-Forwarded-Proto"])
+            for _, _, h, _ in seen.requests]
+
+
+def test_it_tells_the_web_the_connections_own_address_and_scheme_over_plain_http(
+        start_proxy: StartProxy, web: tuple[int, Seen]) -> None:
     proxy = start_proxy(False)
 
-    _request(proxy, "GET", "/", headers={"X-Forwarded-Proto": "https",
-                                         "X-Real-IP": "203.0.113.9"})
+    _request(proxy, "GET", "/", headers=CLAIMS, source="127.0.0.2")  # claims to be loopback
+    _request(proxy, "GET", "/", headers={"X-Forwarded-For": "garbage"}, source="127.0.0.2")
     _request(proxy, "GET", "/")
 
-    assert [(h["X-Forwarded-Proto"], h["X-Real-IP"]) for _, _, h, _ in web[1].requests] == [
-        ("https", "203.0.113.9"), ("http", "127.0.0.1")]
+    assert _sent(web[1]) == [("127.0.0.2", "127.0.0.2", "http"),
+                             ("127.0.0.2", "127.0.0.2", "http"),
+                             ("127.0.0.1", "127.0.0.1", "http")]
+
+
+def test_it_believes_only_the_outer_proxy_it_is_told_of(
+        start_proxy: StartProxy, web: tuple[int, Seen]) -> None:
+    # a TLS proxy of this host's at 127.0.0.3 (and a network beside it, never used)
+    proxy = start_proxy(False, env={"PROXY_TRUSTED_OUTER_PROXIES": "127.0.0.3, 10.9.0.0/16"})
+    told = {"X-Forwarded-For": "198.51.100.1, 203.0.113.9", "X-Forwarded-Proto": "https",
+            "X-Real-IP": "192.0.2.1"}
+
+    _request(proxy, "GET", "/", headers=told, source="127.0.0.3")  # the outer proxy
+    _request(proxy, "GET", "/", headers={**told, "X-Forwarded-Proto": "http"},
+             source="127.0.0.3")
+    _request(proxy, "GET", "/", headers=told, source="127.0.0.2")  # anyone else
+    # a scheme other than http or https is this connection's; an address with a port is the
+    # address (nginx's realip reads it so)
+    _request(proxy, "GET", "/", headers={"X-Forwarded-For": "1.2.3.4:5678",
+                                         "X-Forwarded-Proto": "gopher"}, source="127.0.0.3")
+    # what the outer proxy wrote last is no address, or it wrote none: the client is unknown,
+    # never the outer proxy
+    _request(proxy, "GET", "/", headers={"X-Forwarded-For": "203.0.113.9, garbage"},
+             source="127.0.0.3")
+    _request(proxy, "GET", "/", headers={"X-Forwarded-For": "[::1]:80:80"}, source="127.0.0.3")
+    _request(proxy, "GET", "/", source="127.0.0.3")
+
+    assert _sent(web[1]) == [("203.0.113.9", "203.0.113.9", "https"),
+                             ("203.0.113.9", "203.0.113.9", "http"),
+                             ("127.0.0.2", "127.0.0.2", "http"),
+                             ("1.2.3.4", "1.2.3.4", "http"),
+                             ("unknown", "unknown", "http"),
+                             ("unknown", "unknown", "http"),
+                             ("unknown", "unknown", "http")]
+
+
+@pytest.mark.parametrize("value", ["10.0.0.0/8; allow all", "proxy.example.org", "cafe.bad",
+                                   "10.0.0.1 10.0.0.2", "10.0.0.0/8/8"])
+def test_it_refuses_outer_proxies_that_are_no_addresses(tmp_path: Path, value: str) -> None:
+    env = {"PATH": os.environ["PATH"], "NGINX_CONF_DIR": str(tmp_path),
+           "TLS_DIR": str(tmp_path / "none"), "PROXY_TRUSTED_OUTER_PROXIES": value}
+
+    done = subprocess.run(["sh", str(START), "--render"], env=env, capture_output=True,
+                          text=True, timeout=60)
+
+    assert (done.returncode, done.stderr) == (2, (
+        f"start.sh: PROXY_TRUSTED_OUTER_PROXIES={value} is not valid: expected comma-separated "
+        "IP addresses or networks such as 172.18.0.1,10.0.0.0/8\n"))
+    assert not (tmp_path / "default.conf").exists()
+
+
+@pytest.mark.slow
+def test_it_keeps_metrics_closed_to_a_client_claiming_loopback(
+        start_proxy: StartProxy, tmp_path: Path) -> None:
+    """The real web behind the proxy, trusting it (on 127.0.0.1) as compose's web trusts its
+    proxy: a client's X-Real-IP or X-Forwarded-For naming loopback does not open /metrics
+    (open to 127.0.0.1 and ::1 by default)."""
+    port = free_port()
+    env = production_env(tmp_path, EVALSERVER_TRUSTED_PROXIES="127.0.0.1",
+                         EVALSERVER_UPLOAD_TEMP_DIR=str(tmp_path / "uploads"))
+    with gunicorn(env, port, tmp_path / "gunicorn.log"):
+        proxy = start_proxy(False, upstream=port)
+
+        claimed = _request(proxy, "GET", "/metrics", headers=CLAIMS, source="127.0.0.2")
+        local = _request(proxy, "GET", "/metrics")
+
+    assert claimed[0] == 403, claimed[2][:300]
+    assert json.loads(claimed[2]) == {"error": {
+        "code": "permission_denied",
+        "message": "the metrics are open to EVALSERVER_METRICS_ALLOWED_IPS and to the bearer "
+                   "token EVALSERVER_METRICS_TOKEN only"}}
+    assert local[0] == 200
 
 
 @pytest.mark.parametrize("tls", [False, True])
 def test_it_refuses_a_body_announced_too_large_unread(
-        start_proxy: Callable[[bool], Proxy], web: tuple[int, Seen], tls: bool) -> None:
+        start_proxy: StartProxy, web: tuple[int, Seen], tls: bool) -> None:
     proxy = start_proxy(tls)
     too_large = {"Content-Length": str(MAX_UPLOAD + 1_048_576 + 1),
                  "Content-Type": "multipart/form-data; boundary=x"}

@@ -15,6 +15,12 @@ take is the application's limit (EVALSERVER_UPLOAD_STALL_TIMEOUT and _DEADLINE,
 leaderboard/common/request_body.py); in production the reverse proxy in front buffers whole
 bodies first (docker/nginx/), so a slow client never reaches gunicorn at all.
 
+The headers have no limit: a thread reads them as slowly as the client sends them, so a few
+clients trickling theirs (16 at a byte every 2 s) hold every thread and nothing else is
+answered. No setting of gunicorn's bounds that, which is why a reverse proxy must be in front
+on any address others can reach, and scripts/serve.sh refuses to bind one without it
+(docs/operators/one-machine.md, "Reachable from other machines").
+
 Read from the environment (or the project's .env, as the settings read it), checked the same
 way: a bad value stops gunicorn with a message naming the variable.
 """

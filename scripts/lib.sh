@@ -140,3 +140,51 @@ except OSError:
 finally:
     s.close()' "$1"
 }
+
+# bind_check BIND: where gunicorn may listen, printed as "HOST PORT". BIND is HOST:PORT as
+# gunicorn's --bind takes it (an IPv6 address in brackets: [::1]:8000). Loopback only
+# (127.0.0.0/8, ::1, localhost) unless BIND_BEHIND_PROXY says a reverse proxy is in front:
+# gunicorn has no timeout for a request's headers, so on an address others can reach a few
+# clients sending theirs a byte at a time hold every thread (16 left /healthz unanswered;
+# docs/operators/one-machine.md, "Reachable from other machines"). A refusal, or a value it
+# cannot read: one error line, status 2. Bash alone (serve.sh calls it before anything else).
+bind_check() {
+    local bind=$1 host port octet loopback=false behind=${BIND_BEHIND_PROXY:-}
+    local bracketed='^\[([0-9A-Fa-f:.]+)\]:([0-9]{1,5})$' named='^([^]:/[]+):([0-9]{1,5})$'
+    if [[ $bind =~ $bracketed || $bind =~ $named ]]; then
+        host=${BASH_REMATCH[1]}
+        port=$((10#${BASH_REMATCH[2]}))
+    fi
+    if [ -z "${host:-}" ] || [ "$port" -lt 1 ] || [ "$port" -gt 65535 ]; then
+        echo "error: BIND=$bind is not valid: expected HOST:PORT (a port from 1 to 65535;" \
+            "an IPv6 address in brackets, as [::1]:8000)" >&2
+        return 2
+    fi
+    case ${behind,,} in
+        1 | true | yes | on) behind=true ;;
+        0 | false | no | off | '') behind=false ;;
+        *)
+            echo "error: BIND_BEHIND_PROXY=$behind is not valid: expected one of 0, 1, false," \
+                "no, off, on, true, yes" >&2
+            return 2
+            ;;
+    esac
+    if [ "$host" = localhost ] || [ "$host" = ::1 ]; then
+        loopback=true
+    elif [[ $host =~ ^127\.([0-9]{1,3})\.([0-9]{1,3})\.([0-9]{1,3})$ ]]; then
+        loopback=true
+        for octet in "${BASH_REMATCH[@]:1}"; do
+            [ $((10#$octet)) -le 255 ] || loopback=false
+        done
+    fi
+    if [ "$loopback" = false ] && [ "$behind" = false ]; then
+        echo "error: BIND=$bind is not a loopback address: gunicorn alone must not listen where" \
+            "others can reach it (a client sending its headers a byte at a time holds one of" \
+            "its threads for as long as it likes, and a few such clients leave every request" \
+            "unanswered). Put a reverse proxy in front that reads whole requests first" \
+            "(docs/operators/one-machine.md, \"Reachable from other machines\"), or bind" \
+            "127.0.0.1; where only that proxy reaches this address, set BIND_BEHIND_PROXY=1." >&2
+        return 2
+    fi
+    echo "$host $port"
+}

@@ -4,17 +4,33 @@
 # Redis (a throwaway redis-server unless one answers at REDIS_URL), the data files (fetched
 # with checksums when some are missing and their sources answer), migrations, static files, the
 # benchmarks, a Celery worker (-Q cpu), a gpu-queue worker, Celery beat (its own process), the
-# demo submissions, then gunicorn on 127.0.0.1:${PORT:-8000} in the foreground. A worker, beat or
-# the throwaway Redis that stops is started again (a line here says so); Ctrl-C, or gunicorn
-# stopping, stops everything it started.
+# demo submissions, then gunicorn on $BIND (127.0.0.1:${PORT:-8000} by default) in the foreground.
+# A worker, beat or the throwaway Redis that stops is started again (a line here says so);
+# Ctrl-C, or gunicorn stopping, stops everything it started.
 # Settings come from the environment or .env (docs/operators/settings.md); without SECRET_KEY a
 # random one is kept in var/secret_key. Plain http on 127.0.0.1: the https settings that
 # DEBUG=false turns on are turned off here unless set. Logs: var/log/ (gunicorn's go to this
 # terminal). After the first install and data fetch nothing reaches the network: every server
-# binds 127.0.0.1.
+# binds 127.0.0.1, gunicorn too unless BIND names another address behind a proxy (below).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/lib.sh
+
+# Where gunicorn listens: BIND (HOST:PORT), 127.0.0.1:$PORT by default. Loopback only unless
+# BIND_BEHIND_PROXY=1 says a reverse proxy is in front: gunicorn alone, where others reach it,
+# is frozen by clients trickling their headers (bind_check; docs/operators/one-machine.md,
+# "Reachable from other machines"). Checked first, before anything is installed or started.
+PORT=${PORT:-8000}
+BIND=${BIND:-127.0.0.1:$PORT}
+bind_parts=$(bind_check "$BIND") || exit $?
+read -r bind_host PORT <<<"$bind_parts"
+case $bind_host in  # where this script and its messages reach it
+    0.0.0.0) url_host=127.0.0.1 ;;
+    ::) url_host='[::1]' ;;
+    *:*) url_host="[$bind_host]" ;;
+    *) url_host=$bind_host ;;
+esac
+BASE_URL="http://$url_host:$PORT"
 
 system_packages=()
 [ -x .venv/bin/python ] || system_packages+=(python3-venv)
@@ -35,16 +51,15 @@ if [ -z "${SECRET_KEY:-}" ] && ! grep -qs '^SECRET_KEY=.' .env; then
     export SECRET_KEY
 fi
 
-# Plain http on 127.0.0.1, no TLS proxy in front (docs/operators/https.md).
+# Plain http, no TLS proxy in front unless these are set (docs/operators/https.md).
 export SECURE_SSL_REDIRECT=${SECURE_SSL_REDIRECT:-false}
 export SESSION_COOKIE_SECURE=${SESSION_COOKIE_SECURE:-false}
 export CSRF_COOKIE_SECURE=${CSRF_COOKIE_SECURE:-false}
 export SECURE_HSTS_SECONDS=${SECURE_HSTS_SECONDS:-0}
 export SECURE_PROXY_SSL_HEADER=${SECURE_PROXY_SSL_HEADER:-false}
 
-PORT=${PORT:-8000}
 if ! tcp_port_free "$PORT"; then
-    echo "error: port $PORT is in use; set PORT to a free one" >&2
+    echo "error: port $PORT is in use; set PORT (or BIND) to a free one" >&2
     exit 1
 fi
 
@@ -222,23 +237,23 @@ fi
 # shared with docker/entrypoint.sh. No proxy is in front here: the application's own upload
 # timeouts (EVALSERVER_UPLOAD_STALL_TIMEOUT, _DEADLINE) are what stop a slow client.
 setsid .venv/bin/gunicorn -c evalserver/gunicorn_conf.py evalserver.wsgi \
-    --bind "127.0.0.1:${PORT}" \
+    --bind "$BIND" \
     --access-logfile - &
 GUNICORN_PID=$!
 # The first accounts are made once the server answers (docs/operators/one-machine.md, "The
 # first account, a staff user and reviewers"; docs/hosts/roles.md): a fresh database has none.
 for _ in $(seq 60); do
     .venv/bin/python -c "import sys, urllib.request
-try: urllib.request.urlopen('http://127.0.0.1:${PORT}/healthz', timeout=1)
+try: urllib.request.urlopen('${BASE_URL}/healthz', timeout=1)
 except Exception: sys.exit(1)" 2>/dev/null && break
     kill -0 "$GUNICORN_PID" 2>/dev/null || break
     sleep 0.5
 done
 echo
-echo "Serving on http://127.0.0.1:${PORT}/  (admin: http://127.0.0.1:${PORT}/admin/)."
+echo "Serving on ${BASE_URL}/  (admin: ${BASE_URL}/admin/)."
 echo "The first accounts, in another terminal from $(pwd):"
 echo "  .venv/bin/python manage.py createsuperuser        # you: staff, and the admin pages"
-echo "  anyone signs up on http://127.0.0.1:${PORT}/signup/ (a participant; token on /profile/)"
+echo "  anyone signs up on ${BASE_URL}/signup/ (a participant; token on /profile/)"
 echo "  .venv/bin/python manage.py role grant --username NAME --role reviewer   # reviews labels"
 echo "  .venv/bin/python manage.py role grant --username NAME --role staff      # hosts benchmarks"
 echo "  (what each role may do: docs/hosts/roles.md)"

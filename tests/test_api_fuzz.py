@@ -20,6 +20,7 @@ prediction files (tests/prediction_files.py) under real file names to the same l
 
 from __future__ import annotations
 
+import os
 import re
 from collections import Counter
 from collections.abc import Iterator
@@ -53,8 +54,10 @@ from tests.prediction_files import PredictionFile, prediction_files
 pytestmark = pytest.mark.django_db(transaction=True)
 
 schema = schemathesis.pytest.from_fixture("api_schema")
-EXAMPLES_PER_OPERATION = 40
-UPLOAD_EXAMPLES = 100
+# A fixed budget of generated cases: 10 an operation and 40 uploads in the suite (CI), and
+# what EVALSERVER_FUZZ_EXAMPLES says for a longer run (bench/api_fuzz.py: 40 and 100).
+EXAMPLES_PER_OPERATION = int(os.environ.get("EVALSERVER_FUZZ_EXAMPLES", "10"))
+UPLOAD_EXAMPLES = int(os.environ.get("EVALSERVER_FUZZ_UPLOAD_EXAMPLES", "40"))
 
 
 @pytest.fixture

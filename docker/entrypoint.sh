@@ -8,8 +8,10 @@
 #               (${WEB_CONCURRENCY:-2} workers of ${WEB_THREADS:-4} threads)
 #   worker-cpu  celery worker -Q cpu, ${WORKER_CONCURRENCY:-2} processes, named cpu@<host>
 #   worker-gpu  celery worker -Q gpu, one process, named gpu@<host>
+#   worker-notify  celery worker -Q notify (emails, webhook POSTs), two processes, named
+#               notify@<host>
 #   beat        celery beat: one sends the scheduled tasks, the one holding the lock in Redis
-#   ping ROLE   succeed when this host's worker of that role (worker-cpu/worker-gpu) answers;
+#   ping ROLE   succeed when this host's worker of that role (worker-cpu, -gpu, -notify) answers;
 #               `ping beat`: when a beat holds the lock (evalserver/beat.py)
 #   anything else is run as given (e.g. `python manage.py createsuperuser`)
 #
@@ -62,6 +64,11 @@ case $role in
         exec celery -A evalserver worker -Q gpu --concurrency 1 --hostname "gpu@%h" \
             --loglevel "${LOG_LEVEL:-INFO}" "$@"
         ;;
+    worker-notify)
+        metrics_dir_fresh
+        exec celery -A evalserver worker -Q notify --concurrency 2 --hostname "notify@%h" \
+            --loglevel "${LOG_LEVEL:-INFO}" "$@"
+        ;;
     beat)
         # the schedule's last run times and the lock live in Redis (settings.py, "Beat")
         exec celery -A evalserver beat --loglevel "${LOG_LEVEL:-INFO}" "$@"
@@ -70,8 +77,10 @@ case $role in
         case ${1:-} in
             worker-cpu) name=cpu ;;
             worker-gpu) name=gpu ;;
+            worker-notify) name=notify ;;
             beat) exec python -c 'from evalserver.beat import ping; raise SystemExit(ping())' ;;
-            *) echo "usage: entrypoint.sh ping worker-cpu|worker-gpu|beat" >&2; exit 2 ;;
+            *) echo "usage: entrypoint.sh ping worker-cpu|worker-gpu|worker-notify|beat" >&2
+               exit 2 ;;
         esac
         exec celery -A evalserver inspect ping --destination "$name@$HOSTNAME" --timeout 10
         ;;

@@ -3,7 +3,8 @@
 # redis-server; apt-get as root or through sudo, else a message saying what to install), .venv,
 # Redis (a throwaway redis-server unless one answers at REDIS_URL), the data files (fetched
 # with checksums when some are missing and their sources answer), migrations, static files, the
-# benchmarks, a Celery worker (-Q cpu), a gpu-queue worker, Celery beat (its own process), the
+# benchmarks, a Celery worker (-Q cpu), a gpu-queue worker, a notify-queue worker (emails and
+# webhooks), Celery beat (its own process), the
 # demo submissions, then gunicorn on $BIND (127.0.0.1:${PORT:-8000} by default) in the foreground.
 # A worker, beat or the throwaway Redis that stops is started again (a line here says so);
 # Ctrl-C, or gunicorn stopping, stops everything it started.
@@ -67,6 +68,7 @@ REDIS_PID=""
 WORKER_PID=""
 BEAT_PID=""
 GPU_WORKER_PID=""
+NOTIFY_WORKER_PID=""
 GUNICORN_PID=""
 
 # stop PID NAME GRACE_SECONDS: SIGTERM, wait, then SIGKILL its process group.
@@ -93,6 +95,7 @@ cleanup() {
     # Warm shutdown: a running task finishes; one cut short is re-run (acks late).
     stop "$WORKER_PID" "the Celery worker" 60
     stop "$GPU_WORKER_PID" "the gpu-queue Celery worker" 60
+    stop "$NOTIFY_WORKER_PID" "the notify-queue Celery worker" 30
     stop "$REDIS_PID" redis-server 10
     exit "$status"
 }
@@ -215,6 +218,18 @@ echo "== Starting a Celery worker for the gpu queue (log: $LOG_DIR/celery-gpu-wo
 : >"$LOG_DIR/celery-gpu-worker.log"
 start_gpu_worker
 
+# Notifications (emails, webhook POSTs) get a worker of their own: they wait on other people's
+# servers (a slow webhook receiver holds a process up to EVALSERVER_WEBHOOK_TIMEOUT a try), and
+# no scoring waits behind them.
+start_notify_worker() {
+    setsid .venv/bin/celery -A evalserver worker -Q notify --concurrency 2 --loglevel INFO \
+        --hostname "notify@%h" >>"$LOG_DIR/celery-notify-worker.log" 2>&1 &
+    NOTIFY_WORKER_PID=$!
+}
+echo "== Starting a Celery worker for the notify queue (log: $LOG_DIR/celery-notify-worker.log)"
+: >"$LOG_DIR/celery-notify-worker.log"
+start_notify_worker
+
 # Beat is its own process, never -B inside a worker: a worker killed with SIGKILL would leave
 # its embedded beat child running, and the restarted worker would make a second scheduler.
 start_beat() {
@@ -257,7 +272,8 @@ echo "  anyone signs up on ${BASE_URL}/signup/ (a participant; token on /profile
 echo "  .venv/bin/python manage.py role grant --username NAME --role reviewer   # reviews labels"
 echo "  .venv/bin/python manage.py role grant --username NAME --role staff      # hosts benchmarks"
 echo "  (what each role may do: docs/hosts/roles.md)"
-echo "Logs: gunicorn here; workers $LOG_DIR/celery-worker.log, $LOG_DIR/celery-gpu-worker.log;" \
+echo "Logs: gunicorn here; workers $LOG_DIR/celery-worker.log, $LOG_DIR/celery-gpu-worker.log," \
+    "$LOG_DIR/celery-notify-worker.log;" \
     "beat $LOG_DIR/celery-beat.log${REDIS_PID:+; Redis $LOG_DIR/redis.log}."
 echo "Ctrl-C stops everything."
 
@@ -267,7 +283,7 @@ echo "Ctrl-C stops everything."
 # $PID_VARIABLE has stopped, say so and start it again, after 5 s when it ran less than 10 s, so
 # that one that cannot start does not spin.
 declare -A started_at=([REDIS_PID]=$SECONDS [WORKER_PID]=$SECONDS [GPU_WORKER_PID]=$SECONDS
-    [BEAT_PID]=$SECONDS)
+    [NOTIFY_WORKER_PID]=$SECONDS [BEAT_PID]=$SECONDS)
 restart_if_stopped() {
     local variable=$1 name=$2 start=$3 log=$4 status
     [ -n "${!variable}" ] || return 0
@@ -294,6 +310,8 @@ while sleep 1; do
     restart_if_stopped WORKER_PID "the Celery worker" start_worker "$LOG_DIR/celery-worker.log"
     restart_if_stopped GPU_WORKER_PID "the gpu-queue worker" start_gpu_worker \
         "$LOG_DIR/celery-gpu-worker.log"
+    restart_if_stopped NOTIFY_WORKER_PID "the notify-queue worker" start_notify_worker \
+        "$LOG_DIR/celery-notify-worker.log"
     restart_if_stopped BEAT_PID "Celery beat" start_beat "$LOG_DIR/celery-beat.log"
 done
 exit 1

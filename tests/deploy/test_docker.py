@@ -30,7 +30,8 @@ from tests.helpers import PROJECT_ROOT, free_port
 DOCKER = PROJECT_ROOT / "docker"
 COMPOSE = yaml.safe_load((DOCKER / "compose.yaml").read_text())
 SERVICES = COMPOSE["services"]
-APP_SERVICES = ("init", "web", "worker-cpu", "worker-gpu", "beat")
+APP_SERVICES = ("init", "web", "worker-cpu", "worker-gpu", "worker-notify", "beat")
+WORKER_SERVICES = ("worker-cpu", "worker-gpu", "worker-notify")
 # variables of .env.example that are compose's or the entrypoint's, not Django settings
 COMPOSE_ONLY = {"POSTGRES_PASSWORD", "REDIS_PASSWORD", "TORCH_VARIANT", "EVALSERVER_IMAGE_TAG",
                 "PROXY_HTTP_ADDRESS", "PROXY_HTTPS_ADDRESS", "TLS_CERT_DIR",
@@ -114,7 +115,8 @@ def test_the_compose_file_names_each_service_with_its_role() -> None:
 
 
 def test_the_services_start_in_order_and_have_healthchecks() -> None:
-    for name in ("db", "redis", "web", "worker-cpu", "worker-gpu", "beat", "proxy"):
+    for name in ("db", "redis", "web", "worker-cpu", "worker-gpu", "worker-notify", "beat",
+                 "proxy"):
         assert SERVICES[name]["healthcheck"]["test"][0] in ("CMD", "CMD-SHELL"), name
     assert SERVICES["proxy"]["depends_on"] == {"web": {"condition": "service_started"}}
     # nginx answers and reaches the web: /healthz is proxied over http, with or without TLS
@@ -123,12 +125,13 @@ def test_the_services_start_in_order_and_have_healthchecks() -> None:
     assert SERVICES["init"]["healthcheck"] == {"disable": True}
     assert SERVICES["init"]["depends_on"] == {"db": {"condition": "service_healthy"},
                                               "redis": {"condition": "service_healthy"}}
-    for name in ("web", "worker-cpu", "worker-gpu", "beat"):
+    for name in ("web", "worker-cpu", "worker-gpu", "worker-notify", "beat"):
         assert SERVICES[name]["depends_on"] == {
             "init": {"condition": "service_completed_successfully"},
             "db": {"condition": "service_healthy"}, "redis": {"condition": "service_healthy"}}
-    assert SERVICES["worker-cpu"]["healthcheck"]["test"] == [
-        "CMD", "/app/docker/entrypoint.sh", "ping", "worker-cpu"]
+    for worker in ("worker-cpu", "worker-notify"):
+        assert SERVICES[worker]["healthcheck"]["test"] == [
+            "CMD", "/app/docker/entrypoint.sh", "ping", worker]
     assert SERVICES["beat"]["healthcheck"]["test"] == [
         "CMD", "/app/docker/entrypoint.sh", "ping", "beat"]
 
@@ -278,7 +281,7 @@ def test_it_runs_every_service_natively_through_the_entrypoint(
     processes: dict[str, subprocess.Popen[bytes]] = {}
     logs = tmp_path / "logs"
     logs.mkdir()
-    metrics_ports = {"worker-cpu": free_port(), "worker-gpu": free_port()}
+    metrics_ports = {worker: free_port() for worker in WORKER_SERVICES}
 
     def environment(service: str) -> dict[str, str]:
         """The service's compose environment over the env_file, with local addresses."""
@@ -337,12 +340,12 @@ def test_it_runs_every_service_natively_through_the_entrypoint(
                                     **{"X-Forwarded-Proto": "https"})
             assert status == 200 and "MNIST" in page
 
-            for worker in ("worker-cpu", "worker-gpu"):
+            for worker in WORKER_SERVICES:
                 start(worker)
-            for worker in ("worker-cpu", "worker-gpu"):
+            for worker in WORKER_SERVICES:
                 _until(lambda w=worker: healthy(w), f"{worker} answering its healthcheck")
             # each worker's own /metrics (the `monitoring` profile scrapes them on 9100)
-            for worker in ("worker-cpu", "worker-gpu"):
+            for worker in WORKER_SERVICES:
                 _until(lambda w=worker: _port_answers(metrics_ports[w]), f"{worker}'s metrics")
                 status, _, text = _http(metrics_ports[worker], "/metrics")
                 assert status == 200

@@ -17,7 +17,8 @@ from tests.helpers import free_port
 
 pytestmark = pytest.mark.django_db
 
-OK_CHECKS = {"database": "ok", "redis": "ok", "cpu worker": "ok", "gpu worker": "ok"}
+OK_CHECKS = {"database": "ok", "redis": "ok", "cpu worker": "ok", "gpu worker": "ok",
+             "notify worker": "ok"}
 
 
 @pytest.fixture
@@ -31,10 +32,10 @@ def production_like(settings: Settings, redis_url: str, broker: Any) -> Settings
 
 
 @pytest.fixture
-def both_queues_worker(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+def every_queue_worker(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
                        ) -> Iterator[Path]:
-    """One real worker consuming both queues."""
-    monkeypatch.setenv("EVALSERVER_TEST_WORKER_QUEUES", "cpu,gpu")
+    """One real worker consuming every queue."""
+    monkeypatch.setenv("EVALSERVER_TEST_WORKER_QUEUES", "cpu,gpu,notify")
     yield request.getfixturevalue("celery_worker")
 
 
@@ -58,8 +59,8 @@ def _once_cpu_worker_answers(client: Client, log: Path, path: str = "/readyz"
 
 
 def test_it_answers_ready_when_a_worker_of_each_queue_answers(
-        production_like: Settings, both_queues_worker: Path, client: Client) -> None:
-    status, body = _once_cpu_worker_answers(client, both_queues_worker)
+        production_like: Settings, every_queue_worker: Path, client: Client) -> None:
+    status, body = _once_cpu_worker_answers(client, every_queue_worker)
 
     assert (status, body) == (200, {"status": "ok", "checks": OK_CHECKS})
 
@@ -89,10 +90,12 @@ def test_it_answers_503_when_no_worker_answers(production_like: Settings,
     assert _ready(client) == (503, {
         "error": {"code": "unavailable",
                   "message": "not ready: cpu worker: no worker of the cpu queue answers; "
-                             "gpu worker: no worker of the gpu queue answers"},
+                             "gpu worker: no worker of the gpu queue answers; "
+                             "notify worker: no worker of the notify queue answers"},
         "checks": {"database": "ok", "redis": "ok",
                    "cpu worker": "no worker of the cpu queue answers",
-                   "gpu worker": "no worker of the gpu queue answers"},
+                   "gpu worker": "no worker of the gpu queue answers",
+                   "notify worker": "no worker of the notify queue answers"},
     })
 
 
@@ -104,10 +107,12 @@ def test_it_answers_503_without_asking_the_workers_when_redis_does_not_answer(
         "error": {"code": "unavailable",
                   "message": "not ready: redis: does not answer; "
                              "cpu worker: not asked: Redis does not answer; "
-                             "gpu worker: not asked: Redis does not answer"},
+                             "gpu worker: not asked: Redis does not answer; "
+                             "notify worker: not asked: Redis does not answer"},
         "checks": {"database": "ok", "redis": "does not answer",
                    "cpu worker": "not asked: Redis does not answer",
-                   "gpu worker": "not asked: Redis does not answer"},
+                   "gpu worker": "not asked: Redis does not answer",
+                   "notify worker": "not asked: Redis does not answer"},
     })
 
 
@@ -115,7 +120,7 @@ def test_it_refuses_a_queue_that_does_not_exist(production_like: Settings,
                                                 client: Client) -> None:
     assert _ready(client, "/readyz?queue=cpu&queue=tpu") == (400, {
         "error": {"code": "unknown_queue",
-                  "message": "no queue named tpu; the queues are cpu, gpu"}})
+                  "message": "no queue named tpu; the queues are cpu, gpu, notify"}})
 
 
 def test_it_leaves_other_methods_and_paths_to_the_host_check_and_the_redirect(

@@ -10,6 +10,12 @@ Redis outage does not make an orchestrator restart healthy web processes.
 (`cpu`, `gpu`) whether a worker consuming it answers Celery's remote control within a second.
 Each check is named in the answer, 200 when all pass, 503 when one fails. `?queue=cpu` (may be
 repeated) limits the worker checks to those queues, for a deployment without a gpu worker.
+
+Redis must answer and take a write: one that answers PING but refuses writes (out of memory
+under `maxmemory`, a full disk under its append-only file: MISCONF, a read-only replica)
+cannot take a job, nor the question to the workers, and used to pass while every worker check
+said "Redis does not answer". A worker check not asked says why: Redis, when its own check
+failed, else the broker that refused the question (docs/operators/monitoring.md).
 """
 
 from __future__ import annotations
@@ -26,6 +32,9 @@ from leaderboard.jobs.broker import worker_queues_answering
 PATH = "/healthz"
 READY_PATH = "/readyz"
 OK = "ok"
+NO_ANSWER = "does not answer"
+# The key the Redis check writes (it expires a second later).
+WRITE_KEY = "evalserver:readyz"
 # How long each answer waits on Redis, and on the workers' replies.
 REDIS_TIMEOUT = 1.0
 WORKERS_TIMEOUT = 1.0
@@ -62,15 +71,19 @@ def _readyz(request: HttpRequest) -> HttpResponse:
                                        "message": f"no queue named {', '.join(unknown)}; "
                                                   f"the queues are {', '.join(queues)}"}},
                             status=400)
-    checks = {"database": OK if _database_answers() else "does not answer",
-              "redis": OK if _redis_answers() else "does not answer"}
+    checks = {"database": OK if _database_answers() else NO_ANSWER,
+              "redis": _redis_state()}
     if checks["redis"] == OK:
         answering = worker_queues_answering(timeout=WORKERS_TIMEOUT)
+        # Redis passed its check a moment ago: the broadcast itself failed (the log says why)
+        not_asked = "not asked: the broker refused the question"
     else:
         answering = None  # the workers are asked through Redis
+        not_asked = ("not asked: Redis does not answer" if checks["redis"] == NO_ANSWER
+                     else "not asked: Redis refuses writes")
     for queue in sorted(set(asked), key=queues.index):
         if answering is None:
-            checks[f"{queue} worker"] = "not asked: Redis does not answer"
+            checks[f"{queue} worker"] = not_asked
         elif queue in answering:
             checks[f"{queue} worker"] = OK
         else:
@@ -98,10 +111,17 @@ def _database_answers() -> bool:
     return True
 
 
-def _redis_answers() -> bool:
+def _redis_state() -> str:
+    """OK when Redis answers and takes a write (a key of its own that expires at once), else
+    NO_ANSWER, or "refuses writes: " and Redis's own error (OOM, MISCONF, READONLY)."""
     try:
         with redis.Redis.from_url(settings.REDIS_URL, socket_timeout=REDIS_TIMEOUT,
                                   socket_connect_timeout=REDIS_TIMEOUT) as client:
-            return bool(client.ping())
+            client.ping()
+            try:
+                client.set(WRITE_KEY, "1", px=1000)
+            except redis.ResponseError as exc:
+                return f"refuses writes: {exc}"
     except (redis.RedisError, OSError):
-        return False
+        return NO_ANSWER
+    return OK

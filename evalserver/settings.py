@@ -197,13 +197,17 @@ EVALSERVER_INFERENCE_MEMORY_BYTES: int = env.get_int(
 EVALSERVER_INFERENCE_WALL_SECONDS: int = env.get_int(
     "EVALSERVER_INFERENCE_WALL_SECONDS", 600, min_value=1)
 
-# Failed logins (API token and login page) allowed per username and per client address in a
-# window; past them every attempt is refused with 429 until the window ends
+# Failed logins (API token, login page, admin login) allowed in a window per username and
+# client address together, per client address, and per username from every address together
+# (a much higher count: one address's guesses lock only that address out of the account); past
+# one, the attempts it covers are refused with 429 until the window ends
 # (leaderboard/accounts/login_throttle.py).
-EVALSERVER_LOGIN_FAILURES_PER_USER: int = env.get_int("EVALSERVER_LOGIN_FAILURES_PER_USER", 10,
-                                                      min_value=1)
+EVALSERVER_LOGIN_FAILURES_PER_USER_ADDRESS: int = env.get_int(
+    "EVALSERVER_LOGIN_FAILURES_PER_USER_ADDRESS", 10, min_value=1)
 EVALSERVER_LOGIN_FAILURES_PER_ADDRESS: int = env.get_int(
     "EVALSERVER_LOGIN_FAILURES_PER_ADDRESS", 50, min_value=1)
+EVALSERVER_LOGIN_FAILURES_PER_USER: int = env.get_int(
+    "EVALSERVER_LOGIN_FAILURES_PER_USER", 100, min_value=1)
 EVALSERVER_LOGIN_WINDOW_SECONDS: int = env.get_int("EVALSERVER_LOGIN_WINDOW_SECONDS", 900,
                                                    min_value=1)
 

@@ -225,7 +225,7 @@ def test_it_withdraws_in_the_admin_with_a_reason_and_the_public_board_follows(
 
 
 def test_it_lifts_a_login_lockout_in_the_admin(admin_client: Client, settings: Any) -> None:
-    settings.EVALSERVER_LOGIN_FAILURES_PER_USER = 2
+    settings.EVALSERVER_LOGIN_FAILURES_PER_USER_ADDRESS = 2
     settings.EVALSERVER_LOGIN_WINDOW_SECONDS = 600
     user = factories.user_create(f"locked-{uuid.uuid4().hex[:8]}")
     api = APIClient(REMOTE_ADDR=f"203.0.113.{uuid.uuid4().int % 250}")
@@ -239,8 +239,9 @@ def test_it_lifts_a_login_lockout_in_the_admin(admin_client: Client, settings: A
                                {"action": "lift_login_lockout", "_selected_action": [user.pk]})
 
     assert lifted.status_code == 302
+    # the username's count and that of its pair with the address
     assert [str(m) for m in get_messages(lifted.wsgi_request)] == [
-        "cleared 1 failed-login count(s) of 1 account(s)."]
+        "cleared 2 failed-login count(s) of 1 account(s)."]
     assert token(factories.PASSWORD) == 200
 
 

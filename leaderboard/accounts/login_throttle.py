@@ -1,7 +1,17 @@
-"""Password guessing is limited: failed logins are counted per username and per client
-address, on the API (`POST /api/auth/token/`) and the login page alike. Past the limit
-every attempt, the right password included, is refused with 429 and `Retry-After` until the
-window that started with the first counted attempt has passed.
+"""Password guessing is limited, on the API (`POST /api/auth/token/`), the login page and the
+admin's login page alike. Failed logins are counted three ways, each with its limit:
+
+- per username and client address together (EVALSERVER_LOGIN_FAILURES_PER_USER_ADDRESS, 10):
+  the lock that stops guessing at an account, and it holds only the address that guessed, so
+  that anyone who knows a username cannot lock its owner out from everywhere;
+- per client address (EVALSERVER_LOGIN_FAILURES_PER_ADDRESS, 50), whatever the usernames;
+- per username alone (EVALSERVER_LOGIN_FAILURES_PER_USER, 100), from every address together:
+  a much higher count, against guessing spread over many addresses.
+
+This is django-axes's combination mode (lockout by username and address together) with the
+two single counts kept as backstops. Past a limit every attempt it covers, the right password
+included, is refused with 429 and `Retry-After` until the window that started with the first
+counted attempt has passed (docs/api.md §3, "Errors": the failed logins).
 
 The counts live in the `throttle` cache (Redis, settings.CACHES) so that every web process
 sees the same ones; a per-process cache would give an attacker one allowance per process.
@@ -13,9 +23,9 @@ reverse proxy, read from X-Forwarded-For, and only on requests from EVALSERVER_T
 An attempt takes its place in the counts before the password is checked
 (`login_attempt_start`), with Redis's atomic INCR, and is refused from the number INCR
 returned: reading the count first and writing it after the check let parallel guesses all
-read the same count and all get through (11 of 20 with a limit of 10). A success gives its
-place back (`login_success_record`), so a count is the failed attempts of its window, plus
-those still being checked.
+read the same count and all get through (11 of 20 with a limit of 10). A success clears its
+pair's count and gives its place back in the others (`login_success_record`), so a count is
+the failed attempts of its window, plus those still being checked.
 """
 
 from __future__ import annotations
@@ -34,18 +44,26 @@ log = logging.getLogger(__name__)
 
 _KEYS = "login-failures:count:"
 _USER_KEY = f"{_KEYS}user:"
+_PAIR_KEY = f"{_KEYS}pair:"
 _ADDRESS_KEY = f"{_KEYS}address:"
 
 
-def _counters(*, username: str, address: str) -> list[tuple[str, int]]:
-    """(cache key, limit) of each counter an attempt is held to, the username's first. Each
-    has a companion `<key>:since`, when its window started (for Retry-After)."""
+def _user_hash(username: str) -> str:
     # hashed: a username may hold any characters, cache keys may not
-    user = hashlib.sha256(username.strip().lower().encode()).hexdigest()
+    return hashlib.sha256(username.strip().lower().encode()).hexdigest()
+
+
+def _counters(*, username: str, address: str) -> tuple[tuple[str, int], tuple[str, int],
+                                                        tuple[str, int]]:
+    """(cache key, limit) of each counter an attempt is held to: the (username, address)
+    pair's, the username's and the address's. Each has a companion `<key>:since`, when its
+    window started (for Retry-After)."""
+    user = _user_hash(username)
     # not the `login-failures:<kind>:` keys of the earlier (count, start) pairs: INCR fails
     # on those, so a count still held in Redis across an upgrade would turn limiting off
-    return [(f"{_USER_KEY}{user}", settings.EVALSERVER_LOGIN_FAILURES_PER_USER),
-            (f"{_ADDRESS_KEY}{address}", settings.EVALSERVER_LOGIN_FAILURES_PER_ADDRESS)]
+    return ((f"{_PAIR_KEY}{user}:{address}", settings.EVALSERVER_LOGIN_FAILURES_PER_USER_ADDRESS),
+            (f"{_USER_KEY}{user}", settings.EVALSERVER_LOGIN_FAILURES_PER_USER),
+            (f"{_ADDRESS_KEY}{address}", settings.EVALSERVER_LOGIN_FAILURES_PER_ADDRESS))
 
 
 def _count_add(key: str, *, now: float, window: int) -> int:
@@ -84,11 +102,11 @@ def _wait(key: str, *, now: float, window: int) -> int:
 
 
 def login_attempt_start(*, username: str, address: str) -> int | None:
-    """Count a login attempt against the username and the address, before its password is
-    checked; it stays counted as a failure unless `login_success_record` follows. Returns
-    None when it may go on to the password check, else the seconds to wait (and the attempt
-    is not counted). An unreachable cache lets the attempt through (and says so in the log):
-    logging in must not depend on Redis."""
+    """Count a login attempt against the (username, address) pair, the username and the
+    address, before its password is checked; it stays counted as a failure unless
+    `login_success_record` follows. Returns None when it may go on to the password check,
+    else the seconds to wait (and the attempt is not counted). An unreachable cache lets the
+    attempt through (and says so in the log): logging in must not depend on Redis."""
     now = time.time()
     window = settings.EVALSERVER_LOGIN_WINDOW_SECONDS
     counted: list[str] = []
@@ -111,12 +129,16 @@ def login_attempt_start(*, username: str, address: str) -> int | None:
 
 
 def login_success_record(*, username: str, address: str) -> None:
-    """A successful login clears its username's count, and gives back its place in the
-    address's (not the whole address count: one account an attacker owns must not reset the
-    count of the guesses it made at others)."""
-    (user_key, _), (address_key, _) = _counters(username=username, address=address)
+    """A successful login clears its pair's count (this address's failures at this username)
+    and gives back its place in the username's and the address's. Not the whole username
+    count: the owner logging in must not give someone guessing from many addresses a new
+    allowance; nor the whole address count: one account an attacker owns must not reset the
+    count of the guesses it made at others."""
+    (pair_key, _), (user_key, _), (address_key, _) = _counters(username=username,
+                                                              address=address)
     try:
-        caches["throttle"].delete_many([user_key, f"{user_key}:since"])
+        caches["throttle"].delete_many([pair_key, f"{pair_key}:since"])
+        _count_return(user_key)
         _count_return(address_key)
     except Exception:
         log.warning("login throttle: could not clear a count", exc_info=True)
@@ -124,29 +146,44 @@ def login_success_record(*, username: str, address: str) -> None:
 
 def login_lockout_lift(*, username: str | None = None, address: str | None = None,
                        everyone: bool = False) -> int:
-    """Clear the failed-login counts of a username, of an address, or (`everyone`) all of
-    them, so that their next attempt is checked at once; returns how many counts were
-    cleared. Unlike the login path, an unreachable cache is an error here: the operator
-    must know the lockout was not lifted."""
+    """Clear the failed-login counts of a username (its own and those of its pairs with every
+    address), of an address (its own and those of its pairs with every username), or
+    (`everyone`) all of them, so that their next attempt is checked at once; returns how many
+    counts were cleared. Unlike the login path, an unreachable cache is an error here: the
+    operator must know the lockout was not lifted."""
     cache = caches["throttle"]
-    keys: list[str] = []
+    # no cache method lists keys: Redis is asked for those under the cache's own prefix
+    throttle_cache: Any = settings.CACHES["throttle"]
+    client = redis.Redis.from_url(str(throttle_cache["LOCATION"]))
+    patterns: list[str] = []
     if username is not None:
-        keys.append(_counters(username=username, address="")[0][0])
+        user = _user_hash(username)
+        patterns += [f"{_USER_KEY}{user}", f"{_PAIR_KEY}{user}:*"]
     if address is not None:
-        keys.append(f"{_ADDRESS_KEY}{address}")
-    # a count of 0 (its attempts all succeeded) locks nobody out: not counted as cleared
-    cleared = sum(1 for count in cache.get_many(keys).values() if count)
-    cache.delete_many(keys + [f"{key}:since" for key in keys])
+        # the pairs' username part is a sha256 in hex: exactly 64 characters, so that
+        # 23.4.5.6 does not match the pairs of 123.4.5.6
+        patterns += [f"{_ADDRESS_KEY}{_glob_escape(address)}",
+                     f"{_PAIR_KEY}{'?' * 64}:{_glob_escape(address)}"]
     if everyone:
-        # no cache method lists keys: ask Redis for those under the cache's own prefix
-        throttle_cache: Any = settings.CACHES["throttle"]
-        client = redis.Redis.from_url(str(throttle_cache["LOCATION"]))
-        try:
-            found = list(client.scan_iter(match=cache.make_key(f"{_KEYS}*"), count=1000))
-            counts = [key for key in found if not key.endswith(b":since")]
-            cleared += sum(1 for count in client.mget(counts) if count and int(count) > 0)
-            if found:
-                client.delete(*found)
-        finally:
-            client.close()
+        patterns = [f"{_KEYS}*"]
+    try:
+        found: set[bytes] = set()
+        for pattern in patterns:
+            match = cache.make_key(pattern)
+            # a pattern that ends in * finds its `:since` companions itself
+            for each in (match,) if match.endswith("*") else (match, f"{match}:since"):
+                found.update(client.scan_iter(match=each, count=1000))
+        counts = sorted(key for key in found if not key.endswith(b":since"))
+        # a count of 0 (its attempts all succeeded) locks nobody out: not counted as cleared
+        cleared = sum(1 for count in (client.mget(counts) if counts else [])
+                      if count and int(count) > 0)
+        if found:
+            client.delete(*found)
+    finally:
+        client.close()
     return cleared
+
+
+def _glob_escape(text: str) -> str:
+    """`text` matched literally in a Redis SCAN pattern."""
+    return "".join(f"\\{char}" if char in "*?[]\\" else char for char in text)

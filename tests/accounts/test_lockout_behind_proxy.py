@@ -5,6 +5,7 @@ lifts a lockout before its window ends."""
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from collections.abc import Iterator
 
@@ -25,7 +26,8 @@ PROXY = "172.18.0.5"
 
 @pytest.fixture
 def limits(settings: Settings) -> Iterator[Settings]:
-    settings.EVALSERVER_LOGIN_FAILURES_PER_USER = 3
+    settings.EVALSERVER_LOGIN_FAILURES_PER_USER_ADDRESS = 3
+    settings.EVALSERVER_LOGIN_FAILURES_PER_USER = 8
     settings.EVALSERVER_LOGIN_FAILURES_PER_ADDRESS = 5
     settings.EVALSERVER_LOGIN_WINDOW_SECONDS = 600
     settings.EVALSERVER_TRUSTED_PROXIES = ["172.18.0.0/16"]
@@ -110,8 +112,9 @@ def test_it_lifts_a_usernames_lockout(limits: Settings) -> None:
         assert _token(client, name, "wrong") == 400
     assert _token(client, name, RIGHT) == 429
 
+    # the username's own count and that of its pair with the client's address
     out = _call("lockout_lift", "--username", name)
-    assert out == "cleared 1 failed-login count\n"
+    assert out == "cleared 2 failed-login counts\n"
     assert _token(client, name, RIGHT) == 200
 
 
@@ -123,11 +126,32 @@ def test_it_lifts_an_addresss_lockout(limits: Settings) -> None:
         assert _token(client, f"nobody-{i}-{address}", "guess") == 400
     assert _token(client, f"erin-{address}", RIGHT) == 429
 
-    assert _call("lockout_lift", "--address", f" {address} ") == "cleared 1 failed-login count\n"
+    # the address's own count and those of its pairs with the five usernames it tried
+    assert _call("lockout_lift", "--address", f" {address} ") == "cleared 6 failed-login counts\n"
     assert _address_count(address) is None
     assert _token(client, f"erin-{address}", RIGHT) == 200
     # nothing left to clear
     assert _call("lockout_lift", "--address", address) == "cleared 0 failed-login counts\n"
+
+
+def test_it_lifts_the_pairs_of_the_address_asked_only(limits: Settings) -> None:
+    # the pairs of 23.4.5.6, say, not those of 123.4.5.6, whose keys end the same way
+    address = ".".join(str(part) for part in (
+        uuid.uuid4().int % 90 + 10, uuid.uuid4().int % 250, uuid.uuid4().int % 250,
+        uuid.uuid4().int % 250))
+    longer = f"1{address}"
+    name = f"grace-{uuid.uuid4().hex[:8]}"
+    factories.user_create(name)
+    for client in (address, longer):
+        assert _token(APIClient(REMOTE_ADDR=PROXY, HTTP_X_FORWARDED_FOR=client), name,
+                      "wrong") == 400
+
+    # the address's own count and its pair's
+    assert _call("lockout_lift", "--address", address) == "cleared 2 failed-login counts\n"
+    user = hashlib.sha256(name.encode()).hexdigest()
+    pairs = [caches["throttle"].get(f"login-failures:count:pair:{user}:{client}")
+             for client in (address, longer)]
+    assert (pairs, _address_count(longer)) == ([None, 1], 1)
 
 
 def test_it_lifts_every_lockout(limits: Settings) -> None:
@@ -139,8 +163,8 @@ def test_it_lifts_every_lockout(limits: Settings) -> None:
     # the API's rate-limit counts in the same cache are not login counts: they stay
     caches["throttle"].set("throttle_anon_192.0.2.1", [1.0], 60)
 
-    # two usernames' counts and two addresses'
-    assert _call("lockout_lift", "--all") == "cleared 4 failed-login counts\n"
+    # two usernames' counts, two addresses' and their two pairs'
+    assert _call("lockout_lift", "--all") == "cleared 6 failed-login counts\n"
     assert (_address_count(first), _address_count(second)) == (None, None)
     assert caches["throttle"].get("throttle_anon_192.0.2.1") == [1.0]
 

@@ -1,6 +1,7 @@
-"""Failed logins are limited per username and per address, on the API and the login page,
-with the counts in the shared Redis cache: past the limit even the right password gets 429
-with Retry-After, until the window ends."""
+"""Failed logins are limited per username and address together, per address, and per username
+alone at a much higher count, on the API and the login page, with the counts in the shared
+Redis cache: past a limit even the right password gets 429 with Retry-After, until the window
+ends."""
 
 from __future__ import annotations
 
@@ -29,16 +30,21 @@ RIGHT = "a-long-test-password"  # tests/factories.py gives every user this one
 
 @pytest.fixture
 def limits(settings: Settings) -> Iterator[Settings]:
-    settings.EVALSERVER_LOGIN_FAILURES_PER_USER = 3
+    settings.EVALSERVER_LOGIN_FAILURES_PER_USER_ADDRESS = 3
+    settings.EVALSERVER_LOGIN_FAILURES_PER_USER = 8
     settings.EVALSERVER_LOGIN_FAILURES_PER_ADDRESS = 5
     settings.EVALSERVER_LOGIN_WINDOW_SECONDS = 600
     yield settings
 
 
+def _fresh_address() -> str:
+    """A client address of its own, so that no count leaks between tests."""
+    return f"10.{uuid.uuid4().int % 250}.{uuid.uuid4().int % 250}.{uuid.uuid4().int % 250}"
+
+
 @pytest.fixture
 def address() -> str:
-    """A client address of its own per test, so that no count leaks between tests."""
-    return f"10.{uuid.uuid4().int % 250}.{uuid.uuid4().int % 250}.{uuid.uuid4().int % 250}"
+    return _fresh_address()
 
 
 def _token(address: str, username: str, password: str) -> tuple[int, dict, str | None]:
@@ -107,10 +113,23 @@ def test_it_lets_exactly_the_limit_of_parallel_wrong_passwords_through(
 ) -> None:
     # 20 guesses at once with a limit of 10: each must take its place in the count before
     # its password is checked, or they all read a count under the limit and all get through
-    settings.EVALSERVER_LOGIN_FAILURES_PER_USER = 10
+    settings.EVALSERVER_LOGIN_FAILURES_PER_USER_ADDRESS = 10
+    settings.EVALSERVER_LOGIN_FAILURES_PER_USER = 100
     settings.EVALSERVER_LOGIN_FAILURES_PER_ADDRESS = 50
     settings.EVALSERVER_LOGIN_WINDOW_SECONDS = 600
     name = f"erin-{uuid.uuid4().hex[:8]}"
+    checked, answers = _parallel_guesses(monkeypatch, name, [address] * 20)
+
+    assert len(checked) == 10
+    assert sorted(answers) == [(400, "invalid_credentials")] * 10 + [(429, "throttled")] * 10
+    assert [caches["throttle"].get(key) for key in _keys(name, address)] == [10, 10, 10]
+
+
+def _parallel_guesses(monkeypatch: pytest.MonkeyPatch, name: str, addresses: list[str]
+                      ) -> tuple[list[str], list[tuple[int, str]]]:
+    """A wrong password for `name` from each address, all at once, each password check
+    taking long enough for the others to arrive meanwhile; returns the passwords checked
+    and the (status, error code) answers."""
     checked: list[str] = []
     lock = threading.Lock()
 
@@ -121,10 +140,10 @@ def test_it_lets_exactly_the_limit_of_parallel_wrong_passwords_through(
         return authenticate(request, **credentials)
 
     monkeypatch.setattr("leaderboard.accounts.api.authenticate", slow_authenticate)
-    start = threading.Barrier(20)
+    start = threading.Barrier(len(addresses))
     answers: list[tuple[int, str]] = []
 
-    def guess(i: int) -> None:
+    def guess(i: int, address: str) -> None:
         try:
             start.wait()
             status, body, _ = _token(address, name, f"wrong-{i}")
@@ -133,14 +152,95 @@ def test_it_lets_exactly_the_limit_of_parallel_wrong_passwords_through(
         finally:
             connection.close()  # this thread's own database connection
 
-    threads = [threading.Thread(target=guess, args=(i,)) for i in range(20)]
+    threads = [threading.Thread(target=guess, args=(i, address))
+               for i, address in enumerate(addresses)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
+    return checked, answers
+
+
+def _keys(name: str, address: str) -> tuple[str, str, str]:
+    """The cache keys of the username's, the (username, address) pair's and the address's
+    counts (leaderboard/accounts/login_throttle.py)."""
+    user = hashlib.sha256(name.encode()).hexdigest()
+    return (f"login-failures:count:user:{user}", f"login-failures:count:pair:{user}:{address}",
+            f"login-failures:count:address:{address}")
+
+
+def test_it_does_not_lock_a_user_out_from_another_address_by_default(address: str) -> None:
+    # the default limits: ten wrong passwords from one address lock the username there only,
+    # so that anyone who knows a username cannot lock its owner out from everywhere
+    name = f"grace-{uuid.uuid4().hex[:8]}"
+    factories.user_create(name)
+    for _ in range(10):
+        assert _token(address, name, "wrong")[0] == 400
+
+    assert _token(_fresh_address(), name, RIGHT)[0] == 200
+
+
+def test_it_locks_a_user_out_from_the_address_that_guessed_by_default(address: str) -> None:
+    name = f"heidi-{uuid.uuid4().hex[:8]}"
+    factories.user_create(name)
+    for _ in range(10):
+        assert _token(address, name, "wrong")[0] == 400
+
+    status, body, retry_after = _token(address, name, RIGHT)
+    assert (status, body["error"]["code"]) == (429, "throttled")
+    assert retry_after is not None and 890 <= int(retry_after) <= 900
+    assert [caches["throttle"].get(key) for key in _keys(name, address)] == [10, 10, 10]
+
+
+def test_it_locks_a_username_out_everywhere_at_its_own_count_from_many_addresses(
+        limits: Settings, address: str) -> None:
+    # 8 failures a username: 3 from each of two addresses and 2 from a third, none of them
+    # past its pair's limit of 3; then the username is refused from any address
+    name = f"ivan-{uuid.uuid4().hex[:8]}"
+    factories.user_create(name)
+    guessers = [_fresh_address() for _ in range(3)]
+    for guesser, tries in zip(guessers, (3, 3, 2), strict=True):
+        for _ in range(tries):
+            assert _token(guesser, name, "wrong")[0] == 400
+    assert [caches["throttle"].get(_keys(name, guesser)[1]) for guesser in guessers] == [3, 3, 2]
+
+    status, body, retry_after = _token(address, name, RIGHT)
+    assert (status, body["error"]["code"]) == (429, "throttled")
+    assert retry_after is not None and 590 <= int(retry_after) <= 600
+    # the refused attempt is not counted, on the username nor on the new address
+    assert [caches["throttle"].get(key) for key in _keys(name, address)] == [8, 0, 0]
+
+
+def test_it_keeps_the_failures_of_other_addresses_after_a_success(limits: Settings,
+                                                                  address: str) -> None:
+    # a success clears its own address's failures at the username, not those others made:
+    # the owner logging in must not give someone guessing from many addresses a new allowance
+    name = f"judy-{uuid.uuid4().hex[:8]}"
+    factories.user_create(name)
+    guesser, owner = _fresh_address(), address
+    for _ in range(3):
+        assert _token(guesser, name, "wrong")[0] == 400
+    for _ in range(2):
+        assert _token(owner, name, "wrong")[0] == 400
+    assert _token(owner, name, RIGHT)[0] == 200
+    assert [caches["throttle"].get(key) for key in _keys(name, owner)] == [5, None, 2]
+
+    for _ in range(3):
+        assert _token(_fresh_address(), name, "wrong")[0] == 400
+    assert _token(owner, name, RIGHT)[0] == 429  # 8 failures at the username
+
+
+def test_it_lets_exactly_the_usernames_limit_of_parallel_guesses_from_many_addresses_through(
+    settings: Settings, address: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 20 guesses at once, each from an address of its own, with a username limit of 10
+    settings.EVALSERVER_LOGIN_FAILURES_PER_USER_ADDRESS = 10
+    settings.EVALSERVER_LOGIN_FAILURES_PER_USER = 10
+    settings.EVALSERVER_LOGIN_FAILURES_PER_ADDRESS = 50
+    settings.EVALSERVER_LOGIN_WINDOW_SECONDS = 600
+    name = f"kate-{uuid.uuid4().hex[:8]}"
+    checked, answers = _parallel_guesses(monkeypatch, name, [_fresh_address() for _ in range(20)])
 
     assert len(checked) == 10
     assert sorted(answers) == [(400, "invalid_credentials")] * 10 + [(429, "throttled")] * 10
-    user = hashlib.sha256(name.encode()).hexdigest()
-    assert caches["throttle"].get(f"login-failures:count:user:{user}") == 10
-    assert caches["throttle"].get(f"login-failures:count:address:{address}") == 10
+    assert caches["throttle"].get(_keys(name, address)[0]) == 10

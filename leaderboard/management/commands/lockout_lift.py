@@ -1,7 +1,8 @@
 """`python manage.py lockout_lift (--username U | --address A | --all)`: lift a failed-login
 lockout before its window ends (leaderboard/accounts/login_throttle.py), e.g. for a user locked
-out by someone guessing at their account, or an office behind one address. The work is
-`leaderboard.accounts.login_throttle.login_lockout_lift`.
+out by someone guessing at their account, or an office behind one address. A username's counts
+are its own and those of its pairs with every address; an address's, its own and those of its
+pairs with every username. The work is `leaderboard.accounts.login_throttle.login_lockout_lift`.
 """
 
 from __future__ import annotations
@@ -19,8 +20,10 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         which = parser.add_mutually_exclusive_group(required=True)
-        which.add_argument("--username", help="the username's count (as typed at login)")
-        which.add_argument("--address", help="a client address's count (IPv4 or IPv6)")
+        which.add_argument("--username", help="the username's counts, alone and with each "
+                                              "address (as typed at login)")
+        which.add_argument("--address", help="a client address's counts, alone and with each "
+                                             "username (IPv4 or IPv6)")
         which.add_argument("--all", action="store_true", help="every count")
 
     def handle(self, *args: Any, **options: Any) -> None:

@@ -17,6 +17,7 @@ from django.forms import ModelForm
 from django.http import HttpRequest
 from django.template.response import TemplateResponse
 
+from leaderboard.accounts.forms import AdminLoginForm
 from leaderboard.accounts.login_throttle import login_lockout_lift
 from leaderboard.audits.models import Audit
 from leaderboard.catalog.models import Benchmark, ImageSet, LabelSet, LabelSetVersion
@@ -234,6 +235,10 @@ class AuditAdmin(ViewOnlyAdmin):
     list_filter = ("kind", "benchmark", "status")
     list_select_related = ("benchmark", "created_by")
 
+
+# The admin's login page is held to the failed-login limits, as the site's and the API's are
+# (leaderboard/accounts/login_throttle.py; its 429 is leaderboard.accounts.views.admin_login).
+admin.site.login_form = AdminLoginForm
 
 admin.site.unregister(User)
 

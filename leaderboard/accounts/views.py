@@ -1,14 +1,14 @@
 """Sign-up and the profile page with the user's API token. Log in is Django's view held to the
-failed-login limits (`LoginView`); log out is Django's, a POST form in the navigation bar."""
+failed-login limits (`LoginView`), and so is the admin's (`admin_login`); log out is Django's, a
+POST form in the navigation bar."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.contrib import messages
+from django.contrib import admin, messages
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.forms import AuthenticationForm
 from django.contrib.auth.models import User
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -17,11 +17,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from leaderboard.accounts import services as token_services
-from leaderboard.accounts.forms import SignupForm
-from leaderboard.accounts.login_throttle import (
-    login_attempt_start,
-    login_success_record,
-)
+from leaderboard.accounts.forms import LoginForm, SignupForm
 from leaderboard.accounts.selectors import token_get
 from leaderboard.catalog.selectors import benchmark_visible_list
 from leaderboard.notifications.selectors import (
@@ -96,26 +92,29 @@ def token_revoke(request: HttpRequest) -> HttpResponse:
 
 class LoginView(auth_views.LoginView):
     """Django's login page, held to the same failed-login limits as the API's token endpoint
-    (leaderboard/accounts/login_throttle.py): past them it answers 429 with `Retry-After`."""
+    (`LoginForm`, leaderboard/accounts/login_throttle.py): past them it answers 429 with
+    `Retry-After`."""
 
     template_name = "leaderboard/login.html"
+    authentication_form = LoginForm
     redirect_authenticated_user = True
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        username = request.POST.get("username", "")
-        # counted as a failure from here on (an invalid form included), unless it logs in
-        wait = login_attempt_start(username=username,
-                                   address=request.META.get("REMOTE_ADDR", ""))
-        if wait is not None:
-            form = self.get_form()
-            form.errors.clear()
-            form.add_error(None, f"Too many failed logins: try again in {wait} seconds.")
-            response = self.render_to_response(self.get_context_data(form=form), status=429)
-            response["Retry-After"] = str(wait)
-            return response
-        return super().post(request, *args, **kwargs)
+        return _throttled_answer(super().post(request, *args, **kwargs))
 
-    def form_valid(self, form: AuthenticationForm) -> HttpResponse:
-        login_success_record(username=form.get_user().get_username(),
-                             address=self.request.META.get("REMOTE_ADDR", ""))
-        return super().form_valid(form)
+
+def admin_login(request: HttpRequest) -> HttpResponse:
+    """The admin's login page (Django's `admin.site.login`, with `AdminLoginForm` as its
+    `login_form`: leaderboard/admin.py), answering 429 with `Retry-After` past the limits."""
+    return _throttled_answer(admin.site.login(request))
+
+
+def _throttled_answer(response: HttpResponse) -> HttpResponse:
+    """A login page refused by the failed-login limits as 429 with `Retry-After` (the form,
+    still in the page's context before it is rendered, says the wait)."""
+    context = getattr(response, "context_data", None) or {}
+    wait = getattr(context.get("form"), "throttle_wait", None)
+    if wait is not None:
+        response.status_code = 429
+        response["Retry-After"] = str(wait)
+    return response

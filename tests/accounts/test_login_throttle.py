@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from django.contrib.auth import authenticate
+from django.contrib.auth.signals import user_login_failed
 from django.core.cache import caches
 from django.db import connection
 from django.test import Client
@@ -106,6 +107,30 @@ def test_it_throttles_the_login_page_like_the_api(limits: Settings, address: str
     assert 590 <= int(page["Retry-After"]) <= 600
     assert "Too many failed logins: try again in" in page.content.decode()
     assert "_auth_user_id" not in browser.session
+
+
+def test_it_refuses_a_locked_login_page_attempt_without_checking_its_password(
+        limits: Settings, address: str) -> None:
+    name = f"olivia-{uuid.uuid4().hex[:8]}"
+    factories.user_create(name)
+    browser = Client(REMOTE_ADDR=address)
+    for i in range(5):  # the address's limit
+        assert browser.post("/login/", {"username": f"nobody-{i}-{address}",
+                                        "password": "wrong"}).status_code == 200
+    checked: list[str] = []
+
+    def failed(sender: Any, credentials: dict[str, Any], **kwargs: Any) -> None:
+        checked.append(credentials["username"])
+
+    user_login_failed.connect(failed)
+    try:
+        page = browser.post("/login/", {"username": name, "password": "wrong"})
+    finally:
+        user_login_failed.disconnect(failed)
+
+    assert page.status_code == 429
+    # Django's authenticate() says so of every password it checks and finds wrong: none here
+    assert checked == []
 
 
 def test_it_lets_exactly_the_limit_of_parallel_wrong_passwords_through(
@@ -244,3 +269,32 @@ def test_it_lets_exactly_the_usernames_limit_of_parallel_guesses_from_many_addre
     assert len(checked) == 10
     assert sorted(answers) == [(400, "invalid_credentials")] * 10 + [(429, "throttled")] * 10
     assert caches["throttle"].get(_keys(name, address)[0]) == 10
+
+
+def test_it_throttles_the_admin_login_page_like_the_api(limits: Settings, address: str) -> None:
+    name = f"mallory-{uuid.uuid4().hex[:8]}"
+    factories.user_create(name, staff=True)
+    browser = Client(REMOTE_ADDR=address)
+    for _ in range(2):
+        wrong = browser.post("/admin/login/", {"username": name, "password": "wrong"})
+        assert wrong.status_code == 200
+    assert _token(address, name, "wrong")[0] == 400  # the API and the admin share one count
+
+    page = browser.post("/admin/login/?next=/admin/", {"username": name, "password": RIGHT})
+    assert page.status_code == 429
+    assert 590 <= int(page["Retry-After"]) <= 600
+    assert "Too many failed logins: try again in" in page.content.decode()
+    assert "_auth_user_id" not in browser.session
+
+
+def test_it_clears_the_pairs_count_after_an_admin_login(limits: Settings, address: str) -> None:
+    name = f"niaj-{uuid.uuid4().hex[:8]}"
+    factories.user_create(name, staff=True)
+    browser = Client(REMOTE_ADDR=address)
+    for _ in range(2):
+        assert browser.post("/admin/login/", {"username": name, "password": "wrong"}
+                            ).status_code == 200
+
+    done = browser.post("/admin/login/?next=/admin/", {"username": name, "password": RIGHT})
+    assert (done.status_code, done["Location"]) == (302, "/admin/")
+    assert [caches["throttle"].get(key) for key in _keys(name, address)] == [2, None, 2]

@@ -6,7 +6,7 @@ from leaderboard.accounts.views import admin_login
 urlpatterns = [
     path("api/", include("leaderboard.api_urls")),
     # before the admin's own: its login page answers 429 past the failed-login limits
-    path("admin/login/", admin_login),
+    path("admin/login/", admin_login, name="admin_login"),
     path("admin/", admin.site.urls),
     path("", include("leaderboard.urls")),
 ]

@@ -214,7 +214,8 @@ def surfaces(world: World, pins: dict[str, list[str]]) -> list[Surface]:
            Surface("api-submission-list", "/api/submissions/", "POST"),
            Surface("api-schema", "/api/schema/"), Surface("admin", "/admin/"),
            Surface("admin", "/admin/leaderboard/score/"),
-           Surface("admin", "/admin/leaderboard/release/")]
+           Surface("admin", "/admin/leaderboard/release/"),
+           Surface("admin_login", "/admin/login/")]
     for item in ReviewItem.objects.order_by("pk").values_list("pk", flat=True):
         out += [Surface("api-review-item", f"/api/review/items/{item}/"),
                 Surface("api-review-votes", f"/api/review/items/{item}/votes/", "POST")]

@@ -20,7 +20,7 @@ from rest_framework.test import APIClient
 from leaderboard.catalog.models import Benchmark, BundleUpload, ImageSet, LabelSet, LabelSetVersion
 from tests import factories
 from tests.catalog.toy_bundle import LABELS, MANIFEST, SLUG, process, toy_zip
-from tests.workers.scoring.bundle_files import npy_bytes, toml_dumps
+from tests.workers.scoring.bundle_files import npy_bytes, toml_dumps, zip_bytes
 
 pytestmark = pytest.mark.django_db
 
@@ -205,8 +205,20 @@ def _out_of_range(folder: Path) -> Path:  # class 3 of 0..2, on the last example
     return toy_zip(folder, **{"labels.npy": npy_bytes(np.array(LABELS[:-1] + [3]))})
 
 
-def _deep_toml(folder: Path) -> Path:  # 200,000 nested arrays: past tomllib's recursion
-    return toy_zip(folder, **{"toy3.toml": b"x = " + b"[" * 200_000 + b"]" * 200_000})
+def _deep_toml(folder: Path) -> Path:  # 200,000 nested arrays: past the manifest's limits
+    return toy_zip(folder, **{"toy3.toml": b"x = " + b"[\n" * 200_000 + b"]\n" * 200_000})
+
+
+def _huge_key(folder: Path) -> Path:  # issue 37: one key of 300,000 parts, a 736-byte zip
+    key = b"a" + b".a" * 299_999 + b" = 1\n"
+    path = folder / "huge-key.zip"
+    path.write_bytes(zip_bytes({"toy3/toy3.toml": key}))
+    return path
+
+
+def _dotted_key(folder: Path) -> Path:  # a key of 1,000 parts in the toy manifest
+    manifest = toml_dumps(MANIFEST) + "a" + ".a" * 999 + " = 1\n"
+    return toy_zip(folder, **{"toy3.toml": manifest.encode()})
 
 
 @pytest.mark.parametrize(("make", "code", "file", "field", "words"), [
@@ -215,8 +227,14 @@ def _deep_toml(folder: Path) -> Path:  # 200,000 nested arrays: past tomllib's r
     (_pickle, "pickle", "toy3/labels.npy", "", "pickles are never loaded"),
     (_out_of_range, "label_out_of_range", "labels.npy", "label_sets.original.labels",
      "label 3 of example 11 is outside 0..2"),
-    (_deep_toml, "bad_toml", "toy3.toml", "", "not valid TOML: nested too deeply"),
-], ids=["dotdot", "zip-bomb", "pickle", "label-out-of-range", "deep-toml"])
+    (_deep_toml, "bad_toml", "toy3.toml", "",
+     "line 33: arrays and inline tables nested more than 32 deep"),
+    (_huge_key, "bad_toml", "toy3.toml", "", "line 1: longer than 65,536 characters, the most "
+     "a manifest's line may have"),
+    (_dotted_key, "bad_toml", "toy3.toml", "", "line 10: a key or table header of more than 16 "
+     "dotted parts, the most a manifest's key may have"),
+], ids=["dotdot", "zip-bomb", "pickle", "label-out-of-range", "deep-toml", "huge-key",
+        "dotted-key"])
 def test_it_ends_a_refused_bundle_failed_with_its_file_and_field_and_stores_nothing(
     catalog_settings: Settings, staff: User, tmp_path: Path, make: Callable[[Path], Path],
     code: str, file: str, field: str, words: str,

@@ -26,10 +26,12 @@ from tests.workers.scoring.bundle_files import (
 from workers.scoring.bundles import (
     BundleData,
     BundleError,
+    ManifestLimits,
     ZipLimits,
     compile_bundle,
     compile_bundle_label_set,
     open_bundle,
+    parse_manifest,
     read_bundle,
 )
 
@@ -243,23 +245,35 @@ def test_it_refuses_a_manifest_that_is_not_toml(tmp_path: Path) -> None:
     assert caught.value.message.startswith("not valid TOML: ")
 
 
-DEEP_TOML = ("x = " + "[" * 200_000 + "]" * 200_000 + "\n").encode()
+# 200,000 nested arrays, one a line: past tomllib's recursion
+DEEP_TOML = ("x = " + "[\n" * 200_000 + "]\n" * 200_000).encode()
+DEEP = ("line 33: arrays and inline tables nested more than 32 deep, the most a manifest "
+        "may nest them")
 
 
 def test_it_refuses_a_manifest_nested_too_deeply_as_bad_toml(tmp_path: Path) -> None:
-    # 200,000 nested arrays overflow tomllib's recursive parser: a malformed manifest, not a
-    # server fault, whether read from a folder or from a zip
+    # refused by the limits before tomllib's recursive parser would overflow: a malformed
+    # manifest, not a server fault, whether read from a folder or from a zip
     path = tmp_path / "toy.toml"
     path.write_bytes(DEEP_TOML)
     with pytest.raises(BundleError) as caught:
         read_bundle(path)
     error = caught.value
-    assert (error.code, error.file, error.field, error.message) == (
-        "bad_toml", "toy.toml", "", "not valid TOML: nested too deeply")
+    assert (error.code, error.file, error.field, error.message) == ("bad_toml", "toy.toml", "",
+                                                                    DEEP)
 
     error = open_zip(tmp_path, zip_bytes({"toy/toy.toml": DEEP_TOML}))
-    assert (error.code, error.file, error.field, error.message) == (
-        "bad_toml", "toy.toml", "", "not valid TOML: nested too deeply")
+    assert (error.code, error.file, error.field, error.message) == ("bad_toml", "toy.toml", "",
+                                                                    DEEP)
+
+
+def test_it_refuses_a_manifest_past_the_stack_as_bad_toml_when_the_limits_allow_it() -> None:
+    # the backstop behind the limits: tomllib's RecursionError, in the child and in the parser
+    lifted = ManifestLimits(max_depth=10**6, max_array_items=10**6)
+    with pytest.raises(BundleError) as caught:
+        parse_manifest(DEEP_TOML, path=Path("toy.toml"), limits=lifted)
+    assert (caught.value.code, caught.value.message) == ("bad_toml",
+                                                         "not valid TOML: nested too deeply")
 
 
 def test_it_says_which_setting_an_optional_source_lacks(data_dir: Path) -> None:

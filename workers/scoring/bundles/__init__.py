@@ -42,11 +42,13 @@ from .model import (
     LabelSetDef,
     VoteFileDef,
 )
+from .toml_limits import ManifestLimits
 from .zipped import ZipLimits, extract_bundle
 
 __all__ = [
     "BUILTIN_DIR", "CODES", "DEFAULT_RELEASE", "RELEASES", "Bundle", "BundleData",
-    "BundleError", "ClassesDef", "ExampleSetDef", "LabelSetDef", "VoteFileDef", "ZipLimits",
+    "BundleError", "ClassesDef", "ExampleSetDef", "LabelSetDef", "ManifestLimits", "VoteFileDef",
+    "ZipLimits",
     "benchmark_spec_from_bundle", "builtin_benchmark_spec", "builtin_bundle",
     "builtin_bundle_paths", "builtin_label_set_spec", "builtin_slugs", "compile_bundle",
     "compile_bundle_label_set", "extract_bundle", "label_set_files", "label_set_spec_from_bundle",
@@ -54,18 +56,19 @@ __all__ = [
 ]
 
 
-def read_bundle(path: Path) -> Bundle:
+def read_bundle(path: Path, *, limits: ManifestLimits | None = None) -> Bundle:
     """A manifest file's bundle (for a .zip use `open_bundle`)."""
-    return read_manifest(Path(path))
+    return read_manifest(Path(path), limits=limits)
 
 
 @contextmanager
-def open_bundle(path: Path, *, limits: ZipLimits | None = None) -> Iterator[Bundle]:
+def open_bundle(path: Path, *, limits: ZipLimits | None = None,
+                manifest_limits: ManifestLimits | None = None) -> Iterator[Bundle]:
     """A manifest, or a .zip bundle extracted into a temporary folder that lives as long as
     the `with` block (its files are read from there)."""
     path = Path(path)
     if path.suffix.lower() != ".zip":
-        yield read_manifest(path)
+        yield read_manifest(path, limits=manifest_limits)
         return
     with tempfile.TemporaryDirectory(prefix="bundle-") as folder:
-        yield read_manifest(extract_bundle(path, Path(folder), limits))
+        yield read_manifest(extract_bundle(path, Path(folder), limits), limits=manifest_limits)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..families.registry import manifest_shape
+from .bounded import LimitExceeded, bounded_check
 from .errors import BundleError
 from .fields import Table
 from .label_set_fields import parse_label_set
@@ -28,6 +29,7 @@ from .model import (
     ImagesDef,
     LabelSetDef,
 )
+from .toml_limits import ManifestLimits, check_manifest_limits
 
 SCHEMA_VERSION = 1
 MAX_MANIFEST_BYTES = 1 << 20
@@ -37,7 +39,7 @@ MAX_EXAMPLES = 1_000_000_000
 _PATTERN = re.compile(r"^([^{}]*)\{number(?::0(\d{1,2})d)?\}([^{}]*)$")
 
 
-def read_manifest(path: Path) -> Bundle:
+def read_manifest(path: Path, *, limits: ManifestLimits | None = None) -> Bundle:
     path = Path(path)
     try:
         with open(path, "rb") as handle:
@@ -46,22 +48,41 @@ def read_manifest(path: Path) -> Bundle:
         raise BundleError(
             "missing_file", f"cannot read the manifest: {error.strerror}", file=str(path)
         ) from None
-    return parse_manifest(raw, path=path)
+    return parse_manifest(raw, path=path, limits=limits)
 
 
-def parse_manifest(raw: bytes, *, path: Path) -> Bundle:
+def parse_manifest(raw: bytes, *, path: Path, limits: ManifestLimits | None = None) -> Bundle:
+    """The checked bundle of a manifest's bytes. `limits` (toml_limits.py): what the text may
+    hold, checked before it is parsed, and whether the parse is first proven to fit its memory
+    and CPU limits in a child process (bounded.py); by default it is."""
     file = path.name
+    limits = limits or ManifestLimits()
     if len(raw) > MAX_MANIFEST_BYTES:
         raise BundleError("bad_toml", "the manifest is larger than 1 MiB", file=file)
     try:
-        document = tomllib.loads(raw.decode("utf-8"))
+        text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise BundleError("bad_toml", "the manifest is not UTF-8 text", file=file) from None
+    check_manifest_limits(text, file=file, limits=limits)
+    if limits.isolated:
+        try:
+            bounded_check(lambda: tomllib.loads(text), memory_bytes=limits.parse_memory_bytes,
+                          cpu_seconds=limits.parse_cpu_seconds,
+                          expected=(ValueError, RecursionError))
+        except LimitExceeded as error:
+            raise BundleError("bad_toml", _over_limits(error, limits), file=file) from None
+    try:
+        document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise BundleError("bad_toml", f"not valid TOML: {error}", file=file) from None
+    except ValueError as error:  # an integer past Python's 4,300 digits
+        reason = str(error).split(";")[0]
+        raise BundleError("bad_toml", f"not valid TOML: a value this server cannot read "
+                          f"({reason})", file=file) from None
     except RecursionError:
         # tomllib parses nested arrays and inline tables recursively: a small manifest of
         # `[[[[...` past the interpreter's stack limit is malformed input, not a server fault
+        # (the limits above refuse it first)
         raise BundleError("bad_toml", "not valid TOML: nested too deeply", file=file) from None
     top = Table(document, file=file, prefix="")
     schema = top.integer("schema")
@@ -108,6 +129,15 @@ def parse_manifest(raw: bytes, *, path: Path) -> Bundle:
     )
     _check_references(bundle, file=file)
     return bundle
+
+
+def _over_limits(error: LimitExceeded, limits: ManifestLimits) -> str:
+    memory = f"{limits.parse_memory_bytes / 2**20:,.0f} MiB of memory"
+    cpu = f"{limits.parse_cpu_seconds} s of CPU"
+    if error.reason in ("memory", "cpu"):
+        return (f"reading the manifest needs more than the "
+                f"{memory if error.reason == 'memory' else cpu} a manifest's parse may use")
+    return f"reading the manifest {error} (a manifest's parse may use {memory} and {cpu})"
 
 
 def _unique(slugs: list[str], *, file: str, field: str) -> None:

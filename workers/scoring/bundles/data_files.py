@@ -19,6 +19,7 @@ from typing import IO, Any
 
 import numpy as np
 
+from .bounded import LimitExceeded, bounded_check
 from .errors import BundleError
 from .fields import check_relative_path
 
@@ -27,6 +28,18 @@ NPY_MAGIC = b"\x93NUMPY"
 ZIP_MAGIC = b"PK\x03\x04"
 MAX_DATA_FILE_BYTES = 1 << 30
 MAX_NPZ_MEMBER_BYTES = 1 << 28
+MAX_NPZ_MEMBERS = 64  # ReaL's real_scores.npz has two
+# zipfile builds an object of about 500 bytes per entry of a central directory as it opens an
+# archive, and reads as many entries as the directory's bytes hold (46 bytes and the name
+# each), whatever the count it declares: both are checked first (`zip_directory_check`).
+DIRECTORY_BYTES_PER_ENTRY = 512
+# JSON's objects take up to 26 times the file's size (`[[],[],...]`: 64 bytes of list and
+# pointer per 3 bytes): a file up to JSON_DIRECT_BYTES is read at once (at most about 430 MB);
+# a larger one is first read in a child process that may use JSON_MEMORY_BYTES
+# (bounded.py), and read here only once that child has finished.
+JSON_DIRECT_BYTES = 16 << 20
+JSON_MEMORY_BYTES = 2 << 30
+JSON_CPU_SECONDS = 300
 PICKLE_MESSAGE = (
     "pickles are never loaded (they can run code); store labels as an integer .npy array "
     "or as JSON"
@@ -101,11 +114,47 @@ def _open_checked(root: Path, relative: str, *, field: str) -> tuple[Path, bytes
     return path, head
 
 
+def zip_directory_check(handle: IO[bytes], *, max_entries: int) -> str | None:
+    """Why zipfile should not open this archive (too many entries declared, or a central
+    directory larger than `max_entries` entries need), before it reads the directory; None
+    when it may. The end record is found as zipfile finds it (its own reader)."""
+    end_record = getattr(zipfile, "_EndRecData")(handle)  # noqa: B009 - not in the stubs
+    if end_record is None:
+        return None  # not a zip archive: zipfile says so
+    entries = end_record[getattr(zipfile, "_ECD_ENTRIES_TOTAL")]  # noqa: B009
+    size = end_record[getattr(zipfile, "_ECD_SIZE")]  # noqa: B009
+    if entries > max_entries:
+        return f"{entries} entries, more than {max_entries}"
+    if size > max_entries * DIRECTORY_BYTES_PER_ENTRY:
+        return (f"a directory of {size} bytes, more than {max_entries} entries need "
+                f"({max_entries * DIRECTORY_BYTES_PER_ENTRY})")
+    return None
+
+
+def _json_load(path: Path) -> Any:
+    with open(path, encoding="utf-8") as handle:
+        return json.load(handle)
+
+
 def read_json(root: Path, relative: str, *, field: str) -> Any:
     path, _ = _open_checked(root, relative, field=field)
     try:
-        with open(path, encoding="utf-8") as handle:
-            return json.load(handle)
+        if path.stat().st_size > JSON_DIRECT_BYTES:
+            bounded_check(lambda: _json_load(path), memory_bytes=JSON_MEMORY_BYTES,
+                          cpu_seconds=JSON_CPU_SECONDS,
+                          expected=(UnicodeDecodeError, ValueError, RecursionError, OSError))
+        return _json_load(path)
+    except LimitExceeded as error:
+        memory = f"{JSON_MEMORY_BYTES >> 20:,} MiB of memory"
+        cpu = f"{JSON_CPU_SECONDS} s of CPU"
+        message = (f"reading it as JSON needs more than the "
+                   f"{memory if error.reason == 'memory' else cpu} a data file's parse may use"
+                   if error.reason in ("memory", "cpu") else
+                   f"reading it as JSON {error} (a data file's parse may use {memory} and {cpu})")
+        raise BundleError("bad_file", message, file=relative, field=field) from None
+    except OSError as error:
+        raise BundleError("missing_file", f"cannot be read: {error.strerror}", file=relative,
+                          field=field) from None
     except (UnicodeDecodeError, ValueError, RecursionError) as error:
         # ValueError: a JSON syntax error, or an integer past Python's 4,300-digit limit
         reason = "nested too deeply" if isinstance(error, RecursionError) else str(error)
@@ -155,6 +204,11 @@ def read_npz_member(root: Path, relative: str, member: str, *, field: str) -> np
     if not head.startswith(ZIP_MAGIC):
         raise BundleError("bad_file", "not a .npz file", file=relative, field=field)
     try:
+        with open(path, "rb") as raw:
+            too_many = zip_directory_check(raw, max_entries=MAX_NPZ_MEMBERS)
+        if too_many:
+            raise BundleError("bad_file", f"an .npz of {too_many}: at most {MAX_NPZ_MEMBERS} "
+                              "arrays", file=relative, field=field)
         with zipfile.ZipFile(path) as archive:
             infos = {info.filename: info for info in archive.infolist()}
             for info in infos.values():

@@ -18,7 +18,7 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from .data_files import refuse_pickle
+from .data_files import refuse_pickle, zip_directory_check
 from .errors import BundleError
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -91,6 +91,10 @@ def extract_bundle(archive_path: Path, dest: Path, limits: ZipLimits | None = No
     if not Path(archive_path).is_file():
         raise BundleError("bad_zip", "no such file", file=archive_name)
     try:
+        with open(archive_path, "rb") as raw:
+            too_many = zip_directory_check(raw, max_entries=limits.max_entries)
+        if too_many:  # refused before zipfile builds an object for every entry
+            raise _bomb(archive_name, too_many)
         with zipfile.ZipFile(archive_path) as archive:
             infos = archive.infolist()
             names = [check_entry_name(info) for info in infos]

@@ -25,6 +25,7 @@ from django.conf import settings
 from django.db import transaction
 
 from leaderboard.catalog.bundle_definition import BundleDefinition, bundle_definition
+from leaderboard.catalog.hidden_labels import hidden_releases_check
 from leaderboard.catalog.label_set_version_files import compiled_store_new, compiled_unstore
 from leaderboard.catalog.load_report import CatalogLoadReport
 from leaderboard.catalog.models import Benchmark, ImageSet, LabelSet
@@ -240,15 +241,16 @@ def _bundle_load(
                                       "sets can be built (their sources are not configured)")
         report.add("warning", f"{bundle.slug}: skipped: none of its label sets is available")
         return
+    existing = Benchmark.objects.filter(slug=bundle.slug).first()
     try:
         definition = bundle_definition(bundle, data, source=source)
+        hidden_releases_check(bundle=bundle, compiled=compiled, benchmark=existing)
     except BundleError as exc:
         if strict:
             raise
         level = "warning" if exc.code == "missing_file" else "error"
         report.add(level, f"{bundle.slug}: skipped: {exc}")
         return
-    existing = Benchmark.objects.filter(slug=bundle.slug).first()
     stored = []  # the files this load added: removed again if its rows are refused
     for slug, labels in compiled.items():
         first = _first_version(existing, slug)

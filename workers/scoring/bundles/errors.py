@@ -31,6 +31,7 @@ CODES = frozenset({
     "zip_unsafe_entry",  # an entry with `..`, an absolute name, a link or an odd name
     "zip_bomb",  # more entries, bytes or compression than the caps allow
     "zip_manifest",  # no manifest, or more than one, in the archive
+    "hidden_labels_shared",  # two hidden label sets of one labelling, released differently
 })
 
 

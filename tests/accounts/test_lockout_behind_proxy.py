@@ -102,6 +102,9 @@ def test_it_counts_the_clients_of_unparsable_hops_as_one_unknown_address(
     assert _token(APIClient(REMOTE_ADDR=PROXY, HTTP_X_FORWARDED_FOR="garbage-6"), name,
                   RIGHT) == 429
     assert (_address_count("unknown"), _address_count(PROXY)) == (5, None)
+    # and an operator lifts it by that name: the address's own count and its 5 pairs
+    assert _call("lockout_lift", "--address", "unknown") == "cleared 6 failed-login counts\n"
+    assert _address_count("unknown") is None
 
 
 def test_it_lifts_a_usernames_lockout(limits: Settings) -> None:

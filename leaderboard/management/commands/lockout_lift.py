@@ -12,6 +12,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from evalserver.client_address import UNKNOWN
 from leaderboard.accounts.login_throttle import login_lockout_lift
 
 
@@ -23,17 +24,21 @@ class Command(BaseCommand):
         which.add_argument("--username", help="the username's counts, alone and with each "
                                               "address (as typed at login)")
         which.add_argument("--address", help="a client address's counts, alone and with each "
-                                             "username (IPv4 or IPv6)")
+                                             "username (IPv4 or IPv6, or `unknown`: the "
+                                             "clients whose proxy wrote no usable address)")
         which.add_argument("--all", action="store_true", help="every count")
 
     def handle(self, *args: Any, **options: Any) -> None:
         address = options["address"]
-        if address is not None:
+        if address is not None and address.strip() != UNKNOWN:
             try:
                 # written as evalserver/client_address.py writes REMOTE_ADDR
                 address = str(ipaddress.ip_address(address.strip()))
             except ValueError as exc:
-                raise CommandError(f"--address {address!r} is not an IP address") from exc
+                raise CommandError(f"--address {address!r} is not an IP address "
+                                   f"(nor {UNKNOWN!r})") from exc
+        elif address is not None:
+            address = UNKNOWN
         cleared = login_lockout_lift(username=options["username"], address=address,
                                      everyone=options["all"])
         self.stdout.write(f"cleared {cleared} failed-login count{'s' if cleared != 1 else ''}")

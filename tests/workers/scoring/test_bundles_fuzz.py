@@ -2,7 +2,10 @@
 raw manifest bytes and zip archives of any entries either give a bundle whose label sets
 compile, or are refused with a BundleError of a known code (workers/scoring/bundles/
 errors.py), a message, and nothing written outside the extraction folder. No other
-exception may escape."""
+exception may escape. The raw manifest bytes are parsed as an upload's are (its parse first
+proven in a child process to fit its limits); the compiled bundles' manifests, ordinary
+documents, are parsed in this process (the child's cost, a fork each, is tested once there).
+"""
 
 from __future__ import annotations
 
@@ -31,6 +34,7 @@ from tests.workers.scoring.bundle_files import (
 from workers.scoring.bundles import (
     CODES,
     BundleError,
+    ManifestLimits,
     ZipLimits,
     compile_bundle,
     extract_bundle,
@@ -40,6 +44,7 @@ from workers.scoring.bundles import (
 from workers.scoring.families.registry import family_named
 
 NOWHERE = Path("/nonexistent-data-dir")
+IN_PROCESS = ManifestLimits(isolated=False)
 TEXT = st.text(st.characters(codec="utf-8"), max_size=12)
 SCALARS = st.one_of(st.booleans(), st.integers(-(2**63), 2**63 - 1), st.integers(-3, 12),
                     st.floats(), TEXT)
@@ -122,7 +127,8 @@ def assert_outcome(result: dict[str, Any] | BundleError) -> None:
 
 def outcome(folder: Path) -> dict[str, Any] | BundleError:
     try:
-        return compile_bundle(read_bundle(folder / "toy.toml"), data_dir=NOWHERE)
+        return compile_bundle(read_bundle(folder / "toy.toml", limits=IN_PROCESS),
+                              data_dir=NOWHERE)
     except BundleError as error:
         return error
 
@@ -193,7 +199,8 @@ def test_it_extracts_or_refuses_by_code_any_zip(extra: list[tuple[str, bytes, in
         result: dict[str, Any] | BundleError
         try:
             manifest_path = extract_bundle(Path(root) / "bundle.zip", Path(root) / "out", LIMITS)
-            result = compile_bundle(read_bundle(manifest_path), data_dir=NOWHERE)
+            result = compile_bundle(read_bundle(manifest_path, limits=IN_PROCESS),
+                                    data_dir=NOWHERE)
         except BundleError as error:
             result = error
         assert sorted(p.name for p in Path(root).iterdir()) == ["bundle.zip", "out"]

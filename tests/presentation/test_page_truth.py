@@ -5,8 +5,9 @@ computed here with NumPy straight from the data directory's files: the published
 human votes and the models' published predictions. Nothing here asks the selectors that drew
 the pages.
 
-Seeding the whole demo (every benchmark, 67 submissions, scored in this process) takes 3-5 s,
-so each test seeds it afresh rather than sharing rows between tests."""
+The demo (every benchmark, 67 submissions, scored in this process) is seeded once for the
+module and removed after it (tests/presentation/conftest.py `demo_seeded`); each test only
+reads it, and what a test writes is rolled back with it."""
 
 from __future__ import annotations
 

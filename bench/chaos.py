@@ -314,7 +314,9 @@ def main() -> int:
     print("  worst wait (created to scored): "
           + ("never (lost)" if worst == float("inf") else f"{worst:.1f} s") + "; slowest: "
           + ", ".join(f"#{i} {wait:.1f} s (created {counts.made[i] - began_at:.0f} s in)"
-                      for wait, i in waits[:3]))
+                      for wait, i in waits[:3])
+          + (f"; median {waits[len(waits) // 2][0]:.1f} s, 95th percentile "
+             f"{waits[len(waits) // 20][0]:.1f} s" if waits else ""))
     if hooked:
         print(chaos_webhooks.report(deliveries, trickler, tests_made))
     load = ", ".join(f"{value:.2f}" for value in os.getloadavg())

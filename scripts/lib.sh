@@ -88,6 +88,9 @@ metrics_dir_fresh() {
 #                    https://download.pytorch.org/whl/cpu (CPU only, the image's default) or
 #                    .../whl/cu128 (CUDA); unset: torch comes from the package index as the rest
 #   ONNXRUNTIME_GPU  1: onnxruntime-gpu of requirements.txt's onnxruntime version in its place
+#   VENV_NO_COMPILE  1: no .pyc written at install (pip --no-compile): each module is compiled
+#                    when first imported, so only the imported ones are (scripts/test.sh, where
+#                    a fresh machine installs every time); the image compiles them all
 ensure_venv() {
     local requirements=$1
     local python=${PYTHON:-python3}
@@ -101,6 +104,7 @@ ensure_venv() {
                echo "${TORCH_INDEX_URL:-}" "${ONNXRUNTIME_GPU:-}"; } | sha256sum | cut -d' ' -f1)
     if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$wanted" ]; then
         local pip=(.venv/bin/python -m pip install --disable-pip-version-check --quiet)
+        [ "${VENV_NO_COMPILE:-}" = 1 ] && pip+=(--no-compile)
         if [ -n "${TORCH_INDEX_URL:-}" ]; then
             echo "== Installing $(grep -E '^torch==' requirements.txt) from $TORCH_INDEX_URL"
             "${pip[@]}" --index-url "$TORCH_INDEX_URL" "$(grep -E '^torch==' requirements.txt)"

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Run every check: ruff, mypy, the import contracts, migrations up to date, the quick benches
-# of one process, then every test on a throwaway PostgreSQL cluster (the production database)
-# with the quick benches of the namespace topology beside them, then the SQLite-specific tests
-# and the path of scripts/serve.sh's defaults on SQLite (`-m sqlite`). The tests run in PYTEST_WORKERS processes (pytest-xdist; default: one per core), each with a
-# database and a Redis database of its own. Without PostgreSQL every test runs on SQLite.
+# Run every check: ruff, mypy, the import contracts, migrations up to date, then every test on a
+# throwaway PostgreSQL cluster (the production database) with the quick benches beside them (two
+# lanes: those of the namespace topology, and those of one process), then the SQLite-specific
+# tests and the path of scripts/serve.sh's defaults on SQLite (`-m sqlite`). The tests run in
+# PYTEST_WORKERS processes (pytest-xdist; default: one per core), each with a database and a
+# Redis database of its own. Without PostgreSQL every test runs on SQLite.
 # First installs the missing system packages (Debian: python3-venv, redis-server, postgresql,
 # chromium for the browser tests, wrk for the benches, nginx-light and openssl for the proxy's
 # tests, prometheus for its promtool (the alert rules' checks); apt-get as root or through
@@ -21,19 +22,22 @@ system_packages=(postgresql chromium wrk nginx-light openssl prometheus)
 [ -x .venv/bin/python ] || system_packages+=(python3-venv)
 [ -n "${REDIS_URL:-}" ] || system_packages+=(redis-server)
 ensure_system_packages "${system_packages[@]}" || exit 1
-ensure_venv requirements-dev.txt || exit 1
+VENV_NO_COMPILE=1 ensure_venv requirements-dev.txt || exit 1
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/evalserver-test.XXXXXX")
 REDIS_PID=""
 PG_CTL=()
 
-BACKGROUND_PID=""
+LANE_PIDS=()
 cleanup() {
-    if [ -n "$BACKGROUND_PID" ] && kill -0 "$BACKGROUND_PID" 2>/dev/null; then
-        # SIGINT: a bench's finally blocks take its topology down
-        kill -INT -- "-$BACKGROUND_PID" 2>/dev/null
-        wait "$BACKGROUND_PID" 2>/dev/null
-    fi
+    local pid
+    for pid in "${LANE_PIDS[@]}"; do
+        if kill -0 "$pid" 2>/dev/null; then
+            # SIGINT: a bench's finally blocks take its topology down
+            kill -INT -- "-$pid" 2>/dev/null
+            wait "$pid" 2>/dev/null
+        fi
+    done
     if [ -n "$REDIS_PID" ]; then
         kill "$REDIS_PID" 2>/dev/null
         wait "$REDIS_PID" 2>/dev/null
@@ -63,11 +67,13 @@ step() {
 # time waiting (for the sweep's window, a restart, a drain), so they run one after the other in
 # the background, beside the tests, each into its own log; their quick runs judge counts only,
 # never timing (bench/README.md), so the load of the tests beside them changes no verdict.
-# background_steps NAME COMMAND [NAME COMMAND ...]: start them (each COMMAND one string).
-# background_steps_wait: wait, then print each one's log like a step and record failures.
+# background_steps NAME COMMAND [NAME COMMAND ...]: start a lane that runs them one after the
+# other (each COMMAND one string); several lanes run at once.
+# background_steps_wait: wait for every lane, then print each step's log like a step and record
+# failures.
 BACKGROUND=()
 background_steps() {
-    local script="" i=0
+    local script="" i=${#BACKGROUND[@]}
     while [ $# -gt 0 ]; do
         BACKGROUND+=("$1")
         script+="started=\$SECONDS; ($2) >'$WORK/background-$i.log' 2>&1;"
@@ -78,12 +84,14 @@ background_steps() {
     done
     # its own process group, so that cleanup can interrupt every bench in it
     setsid bash -c "$script" &
-    BACKGROUND_PID=$!
+    LANE_PIDS+=($!)
 }
 background_steps_wait() {
-    local i name status
+    local i name status pid
     [ ${#BACKGROUND[@]} -gt 0 ] || return 0
-    wait "$BACKGROUND_PID"
+    for pid in "${LANE_PIDS[@]}"; do
+        wait "$pid"
+    done
     for i in "${!BACKGROUND[@]}"; do
         name=${BACKGROUND[$i]}
         echo
@@ -115,13 +123,13 @@ else
     fi
 fi
 
-# -- checks ----------------------------------------------------------------------------------------
+# -- checks: a lane of their own, beside the client's build and the tests --------------------------
 export DJANGO_SETTINGS_MODULE=evalserver.settings_testing
-step "ruff check" .venv/bin/ruff check .
-step "mypy" .venv/bin/mypy
-step "import contracts" .venv/bin/lint-imports
-step "migrations up to date" env -u DATABASE_URL \
-    .venv/bin/python manage.py makemigrations --check --dry-run
+background_steps \
+    "ruff check" ".venv/bin/ruff check ." \
+    "mypy" ".venv/bin/mypy" \
+    "import contracts" ".venv/bin/lint-imports" \
+    "migrations up to date" "env -u DATABASE_URL .venv/bin/python manage.py makemigrations --check --dry-run"
 
 # The client package (clients/python) as researchers get it: a wheel and an sdist built with
 # `python -m build`, and the wheels of its dependencies, for tests/clients/test_package.py's
@@ -138,20 +146,6 @@ build_client() {
 }
 step "client package: wheel, sdist and its dependencies" build_client
 
-# The benches that measure one process first, on a machine that runs nothing else.
-step "benchmarks (quick)" .venv/bin/python bench/score.py --quick
-step "benchmarks: bundles, compiled and added to a fresh database (quick)" .venv/bin/python bench/bundle.py --quick
-step "benchmarks: leaderboard under load (quick)" .venv/bin/python bench/leaderboard.py --quick
-step "benchmarks: leaderboard while two uploads trickle (quick)" .venv/bin/python bench/slow_uploads.py --quick
-step "benchmarks: re-scoring after a review decision (quick)" .venv/bin/python bench/rescore.py --quick
-step "benchmarks: significance (rank_ub) after a scoring and in full (quick)" .venv/bin/python bench/significance.py --quick
-step "benchmarks: re-scoring's per-submission budgets at 2,000 submissions (mid)" .venv/bin/python bench/rescore.py --mid
-step "benchmarks: most confused classes of the about page (quick)" .venv/bin/python bench/confusions.py --quick
-step "benchmarks: comparing two submissions (quick)" .venv/bin/python bench/compare.py --quick
-step "benchmarks: the API's rate limits, per request and under a burst (quick)" .venv/bin/python bench/throttles.py --quick
-step "benchmarks: checkpoint inference (quick)" .venv/bin/python bench/checkpoint.py --quick
-step "benchmarks: label audits (quick)" .venv/bin/python bench/audit.py --quick
-step "benchmarks: boosting attack on a hidden label set (quick)" .venv/bin/python bench/ladder.py --quick
 
 # pytest-xdist: one process per core unless PYTEST_WORKERS says otherwise; each test module
 # runs whole in one process (--dist loadfile: a module's fixtures and its Redis database
@@ -202,6 +196,26 @@ background_steps \
     "benchmarks: multi-host cluster, shared disk and S3 (quick)" ".venv/bin/python bench/cluster.py --quick --s3" \
     "benchmarks: faults (quick)" ".venv/bin/python bench/faults.py --quick" \
     "benchmarks: chaos soak (quick)" ".venv/bin/python bench/chaos.py --quick"
+# The benches of one process, in a second lane beside the tests: their quick runs judge counts
+# and budgets (queries, files opened per submission), never timing, so the tests' load changes
+# no verdict; their timings here are smoke, not figures (bench/README.md). Redis database 8 is
+# theirs: the test processes take 0, 1, ... and 11-14.
+bench_redis=$(.venv/bin/python -c 'import sys, urllib.parse as u
+print(u.urlunsplit(u.urlsplit(sys.argv[1])._replace(path="/8")))' "${REDIS_URL:-redis://127.0.0.1:6379/0}")
+background_steps \
+    "benchmarks: scoring (quick)" "REDIS_URL=$bench_redis .venv/bin/python bench/score.py --quick" \
+    "benchmarks: bundles, compiled and added to a fresh database (quick)" "REDIS_URL=$bench_redis .venv/bin/python bench/bundle.py --quick" \
+    "benchmarks: leaderboard under load (quick)" "REDIS_URL=$bench_redis .venv/bin/python bench/leaderboard.py --quick" \
+    "benchmarks: leaderboard while two uploads trickle (quick)" "REDIS_URL=$bench_redis .venv/bin/python bench/slow_uploads.py --quick" \
+    "benchmarks: re-scoring after a review decision (quick)" "REDIS_URL=$bench_redis .venv/bin/python bench/rescore.py --quick" \
+    "benchmarks: significance (rank_ub) after a scoring and in full (quick)" "REDIS_URL=$bench_redis .venv/bin/python bench/significance.py --quick" \
+    "benchmarks: re-scoring's per-submission budgets at 2,000 submissions (mid)" "REDIS_URL=$bench_redis .venv/bin/python bench/rescore.py --mid" \
+    "benchmarks: most confused classes of the about page (quick)" "REDIS_URL=$bench_redis .venv/bin/python bench/confusions.py --quick" \
+    "benchmarks: comparing two submissions (quick)" "REDIS_URL=$bench_redis .venv/bin/python bench/compare.py --quick" \
+    "benchmarks: the API's rate limits, per request and under a burst (quick)" "REDIS_URL=$bench_redis .venv/bin/python bench/throttles.py --quick" \
+    "benchmarks: checkpoint inference (quick)" "REDIS_URL=$bench_redis .venv/bin/python bench/checkpoint.py --quick" \
+    "benchmarks: label audits (quick)" "REDIS_URL=$bench_redis .venv/bin/python bench/audit.py --quick" \
+    "benchmarks: boosting attack on a hidden label set (quick)" "REDIS_URL=$bench_redis .venv/bin/python bench/ladder.py --quick"
 if [ -n "${PG_URL:-}" ]; then
     # --durations: the slowest tests named in every CI log, to keep them cheap
     step "pytest (PostgreSQL: every test)" env DATABASE_URL="$PG_URL" "${PYTEST[@]}" \

@@ -51,7 +51,7 @@ from leaderboard.submissions.models import Submission
 from tests import factories
 from tests.prediction_files import PredictionFile, prediction_files
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 schema = schemathesis.pytest.from_fixture("api_schema")
 # A fixed budget of generated cases: 10 an operation and 40 uploads in the suite (CI), and

@@ -88,7 +88,7 @@ from tests.presentation.hidden_worlds import (
 from tests.workers.scoring.bundle_files import data_files, manifest, write_bundle
 from workers.tasks import score_submission
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 ROLES = ("owner", "other", "reviewer", "anonymous")
 # Every URL pattern not compared, and why (the rest are: hidden_worlds.surfaces).

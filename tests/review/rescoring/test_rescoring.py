@@ -279,6 +279,7 @@ def test_it_applies_one_real_verdict_incrementally_exactly_as_a_full_rescore(
 
 
 @pytest.mark.django_db
+@pytest.mark.slow
 @pytest.mark.parametrize("verdict", ["correct", "wrong"])
 def test_it_applies_one_multilabel_verdict_incrementally_exactly_as_a_full_rescore(
     run_load_benchmarks, catalog_settings: Settings, data_dir: Path,  # type: ignore[no-untyped-def]

@@ -354,9 +354,3 @@ def browser(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
         finally:
             launched.close()
 
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The modules with a `slow` test first: pytest-xdist (`--dist loadfile`) hands out whole
-    modules in this order, so the long ones start early and the short ones fill the end,
-    instead of one long module running alone at the end while the other processes wait."""
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)

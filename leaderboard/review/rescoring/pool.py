@@ -16,9 +16,10 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import chain, islice
-from typing import Any
+from typing import Any, cast
 
 import billiard
+import billiard.exceptions
 import numpy as np
 from django.core.files import storage as storage_module
 from django.db import connections
@@ -36,6 +37,9 @@ from workers.scoring.predictions import Predictions
 POOL_CHUNK = 25
 # Fewer rows than this are scored in the job's own process: forking costs more than it saves.
 POOL_MIN_ROWS = 4 * POOL_CHUNK
+# A chunk takes well under a second (25 ImageNet submissions at about 2 ms each): five minutes
+# without its result is a child that will not answer.
+CHUNK_RESULT_TIMEOUT_S = 300
 
 
 @dataclass(frozen=True)
@@ -126,12 +130,24 @@ def scored_chunks(*, inputs: ScoringInputs, rows: Iterable[Row], processes: int
                 # a few chunks ahead per process: busy children, bounded memory
                 while len(pending) > 3 * processes:
                     done, result = pending.popleft()
-                    yield done, result.get()
+                    yield done, _chunk_result(result)
             while pending:
                 done, result = pending.popleft()
-                yield done, result.get()
+                yield done, _chunk_result(result)
     finally:
         _INPUTS = None
+
+
+def _chunk_result(result: Any) -> list[Scored]:
+    """A chunk's Scored, once a child has them. A child that hangs (a lock it inherited held
+    by a thread of the parent's at the fork, say) would leave the job waiting until its hard
+    time limit: after CHUNK_RESULT_TIMEOUT_S the job fails its attempt with a TimeoutError,
+    which the runner retries with a fresh pool (workers/tasks.py, TRANSIENT)."""
+    try:
+        return cast(list[Scored], result.get(timeout=CHUNK_RESULT_TIMEOUT_S))
+    except billiard.exceptions.TimeoutError:
+        raise TimeoutError(f"a re-scoring process gave no result for a chunk of "
+                           f"{POOL_CHUNK} submissions in {CHUNK_RESULT_TIMEOUT_S} s") from None
 
 
 def _process_pool(processes: int) -> Any:

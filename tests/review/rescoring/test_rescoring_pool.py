@@ -112,3 +112,26 @@ def test_it_reads_the_rescoring_processes_and_refuses_a_bad_count() -> None:
         refused = _processes(bad)
         assert refused.returncode != 0
         assert f"EVALSERVER_RESCORE_PROCESSES={bad!r} is not valid" in refused.stderr
+
+
+def _hang(rows: Any) -> list[Any]:  # a child that never answers
+    import time
+
+    time.sleep(3600)
+    return []
+
+
+def test_it_fails_with_a_timeout_when_a_child_never_answers(
+    monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the child runs what the parent's module names `_score_chunk` when it forks
+    monkeypatch.setattr(pool, "_score_chunk", _hang)
+    monkeypatch.setattr(pool, "CHUNK_RESULT_TIMEOUT_S", 1)
+    monkeypatch.setattr(pool, "POOL_CHUNK", 1)
+    monkeypatch.setattr(pool, "POOL_MIN_ROWS", 2)
+    rows = [type("Row", (), {"submission_id": i, "compact": f"c{i}"})() for i in range(2)]
+    inputs: Any = None  # never read: the children hang first
+    with pytest.raises(TimeoutError) as raised:
+        list(pool.scored_chunks(inputs=inputs, rows=rows, processes=2))
+    assert str(raised.value) == ("a re-scoring process gave no result for a chunk of 1 "
+                                 "submissions in 1 s")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import json
 import logging
+import multiprocessing
 import os
 import signal
 import time
@@ -245,3 +246,33 @@ def test_it_requeues_once_a_running_job_whose_worker_was_killed_whole(
     assert (submission.status, submission.claimed_by, submission.attempts) == ("queued", "", 1)
     assert submission.queued_at >= now
     assert _resent(broker) == [(queue.SCORE_SUBMISSION, submission.pk)]
+
+
+def _child_exit_codes(count: int) -> list[int | None]:
+    """Fork `count` processes that do nothing (each runs the after-fork hooks on its way in,
+    as a re-scoring pool's children do) and give each 20 s to exit; one still running is
+    killed and reported as None."""
+    children = [multiprocessing.get_context("fork").Process(target=time.sleep, args=(0,))
+                for _ in range(count)]
+    for child in children:
+        child.start()
+    codes = []
+    for child in children:
+        child.join(20)
+        codes.append(child.exitcode)
+        if child.exitcode is None:
+            child.kill()
+            child.join()
+    return codes
+
+
+def test_it_leaves_no_broker_connection_that_hangs_the_processes_forked_after_a_question(
+    broker: redis.Redis,
+) -> None:
+    # Both questions go unanswered (no worker listens): each reply consumer waits its timeout,
+    # which leaves a BRPOP outstanding on the connection it used. Were that connection the
+    # app's pooled one, every forked child would read the one pending answer while closing it
+    # after the fork, and all but the first would wait for ever.
+    assert jobs_broker.worker_tasks_held(["t1"], timeout=0.3) == frozenset()
+    assert jobs_broker.worker_queues_answering(timeout=0.3) == frozenset()
+    assert _child_exit_codes(3) == [0, 0, 0]

@@ -115,7 +115,9 @@ def worker_tasks_held(task_ids: Iterable[str], *, timeout: float = 1.0) -> froze
     if not asked:
         return frozenset()
     try:
-        replies = current_app.control.inspect(timeout=timeout).query_task(*asked)
+        with _control_connection() as connection:
+            replies = current_app.control.inspect(timeout=timeout,
+                                                  connection=connection).query_task(*asked)
     except (KombuOperationalError, redis.RedisError, OSError) as exc:
         log.warning("the workers cannot be asked which tasks they hold (%s): the sweep "
                     "waits for its long cutoffs", exc)
@@ -132,7 +134,9 @@ def worker_queues_answering(*, timeout: float = 1.0) -> frozenset[str] | None:
     `worker_tasks_held`: one broadcast of `active_queues`. Empty when no worker answers; None
     when the question cannot be sent."""
     try:
-        replies = current_app.control.inspect(timeout=timeout).active_queues()
+        with _control_connection() as connection:
+            replies = current_app.control.inspect(timeout=timeout,
+                                                  connection=connection).active_queues()
     except (KombuOperationalError, redis.RedisError, OSError) as exc:
         log.warning("the workers cannot be asked which queues they consume (%s)", exc)
         return None
@@ -142,6 +146,18 @@ def worker_queues_answering(*, timeout: float = 1.0) -> frozenset[str] | None:
             queues.update(queue["name"] for queue in reply
                           if isinstance(queue, dict) and isinstance(queue.get("name"), str))
     return frozenset(queues)
+
+
+def _control_connection() -> Any:
+    """A broker connection of its own for one remote-control question, closed after it.
+
+    Not one from the app's pool: the question's reply consumer returns with a BRPOP still
+    outstanding on its socket, and a pooled connection in that state is inherited by every
+    process forked later (the re-scoring pool). Each child closes the inherited connections
+    after the fork (kombu's after-fork hook) by reading that one pending answer from the
+    shared socket: the first child gets it, the others wait for ever. Closing the connection
+    here reads the answer once, in this process (at most the BRPOP timeout, a second)."""
+    return current_app.connection_for_write()
 
 
 def _loads(raw: bytes | str, *, delivered: bool = False) -> object:

@@ -1,0 +1,105 @@
+"""The built-in benchmarks loaded into a test's database, fast: `manage.py load_benchmarks`
+runs for real the first time in a test process (and whenever the database already holds a
+catalog, or the settings that decide what it writes differ), and its rows are kept; every
+later test of the process gets those rows copied into its own (empty) database, with the same
+ids, the database's id sequences moved past them. Loading the seven benchmarks is about 0.7 s
+of queries, validation and compiling checks; copying its few hundred rows, a few milliseconds.
+The tests of load_benchmarks itself call it directly (`run_load_benchmarks`), never this.
+
+What is copied is what the real load wrote, found by counting every model's rows before and
+after it: nothing is listed by hand. The compiled label sets it checks are in the session's
+compile cache (EVALSERVER_CACHE_DIR) either way, and a version's stored file is made when a
+test first reads it (leaderboard/catalog/label_set_version_files.py), as after a real load."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from django.apps import apps
+from django.conf import settings
+from django.core.management.color import no_style
+from django.db import connection, transaction
+from django.db.models import Model
+
+
+@dataclass(frozen=True)
+class _Rows:
+    model: type[Model]
+    rows: list[dict[str, Any]]  # each row's concrete fields by attname
+
+
+_SNAPSHOTS: dict[tuple[str, ...], list[_Rows]] = {}
+
+
+def _key() -> tuple[str, ...]:
+    return (str(settings.EVALSERVER_DATA_DIR), str(settings.EVALSERVER_MULTILABEL_FILE),
+            connection.vendor, connection.settings_dict["NAME"])
+
+
+def _models() -> list[type[Model]]:
+    return list(apps.get_models(include_auto_created=True))
+
+
+def _counts() -> dict[type[Model], int]:
+    return {model: model._base_manager.count() for model in _models()}
+
+
+def _in_dependency_order(models: list[type[Model]]) -> list[type[Model]]:
+    """Parents before the rows that point at them (an autocommit insert checks its foreign
+    keys at once)."""
+    ordered: list[type[Model]] = []
+    pending = list(models)
+    while pending:
+        for model in pending:
+            parents = {field.related_model for field in model._meta.concrete_fields
+                       if field.is_relation and field.related_model is not model}
+            if not parents & (set(pending) - {model}):
+                ordered.append(model)
+                pending.remove(model)
+                break
+        else:  # a cycle among them: leave it to the deferred constraints
+            ordered += pending
+            break
+    return ordered
+
+
+def _plain(value: Any) -> Any:
+    return bytes(value) if isinstance(value, memoryview) else value
+
+
+def _restore(snapshot: list[_Rows]) -> None:
+    with transaction.atomic():
+        for part in snapshot:
+            # auto_now_add fields take the time of this insert, as a real load's would
+            part.model._base_manager.bulk_create([part.model(**row) for row in part.rows])
+        statements = connection.ops.sequence_reset_sql(
+            no_style(), [part.model for part in snapshot])
+        with connection.cursor() as cursor:
+            for statement in statements:
+                cursor.execute(statement)
+
+
+def catalog_loaded(load: Callable[[], object]) -> None:
+    """The built-in benchmarks in this test's database: copied from the process's first real
+    load (`load`), or loaded for real when that cannot be used."""
+    key = _key()
+    snapshot = _SNAPSHOTS.get(key)
+    before = _counts() if snapshot is None else None
+    if snapshot is not None:
+        if not any(part.model._base_manager.exists() for part in snapshot):
+            _restore(snapshot)
+            return
+        load()
+        return
+    assert before is not None
+    load()
+    written = [model for model, count in _counts().items() if count > before[model]]
+    if any(before[model] for model in written):
+        return  # the database held some of them already: nothing to keep
+    _SNAPSHOTS[key] = [
+        _Rows(model, [{name: _plain(value) for name, value in row.items()}
+                      for row in model._base_manager.order_by("pk").values(
+                          *[field.attname for field in model._meta.concrete_fields])])
+        for model in _in_dependency_order(written)]

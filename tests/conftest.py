@@ -21,6 +21,7 @@ from django.conf import settings as django_settings
 from django.core.management import call_command
 from pytest_django.fixtures import Settings
 
+from tests.catalog_snapshot import catalog_loaded
 from tests.helpers import PROJECT_ROOT, free_port, process_group_stop
 
 # The fixture of real CIFAR-10 models scored in-process, shared by several domains' tests; the
@@ -62,8 +63,9 @@ def catalog_settings(
 @pytest.fixture
 def loaded(run_load_benchmarks: Callable[..., tuple[str, str]],
            catalog_settings: Settings) -> Settings:
-    """The built-in benchmarks loaded from their bundles, no daily quota; returns settings."""
-    run_load_benchmarks()
+    """The built-in benchmarks loaded from their bundles, no daily quota; returns settings.
+    Loaded for real once a test process, copied afterwards (tests/catalog_snapshot.py)."""
+    catalog_loaded(run_load_benchmarks)
     catalog_settings.EVALSERVER_DAILY_QUOTA = 0
     return catalog_settings
 
@@ -354,3 +356,11 @@ def browser(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
         finally:
             launched.close()
 
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The modules with a `slow` test first, each module's tests kept together and in their
+    order: pytest-xdist (`--dist loadfile`) hands out whole modules in this order, so the long
+    ones start early and the short ones fill the end, instead of one long module running alone
+    at the end while the other processes wait."""
+    slow_modules = {item.path for item in items if item.get_closest_marker("slow") is not None}
+    items.sort(key=lambda item: item.path not in slow_modules)

@@ -33,7 +33,6 @@ from dataclasses import dataclass
 from typing import cast
 
 import numpy as np
-from scipy.special import bdtr
 
 ALPHA = 0.05
 
@@ -63,6 +62,11 @@ def mcnemar_p(b: np.ndarray, c: np.ndarray) -> np.ndarray:
     c = np.asarray(c, dtype=np.int64)
     if (b < 0).any() or (c < 0).any():
         raise ValueError("discordant counts must be >= 0")
+    # Imported here, not at the top: scipy.special costs about 0.3 s to import, and every web
+    # and worker process imports this module (through the significance of the boards) while
+    # few of them ever compute a p-value.
+    from scipy.special import bdtr
+
     n = b + c
     # bdtr(k, n, p) = P[X <= k], X ~ Binomial(n, p); at p = 1/2 the two tails are mirror
     # images, so the two-sided p-value is twice the smaller one.

@@ -17,6 +17,12 @@
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/lib.sh
+# Each module compiled once and its .pyc kept: an environment that forbids writing them
+# (PYTHONDONTWRITEBYTECODE, set in many container images) makes every one of the hundreds of
+# Python processes the tests start (workers, gunicorn, manage.py) compile each module it
+# imports anew, the venv's libraries included (installed without their .pyc, below), and
+# pytest rewrite every test module's asserts in each process.
+unset PYTHONDONTWRITEBYTECODE
 
 system_packages=(postgresql chromium wrk nginx-light openssl prometheus)
 [ -x .venv/bin/python ] || system_packages+=(python3-venv)

@@ -9,12 +9,14 @@ from __future__ import annotations
 import base64
 import json
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import redis
 from celery import current_app
+from celery.app.control import Inspect
 from kombu.exceptions import OperationalError as KombuOperationalError
 from kombu.transport.redis import Channel as RedisChannel
 
@@ -115,9 +117,8 @@ def worker_tasks_held(task_ids: Iterable[str], *, timeout: float = 1.0) -> froze
     if not asked:
         return frozenset()
     try:
-        with _control_connection() as connection:
-            replies = current_app.control.inspect(timeout=timeout,
-                                                  connection=connection).query_task(*asked)
+        with _inspector(timeout=timeout) as inspect:
+            replies = inspect.query_task(*asked)
     except (KombuOperationalError, redis.RedisError, OSError) as exc:
         log.warning("the workers cannot be asked which tasks they hold (%s): the sweep "
                     "waits for its long cutoffs", exc)
@@ -134,9 +135,8 @@ def worker_queues_answering(*, timeout: float = 1.0) -> frozenset[str] | None:
     `worker_tasks_held`: one broadcast of `active_queues`. Empty when no worker answers; None
     when the question cannot be sent."""
     try:
-        with _control_connection() as connection:
-            replies = current_app.control.inspect(timeout=timeout,
-                                                  connection=connection).active_queues()
+        with _inspector(timeout=timeout) as inspect:
+            replies = inspect.active_queues()
     except (KombuOperationalError, redis.RedisError, OSError) as exc:
         log.warning("the workers cannot be asked which queues they consume (%s)", exc)
         return None
@@ -148,8 +148,10 @@ def worker_queues_answering(*, timeout: float = 1.0) -> frozenset[str] | None:
     return frozenset(queues)
 
 
-def _control_connection() -> Any:
-    """A broker connection of its own for one remote-control question, closed after it.
+@contextmanager
+def _inspector(*, timeout: float) -> Iterator[Inspect]:
+    """Celery's remote control for one question, on a broker connection of its own, closed
+    after it.
 
     Not one from the app's pool: the question's reply consumer returns with a BRPOP still
     outstanding on its socket, and a pooled connection in that state is inherited by every
@@ -157,7 +159,8 @@ def _control_connection() -> Any:
     after the fork (kombu's after-fork hook) by reading that one pending answer from the
     shared socket: the first child gets it, the others wait for ever. Closing the connection
     here reads the answer once, in this process (at most the BRPOP timeout, a second)."""
-    return current_app.connection_for_write()
+    with current_app.connection_for_write() as connection:
+        yield current_app.control.inspect(timeout=timeout, connection=connection)
 
 
 def _loads(raw: bytes | str, *, delivered: bool = False) -> object:

@@ -30,15 +30,15 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         address = options["address"]
-        if address is not None and address.strip() != UNKNOWN:
+        if address is not None:
+            address = address.strip()
+        if address not in (None, UNKNOWN):
             try:
                 # written as evalserver/client_address.py writes REMOTE_ADDR
-                address = str(ipaddress.ip_address(address.strip()))
+                address = str(ipaddress.ip_address(address))
             except ValueError as exc:
                 raise CommandError(f"--address {address!r} is not an IP address "
                                    f"(nor {UNKNOWN!r})") from exc
-        elif address is not None:
-            address = UNKNOWN
         cleared = login_lockout_lift(username=options["username"], address=address,
                                      everyone=options["all"])
         self.stdout.write(f"cleared {cleared} failed-login count{'s' if cleared != 1 else ''}")

@@ -86,14 +86,13 @@ def catalog_loaded(load: Callable[[], object]) -> None:
     load (`load`), or loaded for real when that cannot be used."""
     key = _key()
     snapshot = _SNAPSHOTS.get(key)
-    before = _counts() if snapshot is None else None
     if snapshot is not None:
-        if not any(part.model._base_manager.exists() for part in snapshot):
+        if any(part.model._base_manager.exists() for part in snapshot):
+            load()  # some of its rows are there already: a copy would collide
+        else:
             _restore(snapshot)
-            return
-        load()
         return
-    assert before is not None
+    before = _counts()
     load()
     written = [model for model, count in _counts().items() if count > before[model]]
     if any(before[model] for model in written):

@@ -31,7 +31,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-# The defaults of evalserver/settings.py (EVALSERVER_INLINE_CHECK_BYTES, _TEXT_BYTES).
+# The defaults of evalserver/settings/core.py (EVALSERVER_INLINE_CHECK_BYTES, _TEXT_BYTES).
 FAST_LIMIT = 256 * 2**20
 SLOW_LIMIT = 16 * 2**20
 

@@ -70,7 +70,7 @@ case $role in
             --loglevel "${LOG_LEVEL:-INFO}" "$@"
         ;;
     beat)
-        # the schedule's last run times and the lock live in Redis (settings.py, "Beat")
+        # the schedule's last run times and the lock live in Redis (evalserver/settings/jobs.py, "Beat")
         exec celery -A evalserver beat --loglevel "${LOG_LEVEL:-INFO}" "$@"
         ;;
     ping)

@@ -1,6 +1,6 @@
 """Celery beat's scheduler (CELERY_BEAT_SCHEDULER): celery-redbeat's, so that one beat in the
-whole deployment sends the scheduled tasks, the one holding the lock in Redis (settings.py,
-"Beat").
+whole deployment sends the scheduled tasks, the one holding the lock in Redis (evalserver/settings/
+jobs.py, "Beat").
 
 `Scheduler` keeps a beat going through a Redis outage or restart, where redbeat's own exits (an
 error in its tick ends the beat, and nothing restarts it under scripts/serve.sh or

@@ -2,7 +2,7 @@
 
 Tasks are sent by name, so nothing under `leaderboard/` imports the task modules (which import
 the services). A job's task is named by its kind and variant in `settings.JOB_TASKS`
-(evalserver/settings_jobs.py), which the workers register from the registry of job kinds
+(evalserver/settings/jobs.py), which the workers register from the registry of job kinds
 (workers/jobs.py). Which queue each goes to is decided by `CELERY_TASK_ROUTES` alone
 (`send_task` applies the routes), so routing has one source of truth.
 

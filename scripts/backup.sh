@@ -7,7 +7,7 @@
 #   bash scripts/backup.sh restore FOLDER  checks FOLDER's manifest, then puts the database and
 #                                          the stored files back (stop the server first)
 #
-# Reads the server's own settings (evalserver/settings.py, with DJANGO_SETTINGS_MODULE and the
+# Reads the server's own settings (evalserver/settings/, with DJANGO_SETTINGS_MODULE and the
 # environment or .env the server runs with): DATABASE_URL, MEDIA_ROOT, EVALSERVER_CACHE_DIR and
 # EVALSERVER_STORAGE_BACKEND. PostgreSQL is dumped with pg_dump --format=custom and restored
 # with pg_restore --clean --if-exists --no-owner (PG_BIN: the folder of pg_dump and pg_restore,

@@ -3,13 +3,13 @@ time limits, by variant; their names are settings.JOB_TASKS'), its attempts sett
 Celery retries, its work and how its user's errors are stored. The rest is the same for every
 kind: the lifecycle and the sweep (leaderboard/jobs/), the runner and its tasks
 (workers/tasks.py `job_run`, registered from here; gpu ones by workers/gpu_tasks.py), the
-sending (leaderboard/queue.py `job_queue`), the beat entries (evalserver/settings_jobs.py).
+sending (leaderboard/queue.py `job_queue`), the beat entries (evalserver/settings/jobs.py).
 
 It sits above every domain (it imports their models and work functions; nothing under
 leaderboard/ imports it). tests/test_job_registry.py checks each entry is complete.
 
 Adding a kind: its model (a `ClaimedJob`) and migration, its task names and its settings in
-evalserver/settings_jobs.py, its work function in its domain (`work(job_id=, task_id=)`: writes
+evalserver/settings/jobs.py, its work function in its domain (`work(job_id=, task_id=)`: writes
 its result with `job_held`/`job_finish` in one transaction, raises for a failure), an entry
 below, and a test of its work.
 

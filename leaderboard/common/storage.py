@@ -2,7 +2,7 @@
 
 Uploads, checkpoints, the compact prediction arrays and the compiled label-set versions live
 in the storage that `STORAGES["default"]` names (EVALSERVER_STORAGE_BACKEND in
-evalserver/settings.py): a folder under MEDIA_ROOT by default, S3 through django-storages by
+evalserver/settings/core.py): a folder under MEDIA_ROOT by default, S3 through django-storages by
 changing that setting. Nothing else in the project builds a path into the store.
 
 Most readers need only a file object (`storage.open`, `FieldFile.open`; NumPy reads .npz from

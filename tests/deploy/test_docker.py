@@ -51,10 +51,10 @@ def _example() -> dict[str, tuple[str, bool]]:
 
 
 def _settings_variables() -> set[str]:
-    """Every variable evalserver/settings.py (and settings_jobs.py and
-    settings_notifications.py, parts of it) reads through its env helper."""
-    trees = [ast.parse((PROJECT_ROOT / "evalserver" / name).read_text())
-             for name in ("settings.py", "settings_jobs.py", "settings_notifications.py")]
+    """Every variable the settings package (evalserver/settings/) reads through its env
+    helper."""
+    trees = [ast.parse(path.read_text())
+             for path in sorted((PROJECT_ROOT / "evalserver" / "settings").glob("*.py"))]
     return {node.args[0].value for tree in trees for node in ast.walk(tree)
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
             and isinstance(node.func.value, ast.Name) and node.func.value.id == "env"

@@ -1,7 +1,8 @@
-"""Django settings, read from environment variables (and a `.env` file at the project root,
-when there is one; real environment variables win). docs/operators/settings.md lists them.
+"""Django's own settings and the server's: https, metrics, the database, files and data,
+uploads, checkpoints, logins, rate limits, the applications and the API. Part of the settings
+package (evalserver/settings/__init__.py): import `django.conf.settings`, never this module.
 
-A bad value stops the process with a message naming the variable: see `evalserver.env`.
+docs/operators/settings.md lists the variables.
 """
 
 from __future__ import annotations
@@ -10,19 +11,10 @@ import importlib.util
 from pathlib import Path
 from typing import Any
 
-import environ
-
-from evalserver.env import REQUIRED, EnvReader
-
-BASE_DIR = Path(__file__).resolve().parent.parent
-
-if (BASE_DIR / ".env").is_file():
-    environ.Env.read_env(BASE_DIR / ".env")
-
-env: EnvReader = EnvReader(BASE_DIR)
+from evalserver.env import REQUIRED
+from evalserver.settings.environment import BASE_DIR, DEBUG, REDIS_URL, env
 
 # -- core ---------------------------------------------------------------------------------
-DEBUG: bool = env.get_bool("DEBUG", False)
 SECRET_KEY: str = env.get_str(
     "SECRET_KEY",
     "django-insecure-development-only-key-never-use-in-production" if DEBUG else REQUIRED,
@@ -85,8 +77,6 @@ DATABASES = {
     "default": env.get_db("DATABASE_URL", f"sqlite:///{BASE_DIR / 'var' / 'db.sqlite3'}"),
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
-
-REDIS_URL: str = env.get_redis_url("REDIS_URL", "redis://127.0.0.1:6379/0")
 
 # -- files ----------------------------------------------------------------------------------
 MEDIA_ROOT: Path = env.get_path("MEDIA_ROOT", BASE_DIR / "var" / "media")
@@ -165,7 +155,7 @@ EVALSERVER_FAILED_FILES_RETENTION_DAYS: int = env.get_int(
 # Submissions one user may make per benchmark in any 24 hours (guards the test labels
 # against adaptive overfitting); 0 turns the quota off.
 EVALSERVER_DAILY_QUOTA: int = env.get_int("EVALSERVER_DAILY_QUOTA", 10, min_value=0)
-# (The time limits and attempts of scoring and of the other jobs: evalserver/settings_jobs.py.)
+# (The time limits and attempts of scoring and of the other jobs: evalserver/settings/jobs.py.)
 # A scoring or re-scoring refreshes the boards' significance (rank_ub) this many seconds after
 # it commits, once for a burst of scorings (leaderboard/submissions/significance.py); 0: at once,
 # one refresh queued until it starts (it covers every scoring committed before then).
@@ -355,7 +345,6 @@ LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "home"
 
 LANGUAGE_CODE = "en-us"
-TIME_ZONE: str = "UTC"
 USE_I18N = True
 USE_TZ = True
 
@@ -367,7 +356,7 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env.get_str("LOG_LEVEL", "INFO").upper()},
 }
 
-# -- caches (Celery's settings, read by evalserver/celery.py: evalserver/settings_jobs.py) ------
+# -- caches (Celery's settings, read by evalserver/celery.py: evalserver/settings/jobs.py) -----
 # `default` stays in each process (rendered leaderboards keyed by generation: see
 # leaderboard/presentation/caching.py); `throttle` is shared through Redis, so that every web
 # process counts the same failed logins and the same requests of the rate limits.
@@ -377,24 +366,3 @@ CACHES = {
                  "LOCATION": REDIS_URL, "KEY_PREFIX": "evalserver-throttle",
                  "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1}},
 }
-
-# The jobs a worker claims, and Celery (it reads env, REDIS_URL and TIME_ZONE from above).
-from evalserver.settings_jobs import *  # noqa: E402,F403
-from evalserver.settings_notifications import *  # noqa: E402,F403
-
-env.check()
-
-# Django checks that the folder of temporary upload files exists (files.E001): made at start.
-EVALSERVER_UPLOAD_TEMP_DIR.mkdir(parents=True, exist_ok=True)
-
-# SQLite needs the folder of its file to exist.
-if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    _sqlite_name = str(DATABASES["default"]["NAME"])
-    if _sqlite_name != ":memory:" and not _sqlite_name.startswith("file:"):
-        Path(_sqlite_name).parent.mkdir(parents=True, exist_ok=True)
-    # Web and worker processes write concurrently: a transaction takes the write lock when it
-    # begins and waits up to 20 s for it, instead of failing at once with "database is locked"
-    # when a read inside it would have to be upgraded to a write.
-    _sqlite_options = DATABASES["default"].setdefault("OPTIONS", {})
-    _sqlite_options.setdefault("transaction_mode", "IMMEDIATE")
-    _sqlite_options.setdefault("timeout", 20)

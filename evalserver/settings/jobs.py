@@ -1,7 +1,6 @@
 """The settings of the jobs a worker claims and of Celery (evalserver/celery.py reads those
-starting with CELERY_). Part of evalserver/settings.py, which star-imports this module where
-the Celery block stood, once `env`, `REDIS_URL` and `TIME_ZONE` are set there: import the
-settings, never this module (it reads them from the settings module being loaded).
+starting with CELERY_). Part of the settings package (evalserver/settings/__init__.py): import
+`django.conf.settings`, never this module.
 
 docs/operators/settings.md lists the variables.
 """
@@ -13,7 +12,7 @@ from typing import Any
 
 from kombu import Queue
 
-from evalserver.settings import REDIS_URL, TIME_ZONE, env
+from evalserver.settings.environment import REDIS_URL, TIME_ZONE, env
 
 # -- the kinds of job -------------------------------------------------------------------------
 # Each kind's tasks by variant (a submission's or an audit's `kind`; "" for a kind with one
@@ -85,7 +84,7 @@ EVALSERVER_BUNDLE_MAX_ATTEMPTS: int = env.get_int(
     "EVALSERVER_BUNDLE_MAX_ATTEMPTS",
     _scoring_max_attempts_for("EVALSERVER_BUNDLE_MAX_ATTEMPTS"), min_value=1)
 # A notification's tries: a failed one is sent again later (EVALSERVER_NOTIFY_BACKOFF_MS, then
-# twice that, four times...) until this many (evalserver/settings_notifications.py).
+# twice that, four times...) until this many (evalserver/settings/notifications.py).
 EVALSERVER_NOTIFY_MAX_ATTEMPTS: int = env.get_int("EVALSERVER_NOTIFY_MAX_ATTEMPTS", 6, min_value=1)
 
 # The sweep (leaderboard/jobs/sweep.py) runs this often for each kind. A job queued this window

@@ -1,13 +1,14 @@
 """The settings of notifications (leaderboard/notifications/) and of the email they send. Part
-of evalserver/settings.py, which star-imports this module once `env` and `DEBUG` are set there:
-import the settings, never this module.
+of the settings package (evalserver/settings/__init__.py): import `django.conf.settings`, never
+this module.
 
 docs/operators/settings.md lists the variables.
 """
 
 from __future__ import annotations
 
-from evalserver.settings import DEBUG, EVALSERVER_NOTIFY_TIME_LIMIT, env
+from evalserver.settings.environment import DEBUG, env
+from evalserver.settings.jobs import EVALSERVER_NOTIFY_TIME_LIMIT
 
 # -- email (sent by a worker only, never in a request) ------------------------------------------
 # The console backend prints mail in development (DEBUG=true); SMTP otherwise, with the host

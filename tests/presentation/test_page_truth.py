@@ -35,7 +35,7 @@ from tests.demo_truth import (
 )
 from tests.pages import leaderboard_table
 
-# the benchmarks with one demo model each (leaderboard/submissions/demo.py)
+# the benchmarks with one demo model each (leaderboard/demo/seeding.py)
 ONE_MODEL_BENCHMARKS = ("20news", "caltech256", "cifar100", "imagenet", "imdb", "mnist")
 
 
@@ -320,7 +320,7 @@ def test_it_says_what_the_plots_of_a_one_model_or_hidden_benchmark_show(
     demo: None, client: Client, data_dir: Path,
 ) -> None:
     text = page_text(page_get(client, "/benchmarks/imagenet/plots/"))
-    # one demo model on ImageNet (leaderboard/submissions/demo.py)
+    # one demo model on ImageNet (leaderboard/demo/seeding.py)
     assert "0 swapped pairs among 1 model · 0 moved up · 0 moved down · 1 kept their rank" \
         in text
     assert "Data table (1 submission)" in text

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from pytest_django.fixtures import Settings
 
-from leaderboard.submissions.demo import demo_user_get_or_create
+from leaderboard.demo.seeding import demo_user_get_or_create
 from leaderboard.submissions.models import Submission, SubmissionFile
 from leaderboard.submissions.selectors import submission_scores
 from tests.submissions.demo_seeding import seed_demo

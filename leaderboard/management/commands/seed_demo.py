@@ -1,6 +1,6 @@
 """`python manage.py seed_demo`: submit the demo models (real published predictions) as the
 user `demo`, so a fresh server has a leaderboard. The work is
-`leaderboard.submissions.demo.demo_seed`.
+`leaderboard.demo.seeding.demo_seed`.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from leaderboard.submissions.demo import demo_seed, demo_submissions, demo_submissions_wait
-from leaderboard.submissions.demo_hidden import hidden_demo_seed
+from leaderboard.demo.hidden import hidden_demo_seed
+from leaderboard.demo.seeding import demo_seed, demo_submissions, demo_submissions_wait
 from leaderboard.submissions.models import Submission
 
 

@@ -22,7 +22,7 @@ from django.contrib.auth.models import User
 
 from leaderboard.catalog.bundle_loading import benchmark_bundle_add
 from leaderboard.catalog.models import Benchmark
-from leaderboard.submissions.demo import (
+from leaderboard.demo.seeding import (
     CIFAR10_PREDICTION_FOLDERS,
     CIFAR10_PREDICTIONS,
     HIDDEN_DEMO_PARTICIPANT_PREFIX,

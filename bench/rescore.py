@@ -1,8 +1,8 @@
 """Re-scoring after a review decision, on stored ImageNet submissions.
 
     python bench/rescore.py                 # 1,000 stored submissions
-    python bench/rescore.py --quick         # 30 (what CI runs: a smoke test)
-    python bench/rescore.py --mid           # 2,000, the guard (what CI runs too)
+    python bench/rescore.py --quick         # 30: a smoke test
+    python bench/rescore.py --mid           # 2,000, the guard (what CI runs)
     python bench/rescore.py --submissions N
 
 Setup (untimed), in a throwaway SQLite database and media folder: imagenet loaded from the
@@ -180,7 +180,7 @@ def _judge(counts: dict[str, dict[str, float]], judged: bool) -> bool:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--quick", action="store_true", help="30 submissions (CI)")
+    mode.add_argument("--quick", action="store_true", help="30 submissions (a smoke test)")
     mode.add_argument("--mid", action="store_true",
                       help=f"{MID_N:,} submissions, counts judged against the budgets (CI)")
     parser.add_argument("--submissions", type=int, help="default 1000 (30 with --quick)")

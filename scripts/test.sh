@@ -204,7 +204,8 @@ background_steps \
     "benchmarks: chaos soak (quick)" ".venv/bin/python bench/chaos.py --quick"
 # The benches of one process, in a second lane beside the tests: their quick runs judge counts
 # and budgets (queries, files opened per submission), never timing, so the tests' load changes
-# no verdict; their timings here are smoke, not figures (bench/README.md). Redis database 8 is
+# no verdict; their timings here are smoke, not figures (bench/README.md). The re-scoring bench
+# runs at its "mid" size only (its guard; the quick run takes the same path). Redis database 8 is
 # theirs: the test processes take 0, 1, ... and 11-14.
 bench_redis=$(.venv/bin/python -c 'import sys, urllib.parse as u
 print(u.urlunsplit(u.urlsplit(sys.argv[1])._replace(path="/8")))' "${REDIS_URL:-redis://127.0.0.1:6379/0}")
@@ -213,7 +214,6 @@ background_steps \
     "benchmarks: bundles, compiled and added to a fresh database (quick)" "REDIS_URL=$bench_redis .venv/bin/python bench/bundle.py --quick" \
     "benchmarks: leaderboard under load (quick)" "REDIS_URL=$bench_redis .venv/bin/python bench/leaderboard.py --quick" \
     "benchmarks: leaderboard while two uploads trickle (quick)" "REDIS_URL=$bench_redis .venv/bin/python bench/slow_uploads.py --quick" \
-    "benchmarks: re-scoring after a review decision (quick)" "REDIS_URL=$bench_redis .venv/bin/python bench/rescore.py --quick" \
     "benchmarks: significance (rank_ub) after a scoring and in full (quick)" "REDIS_URL=$bench_redis .venv/bin/python bench/significance.py --quick" \
     "benchmarks: re-scoring's per-submission budgets at 2,000 submissions (mid)" "REDIS_URL=$bench_redis .venv/bin/python bench/rescore.py --mid" \
     "benchmarks: most confused classes of the about page (quick)" "REDIS_URL=$bench_redis .venv/bin/python bench/confusions.py --quick" \

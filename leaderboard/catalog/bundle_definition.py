@@ -66,10 +66,8 @@ def bundle_definition(bundle: Bundle, data: BundleData, *, source: str) -> Bundl
 
 
 def _vote_answers(ls: LabelSetDef) -> dict[str, Any]:
-    """A validated label set's params with its vote vocabulary (the answers its workers had,
-    and what each means: docs/bundles.md §5.2), which the about page states; the threshold
-    stays what the compiled set was built with."""
-    if ls.votes is None:  # only a vote file's label sets (kind `validated`) have one
-        return {}
-    return {"params": {"threshold": ls.threshold,
-                       "answers": [[key, meaning] for key, meaning in ls.votes.vocabulary]}}
+    """The params its family keeps of a label set's fields (a validated set's threshold and
+    the answers its workers had, with what each means: docs/bundles.md §5.2), which the about
+    page states; none for a family that keeps none."""
+    params = ls.fields.params()
+    return {"params": params} if params else {}

@@ -23,6 +23,7 @@ from typing import Any
 
 from workers.scoring import datasets
 from workers.scoring.bundles import BundleData, builtin_bundle, builtin_slugs
+from workers.scoring.families.corrected import ValidatedFields, vote_records
 from workers.scoring.label_set_builders import corrected_categories
 
 
@@ -47,7 +48,7 @@ def validated_errors(
     records: Iterable[datasets.MturkRecord], *, threshold: int = 3
 ) -> ValidatedErrors:
     """Validated errors and checked examples from already-read vote records (0-based
-    indices, as a bundle's vote reader returns them: `BundleData.vote_records`)."""
+    indices, as a bundle's vote reader returns them: families/corrected.py `vote_records`)."""
     if not 3 <= threshold <= 5:
         raise ValueError(f"agreement threshold must be 3, 4 or 5, got {threshold}")
     categories: dict[int, str] = {}
@@ -71,13 +72,12 @@ def load_validated_errors(
     except KeyError:
         raise ValueError(f"no human validation file for {benchmark!r}: not a built-in "
                          f"benchmark ({', '.join(builtin_slugs())})") from None
-    validated = next((ls for ls in bundle.label_sets
-                      if ls.kind == "validated" and ls.example_set == bundle.main_example_set),
-                     None)
+    validated = next((ls for ls in bundle.label_sets if isinstance(ls.fields, ValidatedFields)
+                      and ls.example_set == bundle.main_example_set), None)
     if validated is None:
         raise ValueError(f"no human validation file for {benchmark!r}: its bundle has no "
                          "validated label set")
-    records = BundleData(bundle, data_dir=Path(data_dir)).vote_records(validated.slug)
+    records = vote_records(BundleData(bundle, data_dir=Path(data_dir)), validated)
     return validated_errors(records, threshold=threshold)
 
 

@@ -34,7 +34,7 @@ def test_it_reads_the_manifest_facts(tmp_path: Path) -> None:
         ("toy-test", "original", ("real",))
     assert [ls.slug for ls in bundle.label_sets] == \
         ["original", "corrected", "corrected-t4", "real", "humans", "new"]
-    assert [(ls.name, ls.threshold) for ls in bundle.label_sets[1:3]] == \
+    assert [(ls.name, ls.fields.params()["threshold"]) for ls in bundle.label_sets[1:3]] == \
         [("Corrected (t=3)", 3), ("Corrected (t=4)", 4)]
     assert [ls.example_set for ls in bundle.label_sets] == ["toy-test"] * 5 + ["toy-new"]
     assert bundle.root(NOWHERE) == tmp_path

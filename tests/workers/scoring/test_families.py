@@ -21,7 +21,6 @@ from tests.workers.scoring.support import compile_builtin
 from workers.scoring.bundles import compile_bundle, label_set_spec_from_bundle, read_bundle
 from workers.scoring.families.base import (
     INTERVAL_METHODS,
-    MANIFEST_SHAPES,
     Citation,
     Fact,
     Family,
@@ -29,10 +28,10 @@ from workers.scoring.families.base import (
 from workers.scoring.families.registry import (
     BUNDLE_KINDS,
     FAMILIES,
-    MULTI_LAYOUTS,
+    UnknownFamilyError,
     family_for_bundle_kind,
     family_named,
-    manifest_shape,
+    layouts_of,
 )
 from workers.scoring.label_set_builders import CompiledLabelSet, evaluated_mask
 from workers.scoring.metrics import headline_hits, score_label_set, score_predictions
@@ -61,10 +60,9 @@ def test_it_declares_every_part_of_a_family(name: str) -> None:
         assert isinstance(citation, Citation), citation
         assert citation.key and citation.title and citation.authors and citation.url
         assert citation.short.strip()
-    assert family.manifest_shape in MANIFEST_SHAPES
     assert family.label_kind in LABEL_KINDS
     assert family.interval in INTERVAL_METHODS
-    for part in (family.build, family.score, family.headline_hits, family.facts,
+    for part in (family.parse, family.build, family.score, family.headline_hits, family.facts,
                  family.about_values):
         assert callable(part)
     assert family.arrays and all(isinstance(a, str) and a for a in family.arrays)
@@ -92,20 +90,21 @@ def test_it_gives_every_family_a_generic_name(name: str) -> None:
     assert not any(word in name for word in DATASET_WORDS), name
 
 
-def test_it_finds_each_family_by_its_own_bundle_kind() -> None:
-    kinds = [family.bundle_kind for family in FAMILIES.values()]
+def test_it_finds_each_family_by_its_kind_and_the_layout_that_tells_apart_a_shared_kind(
+) -> None:
+    kinds = [(family.bundle_kind, family.layout) for family in FAMILIES.values()]
     assert len(set(kinds)) == len(kinds), kinds
+    assert BUNDLE_KINDS == tuple(sorted({kind for kind, _ in kinds}))
     for family in FAMILIES.values():
-        if family.manifest_shape == "multi":
-            assert family.bundle_kind in MULTI_LAYOUTS
-            assert family_for_bundle_kind("multi", family.bundle_kind) is family
+        assert family_for_bundle_kind(family.bundle_kind, family.layout) is family
+        sharing = [f for f in FAMILIES.values() if f.bundle_kind == family.bundle_kind]
+        if len(sharing) > 1:  # a shared kind: each family has its layout, none goes without
+            assert family.layout in layouts_of(family.bundle_kind)
+            with pytest.raises(UnknownFamilyError):
+                family_for_bundle_kind(family.bundle_kind)
         else:
-            assert family.bundle_kind in BUNDLE_KINDS
-            assert family_for_bundle_kind(family.bundle_kind) is family
-            assert manifest_shape(family.bundle_kind) == family.manifest_shape
-    assert set(BUNDLE_KINDS) == {"multi"} | {
-        f.bundle_kind for f in FAMILIES.values() if f.manifest_shape != "multi"}
-    assert manifest_shape("multi") == "multi"
+            assert family.layout is None and layouts_of(family.bundle_kind) == ()
+    assert layouts_of("multi") == ("human_accuracy", "real")
 
 
 def test_it_has_one_reference_family_and_distinct_plot_orders() -> None:

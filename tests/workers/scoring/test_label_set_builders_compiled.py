@@ -47,7 +47,7 @@ def test_it_loads_the_second_compile_from_the_cache_file(
         raise AssertionError("a label file was read although the cache is fresh")
 
     # the corrected family builds from the original labels and the vote records
-    monkeypatch.setattr(BundleData, "single_labels", no_read)
+    monkeypatch.setattr(BundleData, "read_labels", no_read)
     monkeypatch.setattr(BundleData, "vote_records", no_read)
     second = compile_builtin("cifar10", "corrected", data_dir=data_dir, cache_dir=tmp_path)
     assert second.content_hash == first.content_hash

@@ -67,7 +67,9 @@ def corrected_set(compiled: Compiled, data_dir: Path, bench: str,
         labelset = compiled(bench, slug)
         return dict(labelset.arrays), dict(labelset.meta)
     bundle = builtin_bundle(bench)
-    ls = dataclasses.replace(bundle.label_set("corrected"), threshold=threshold)
+    declared = bundle.label_set("corrected")
+    ls = dataclasses.replace(declared, fields=dataclasses.replace(declared.fields,
+                                                                  threshold=threshold))
     return family_named("corrected").build(BundleData(bundle, data_dir=data_dir), ls)
 
 

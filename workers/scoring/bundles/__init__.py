@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from ..families.vote_files import VoteFileDef
 from .builders import BundleData, label_set_files
 from .builtin import (
     BUILTIN_DIR,
@@ -40,7 +41,6 @@ from .model import (
     ClassesDef,
     ExampleSetDef,
     LabelSetDef,
-    VoteFileDef,
 )
 from .toml_limits import ManifestLimits
 from .zipped import ZipLimits, extract_bundle

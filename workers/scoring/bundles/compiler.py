@@ -20,18 +20,19 @@ from typing import Any
 from .. import label_set_builders as builders
 from ..catalog import BenchmarkSpec, ImageSetSpec, LabelSetSpec
 from ..families.base import Family
-from ..families.registry import family_for_bundle_kind, family_named
+from ..families.registry import family_named
 from .builders import BundleData, label_set_files, optional_source
 from .data_files import resolve
 from .errors import BundleError
 from .model import Bundle, LabelSetDef
 
-# The modules whose code decides what a compiled label set holds, besides its family's own
-# module: a change to any of them makes every cached build stale.
+# The modules whose code decides what a compiled label set holds, besides the families'
+# (all of them: a family's build may call another's, as a subset builds on the multi-label
+# annotations): a change to any of them makes every cached build stale.
 _BUILDER_MODULES = ("workers.scoring.label_set_builders", "workers.scoring.multilabel",
                     "workers.scoring.bundles.builders", "workers.scoring.bundles.votes",
                     "workers.scoring.bundles.data_files", "workers.scoring.bundles.examples",
-                    "workers.scoring.bundles.classes", "workers.scoring.families.base")
+                    "workers.scoring.bundles.classes")
 
 
 @cache
@@ -41,18 +42,23 @@ def builder_code_version(family: str) -> str:
     digest = hashlib.sha256()
     for name in (*_BUILDER_MODULES, family_named(family).build.__module__):
         digest.update(Path(str(importlib.import_module(name).__file__)).read_bytes())
+    families = Path(str(importlib.import_module("workers.scoring.families").__file__)).parent
+    for module in sorted(families.glob("*.py")):
+        digest.update(module.read_bytes())
     return digest.hexdigest()[:16]
 
+
 def family_of(ls: LabelSetDef) -> Family:
-    """The family a bundle's label set compiles to (by its kind, or its `multi` layout)."""
-    return family_for_bundle_kind(ls.kind, ls.layout)
+    """The family a bundle's label set compiles to (its manifest's kind and layout say)."""
+    return family_named(ls.family)
 
 
 def label_set_spec_from_bundle(bundle: Bundle, ls: LabelSetDef) -> LabelSetSpec:
     family = family_of(ls)
-    params: tuple[tuple[str, object], ...] = ()
-    if ls.threshold is not None:
-        params = (("threshold", ls.threshold),)
+    # the family's parameters that are plain values (the catalog's key; the rest is the
+    # bundle definition's, leaderboard/catalog/bundle_definition.py)
+    params = tuple((key, value) for key, value in ls.fields.params().items()
+                   if isinstance(value, int | float | str | bool))
     return LabelSetSpec(
         slug=ls.slug,
         benchmark=bundle.slug,
@@ -119,7 +125,7 @@ def _definition(ls: LabelSetDef) -> dict[str, Any]:
 def fingerprint(data: BundleData, ls: LabelSetDef) -> str:
     """Changes whenever the label set's definition, a source file or a builder changes."""
     bundle = data.bundle
-    related = [ls] + [bundle.label_set(s) for s in (ls.original, ls.of) if s]
+    related = [ls] + [bundle.label_set(r.slug) for r in ls.fields.references() if r.builds_on]
     parts: list[Any] = [
         builder_code_version(family_of(ls).name),
         bundle.slug,
@@ -154,7 +160,7 @@ def compile_bundle_label_set(
         if cached.is_file():
             return builders.load_compiled(cached)
     family = family_of(ls)
-    arrays, meta = family.build(data, ls)
+    arrays, meta = data.build(ls.slug)
     missing = sorted(set(family.arrays) - set(arrays))
     if missing:
         raise ValueError(f"label set {ls.slug!r}: the {family.name} builder gave no {missing}")

@@ -12,11 +12,12 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from ..families.registry import manifest_shape
+from ..families.registry import family_named
 from .bounded import LimitExceeded, bounded_check
 from .errors import BundleError
 from .fields import Table
 from .label_set_fields import parse_label_set
+from .layout import ManifestLayout
 from .model import (
     CLASS_SOURCES,
     FILE_ROOTS,
@@ -244,6 +245,7 @@ def _check_references(bundle: Bundle, *, file: str) -> None:
     example_sets = {s.slug: s for s in bundle.example_sets}
     label_sets = {s.slug: s for s in bundle.label_sets}
     citations = dict(bundle.citations)
+    layout = ManifestLayout(bundle)
 
     def refuse(field: str, message: str, code: str = "unknown_reference") -> BundleError:
         return BundleError(code, message, file=file, field=field)
@@ -264,36 +266,22 @@ def _check_references(bundle: Bundle, *, file: str) -> None:
             raise refuse(f"{field}.example_set", f"no example set {ls.example_set!r}")
         if ls.citation and ls.citation not in citations:
             raise refuse(f"{field}.citation", f"no citation {ls.citation!r} in [citations]")
-        example_set = example_sets[ls.example_set]
-        for key, target in (("original", ls.original), ("pairs_with", ls.pairs_with)):
-            if target is None:
-                continue
-            other = label_sets.get(target)
-            if other is None or other.kind != "single":
-                raise refuse(f"{field}.{key}", f"{target!r} is not a label set of kind 'single'")
-            same = other.example_set == ls.example_set
-            if same != (key == "original"):
-                where = "the same example set" if key == "original" else "another example set"
-                raise refuse(f"{field}.{key}", f"{target!r} must be on {where}", "bad_value")
-        if ls.of is not None:
-            other = label_sets.get(ls.of)
-            if other is None or other.layout != "human_accuracy":
-                raise refuse(f"{field}.of", f"{ls.of!r} is not a multi human_accuracy label set")
-        if ls.votes is not None:
-            needs = {"number": ("pattern",), "name": ("pattern", "file")}.get(ls.votes.ids)
-            if needs and example_set.naming not in needs:
-                raise refuse(
-                    f"{field}.votes.ids",
-                    f"ids {ls.votes.ids!r} need an example set named by "
-                    f"{' or '.join(needs)}, not {example_set.naming!r}",
-                    "bad_value",
-                )
-        if ls.layout == "human_accuracy" and not bundle.classes.key_field:
-            raise refuse(
-                f"{field}.layout",
-                "the human_accuracy layout names classes by key: give [classes] a key_field",
-                "bad_value",
-            )
+        for reference in ls.fields.references():
+            other = label_sets.get(reference.slug)
+            if other is None or other.family != reference.family:
+                raise refuse(f"{field}.{reference.key}",
+                             f"{reference.slug!r} is not {reference.described}")
+            if reference.same_example_set is not None and \
+                    (other.example_set == ls.example_set) != reference.same_example_set:
+                where = ("the same example set" if reference.same_example_set
+                         else "another example set")
+                raise refuse(f"{field}.{reference.key}",
+                             f"{reference.slug!r} must be on {where}", "bad_value")
+
+        def refuse_field(key: str, message: str, code: str, field: str = field) -> BundleError:
+            return refuse(f"{field}.{key}", message, code)
+
+        ls.fields.check(layout, ls.example_set, refuse_field)
     _check_hidden(bundle, file=file)
 
 
@@ -303,12 +291,12 @@ def _check_hidden(bundle: Bundle, *, file: str) -> None:
     hidden = {ls.slug for ls in bundle.label_sets if ls.hidden}
     if not hidden:
         return
-    label_sets = {s.slug: s for s in bundle.label_sets}
+    layout = ManifestLayout(bundle)
 
     def refuse(field: str, message: str) -> BundleError:
         return BundleError("bad_value", message, file=file, field=field)
 
-    if len(hidden) == len(label_sets):
+    if len(hidden) == len(bundle.label_sets):
         raise refuse("label_sets", "every label set is hidden: at least one must be public")
     if bundle.headline in hidden:
         raise refuse(
@@ -319,14 +307,13 @@ def _check_hidden(bundle: Bundle, *, file: str) -> None:
     for ls in bundle.label_sets:
         field = f"label_sets.{ls.slug}"
         if not ls.hidden:
-            for key, target in (("original", ls.original), ("pairs_with", ls.pairs_with),
-                                ("of", ls.of)):
-                if target in hidden:
+            for reference in ls.fields.references():
+                if reference.slug in hidden:
                     raise refuse(
-                        f"{field}.{key}",
-                        f"{target!r} is hidden and {ls.slug!r} is public: a public label set "
-                        "built on a hidden one would publish facts about its labels (hide "
-                        f"{ls.slug!r} too, or name a public label set)",
+                        f"{field}.{reference.key}",
+                        f"{reference.slug!r} is hidden and {ls.slug!r} is public: a public "
+                        "label set built on a hidden one would publish facts about its labels "
+                        f"(hide {ls.slug!r} too, or name a public label set)",
                     )
             continue
         if bundle.files != "bundle":
@@ -337,25 +324,25 @@ def _check_hidden(bundle: Bundle, *, file: str) -> None:
                 "are listed in data-sources.toml and fetched from public sources)",
             )
         split = ls.split_fraction is not None or ls.split_private is not None
-        if split and manifest_shape(ls.kind) != "labels":
+        if split and not family_named(ls.family).splittable:
             raise refuse(
                 f"{field}.split",
                 f"only a label set of one label per example can be split (kind {ls.kind!r} "
                 "scores some examples only): use a kind such as single or new_test_set",
             )
-        source = ls if ls.of is None else label_sets[ls.of]
-        if source.annotations_setting is not None:
+        setting = ls.fields.setting(layout)
+        if setting is not None:
             raise refuse(
-                f"{field}.{'annotations_setting' if ls.of is None else 'of'}",
+                f"{field}.{setting.key}",
                 f"a hidden label set's files must come with the bundle, not from the server "
-                f"setting {source.annotations_setting!r}",
+                f"setting {setting.name!r}",
             )
     # A new test set's gap is computed against the label set named `original`, whatever
     # its `pairs_with` (workers/scoring/metrics.py): a public one would publish a figure of a
     # hidden `original`.
     if "original" in hidden:
         for ls in bundle.label_sets:
-            if not ls.hidden and ls.pairs_with is not None:  # a family with a gap
+            if not ls.hidden and family_named(ls.family).gap_to_reference:
                 raise refuse(
                     f"label_sets.{ls.slug}.hidden",
                     f"'original' is hidden and {ls.slug!r} is a public new test set, whose gap "

@@ -2,8 +2,8 @@
 
 Paths are as the manifest writes them: relative, `/`-separated, resolved against the bundle's
 file root (`Bundle.files`: the data directory or the manifest's folder) when data is read.
-A validated label set declared with several thresholds is already expanded into one
-`LabelSetDef` per threshold here.
+A table that declares several label sets (a validated one with several thresholds) is
+already expanded into one `LabelSetDef` each here.
 """
 
 from __future__ import annotations
@@ -11,17 +11,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+# A label set's declaration: the generic part and its family's own fields (their home).
+from ..families.declaration import LabelSetDef
+
+__all__ = ["LabelSetDef"]
+
 MODALITIES = ("image", "text", "audio")
 FILE_ROOTS = ("data", "bundle")
 NAMINGS = ("index", "pattern", "file")
 CLASS_SOURCES = ("inline", "json_list", "folder_names", "vote_file", "records")
-VOTE_IDS = ("index", "number", "name")
-VOTE_LABELS = ("id", "name")
-# What one vote means (docs/bundles.md §5.2); "none" is an answer that names no label.
-VOTE_MEANINGS = ("original", "guessed", "both", "neither", "none")
 IMAGE_FORMATS = ("folder", "idx")
-# The built-in class-collapse map of ImageNet (Vasudevan et al. 2022, appendix G).
-BUILTIN_COLLAPSE = "imagenet-vasudevan2022"
 # How the one number per submission of a hidden label set is released (docs/metrics.md,
 # released numbers of hidden label sets).
 RELEASES = ("exact", "ladder", "parameter_free")
@@ -60,61 +59,6 @@ class ClassesDef:
     id_field: str = "cid"  # "records"
     name_field: str = "name"  # "records": a string, or a list whose first item is the name
     key_field: str | None = None  # "records": a stable key (e.g. a WordNet id)
-
-
-@dataclass(frozen=True)
-class VoteFileDef:
-    file: str
-    vocabulary: tuple[tuple[str, str], ...]  # (vote key, meaning), in the manifest's order
-    ids: str = "index"  # "index" | "number" | "name"
-    id_prefix: str = ""  # ids "name": stripped from each id before the lookup
-    id_suffix: str = ""  # ids "name": appended after stripping
-    labels: str = "id"  # "id" | "name"
-    id_field: str = "id"
-    given_field: str = "given_original_label"
-    guessed_field: str = "our_guessed_label"
-    votes_field: str = "mturk"
-
-    @property
-    def meanings(self) -> dict[str, str]:
-        return dict(self.vocabulary)
-
-
-@dataclass(frozen=True)
-class LabelSetDef:
-    slug: str
-    kind: str  # a bundle kind of the families' registry (families/registry.py)
-    example_set: str
-    name: str
-    description: str
-    citation: str  # a key of Bundle.citations, or "" for none
-    labels: str | None = None  # single, new_test_set
-    order: str | None = None  # single, new_test_set: JSON list, entry i names label i's example
-    original: str | None = None  # validated, multi: the slug of the single set they build on
-    votes: VoteFileDef | None = None  # validated
-    threshold: int | None = None  # validated (one per expanded label set)
-    layout: str | None = None  # multi: "real" | "human_accuracy"
-    accepted: str | None = None  # multi real: JSON list of accepted class lists
-    judged: str | None = None  # multi real: .npz whose `info` lists the judged pairs
-    annotations: str | None = None  # multi human_accuracy: a file under the root ...
-    annotations_setting: str | None = None  # ... or a server setting naming it (optional set)
-    collapse: str | None = None  # multi human_accuracy: BUILTIN_COLLAPSE, "none" or a JSON file
-    of: str | None = None  # subset: the multi label set it lists a subset of
-    list_field: str | None = None  # subset: the annotation file's field listing the examples
-    list_file: str | None = None  # subset: or a JSON list of example names
-    probabilities: str | None = None  # soft
-    counts: str | None = None  # soft
-    pairs_with: str | None = None  # new_test_set: the label set it is compared with
-    # Hidden (docs/bundles.md §5.7): the labels are never published; one number per submission
-    # is released. None of the three changes what the label set compiles to.
-    hidden: bool = False
-    release: str = ""  # hidden: one of RELEASES (DEFAULT_RELEASE unless given); "" if public
-    step: float | None = None  # release "ladder": its step size eta; None: 3/sqrt(n)
-    # hidden, split in a public and a private part: the private part's seeded fraction, or a
-    # JSON file of its example indices (neither changes what the label set compiles to)
-    split_fraction: float | None = None
-    split_seed: int | None = None
-    split_private: str | None = None
 
 
 @dataclass(frozen=True)

@@ -16,11 +16,11 @@ from typing import Any
 import numpy as np
 
 from ..datasets import MturkRecord
+from ..families.vote_files import VoteFileDef
 from .classes import Classes
 from .data_files import read_json
 from .errors import BundleError
 from .examples import ExampleNames
-from .model import VoteFileDef
 
 # meaning -> the vote key of label_set_builders.corrected_categories
 CATEGORY_KEYS = {"original": "given", "guessed": "guessed", "both": "both", "neither": "neither"}

@@ -9,7 +9,7 @@ from ..label_set_builders import CompiledLabelSet
 from ..predictions import Predictions
 from ..stats import class_mean_record
 from .base import CLASS_MEAN_NORMAL, AboutText, Citation, Family, Figure, ScoreInputs
-from .original import single_labels_build, single_labels_hits
+from .original import label_file_parse, single_labels_build, single_labels_hits
 
 BRODERSEN2010 = Citation(
     "brodersen2010", ("Brodersen, Kay Henning", "Ong, Cheng Soon", "Stephan, Klaas Enno",
@@ -32,10 +32,11 @@ FAMILY = Family(
     name="balanced",
     title="Balanced accuracy",
     bundle_kind="balanced",
-    manifest_shape="labels",
     label_kind="single",
     arrays=("labels",),
+    parse=label_file_parse,
     build=single_labels_build,
+    splittable=True,
     score=_score,
     headline_hits=single_labels_hits,
     headline="top-1, mean over classes",

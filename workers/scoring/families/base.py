@@ -20,9 +20,9 @@ from ..hits import NovelPairs, Record
 from ..label_set_builders import CompiledLabelSet
 from ..predictions import Predictions
 from ..stats import CLASS_MEAN_CI_METHOD
+from .declaration import Built, BundleFiles, LabelSetDef, LabelSetFields, ManifestTable
 
-# A label set's arrays and its metadata, as a family's builder returns them.
-Built = tuple[dict[str, np.ndarray], dict[str, Any]]
+__all__ = ["Built", "BundleFiles", "LabelSetDef", "LabelSetFields", "ManifestTable"]
 # Example index -> the name shown for it (a file name).
 ExampleNamer = Callable[[int], str]
 
@@ -31,11 +31,6 @@ CLOPPER_PEARSON = "clopper_pearson"
 # (docs/metrics.md §1.7); its records name it in `ci_method`.
 CLASS_MEAN_NORMAL = CLASS_MEAN_CI_METHOD
 INTERVAL_METHODS = (CLOPPER_PEARSON, CLASS_MEAN_NORMAL)
-
-# How a bundle kind's table is read (docs/bundles.md §5): the fields it takes and the files
-# it names. A new family reuses one of these shapes, so the manifest reader needs no change.
-MANIFEST_SHAPES = ("labels", "validated", "multi", "subset", "soft")
-
 
 @dataclass(frozen=True)
 class ScoreInputs:
@@ -128,16 +123,18 @@ class Family:
     # Stored in LabelSet.family and in every score record; generic, never a dataset's name.
     name: str
     title: str
-    # The bundle kind it compiles from (docs/bundles.md §5), for `multi` its layout; and the
-    # shape of that kind's manifest table.
+    # The manifest's `kind` it compiles from (docs/bundles.md §5); where several families
+    # share a kind, `layout` (below) picks this one.
     bundle_kind: str
-    manifest_shape: str
     # "single" | "multi" | "soft": what one example's label is (LabelSet.kind).
     label_kind: str
     # The arrays every compiled set of the family has (scoring and review read them).
     arrays: tuple[str, ...]
-    # (BundleData, LabelSetDef) -> arrays and meta, from the bundle's files.
-    build: Callable[[Any, Any], Built]
+    # Its own fields read from its manifest table: one per label set the table declares
+    # (a table may declare variants, such as one per agreement threshold).
+    parse: Callable[[ManifestTable], Sequence[LabelSetFields]]
+    # Arrays and meta, from the bundle's files read through the typed reader.
+    build: Callable[[BundleFiles, LabelSetDef], Built]
     # The record (headline `accuracy, correct, total, ci_low, ci_high` and the family's own
     # figures) and the top-1 pairs no human judged (None where the family has no judgements).
     score: Callable[[CompiledLabelSet, Predictions, ScoreInputs], tuple[Record, NovelPairs | None]]
@@ -149,6 +146,11 @@ class Family:
     headline_label: str
     about: AboutText
     interval: str = CLOPPER_PEARSON
+    # The manifest's `layout` that picks this family among those of its `bundle_kind`.
+    layout: str | None = None
+    # One label per example on every example: a hidden one may be split in a public and a
+    # private part (docs/bundles.md §5.7).
+    splittable: bool = False
     figures: tuple[Figure, ...] = ()
     facts: Callable[[Mapping[str, Any]], list[Fact]] = _no_facts
     about_values: Callable[[Mapping[str, Any], Mapping[str, Any]], dict[str, str]] = _no_values

@@ -5,11 +5,13 @@ label is unclear pruned out (Northcutt et al. 2021; docs/metrics.md §3). Bundle
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from .. import revisions
+from ..datasets import MturkRecord
 from ..hits import NovelPairs, Record, hits_record, topk_record
 from ..label_set_builders import CompiledLabelSet, build_corrected
 from ..predictions import Predictions
@@ -24,6 +26,16 @@ from .base import (
     facts_from,
     summary_int,
 )
+from .declaration import (
+    BundleFiles,
+    BundleLayout,
+    LabelSetDef,
+    LabelSetFields,
+    ManifestTable,
+    Reference,
+    Refuse,
+)
+from .vote_files import VOTE_IDS, VOTE_LABELS, VOTE_MEANINGS, VoteFileDef
 
 NORTHCUTT2021 = Citation(
     "northcutt2021", ("Northcutt, Curtis G.", "Athalye, Anish", "Mueller, Jonas"),
@@ -31,9 +43,115 @@ NORTHCUTT2021 = Citation(
     "NeurIPS Datasets and Benchmarks Track", 2021, "https://arxiv.org/abs/2103.14749")
 
 
-def _build(data: Any, ls: Any) -> Built:
-    return build_corrected(data.single_labels(ls.original), data.vote_records(ls.slug),
-                           ls.threshold)
+# docs/metrics.md §3.1: agreement thresholds of five votes; non-errors need 3 for any of them.
+THRESHOLDS = (3, 4, 5)
+
+
+@dataclass(frozen=True)
+class ValidatedFields(LabelSetFields):
+    """The original labels it corrects, the vote file of the human validation, and the
+    agreement threshold (docs/bundles.md §5.2; one label set per threshold declared)."""
+
+    original: str
+    votes: VoteFileDef
+    threshold: int
+    first: bool = True  # the first threshold declared keeps the slug
+
+    def references(self) -> tuple[Reference, ...]:
+        return (Reference("original", self.original, "original", "a label set of kind 'single'",
+                          same_example_set=True),)
+
+    def files(self, layout: BundleLayout, example_set: str) -> tuple[str, ...]:
+        files = layout.files_of(self.original)
+        names_file = layout.names_file(example_set)
+        if self.votes.ids == "name" and names_file and names_file not in files:
+            files += (names_file,)
+        if self.votes.labels == "name" and layout.classes_file:
+            files += (layout.classes_file,)
+        return files + (self.votes.file,)
+
+    def check(self, layout: BundleLayout, example_set: str, refuse: Refuse) -> None:
+        needs = {"number": ("pattern",), "name": ("pattern", "file")}.get(self.votes.ids)
+        naming = layout.example_naming(example_set)
+        if needs and naming not in needs:
+            raise refuse("votes.ids", f"ids {self.votes.ids!r} need an example set named by "
+                         f"{' or '.join(needs)}, not {naming!r}", "bad_value")
+
+    def params(self) -> dict[str, object]:
+        # the answers its workers had and what each means, which the about page states
+        return {"threshold": self.threshold,
+                "answers": [[key, meaning] for key, meaning in self.votes.vocabulary]}
+
+    @property
+    def slug_suffix(self) -> str:
+        return "" if self.first else f"t{self.threshold}"
+
+    def named(self, text: str) -> str:
+        return text.replace("{threshold}", str(self.threshold))
+
+
+def _parse(table: ManifestTable) -> list[ValidatedFields]:
+    """A `validated` table: one label set per threshold; the first keeps the slug, the others
+    get `<slug>-t<threshold>` (ImageNet's `corrected-t4`), `{threshold}` in the name and
+    description replaced by each one's."""
+    original = table.slug("original", "original")
+    thresholds = table.int_list("thresholds", (3,))
+    if not thresholds:
+        raise table.error("bad_value", "thresholds", "declare at least one threshold")
+    for threshold in thresholds:
+        if threshold not in THRESHOLDS:
+            raise table.error(
+                "bad_value", "thresholds", f"a threshold is 3, 4 or 5 of 5 votes, got {threshold}"
+            )
+    if len(set(thresholds)) != len(thresholds):
+        raise table.error("bad_value", "thresholds", "a threshold is declared twice")
+    votes = _vote_file(table.table("votes"))
+    return [ValidatedFields(original=original, votes=votes, threshold=threshold, first=i == 0)
+            for i, threshold in enumerate(thresholds)]
+
+
+def _vote_file(table: ManifestTable) -> VoteFileDef:
+    fields: dict[str, Any] = {
+        "file": table.path("file"),
+        "ids": table.choice("ids", VOTE_IDS, "index"),
+        "labels": table.choice("labels", VOTE_LABELS, "id"),
+    }
+    if fields["ids"] == "name":
+        fields["id_prefix"] = table.string("id_prefix", "")
+        fields["id_suffix"] = table.string("id_suffix", "")
+    for key in ("id_field", "given_field", "guessed_field", "votes_field"):
+        if table.has(key):
+            fields[key] = table.string(key)
+    vocabulary = table.table("vocabulary")
+    pairs = []
+    for key in vocabulary.data:
+        pairs.append((key, vocabulary.choice(key, VOTE_MEANINGS)))
+    vocabulary.done()
+    meanings = {meaning for _, meaning in pairs}
+    for needed in ("original", "guessed"):
+        if needed not in meanings:
+            raise vocabulary.error(
+                "bad_value", "", f"no vote key means {needed!r}: the categories need one"
+            )
+    table.done()
+    return VoteFileDef(vocabulary=tuple(pairs), **fields)
+
+
+def vote_records(files: BundleFiles, ls: LabelSetDef) -> list[MturkRecord]:
+    """The vote records of a validated label set, examples as 0-based indices and labels as
+    class ids (the same for every threshold declared)."""
+    fields = ls.fields
+    assert isinstance(fields, ValidatedFields)
+    return files.vote_records(fields.votes, example_set=ls.example_set,
+                              original=files.labels_of(fields.original),
+                              field=f"label_sets.{ls.slug}.votes")
+
+
+def _build(files: BundleFiles, ls: LabelSetDef) -> Built:
+    fields = ls.fields
+    assert isinstance(fields, ValidatedFields)
+    return build_corrected(files.labels_of(fields.original), vote_records(files, ls),
+                           fields.threshold)
 
 
 def _score(ls: CompiledLabelSet, preds: Predictions,
@@ -115,9 +233,9 @@ FAMILY = Family(
     name="corrected",
     title="Corrected labels",
     bundle_kind="validated",
-    manifest_shape="validated",
     label_kind="single",
     arrays=("labels", "corrected_labels", "pruned", "correctable"),
+    parse=_parse,
     build=_build,
     score=_score,
     headline_hits=_hits,

@@ -5,16 +5,17 @@ over classes (docs/metrics.md §5). Bundle kind `multi`, layout `human_accuracy`
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 import numpy as np
 
 from .. import revisions, upgrades
-from ..datasets import imagenet_file_name
+from ..datasets import DataError, imagenet_file_name
 from ..hits import NovelPairs, Record, in_keys, judged_pairs, novel_pairs
 from ..label_set_builders import CompiledLabelSet
-from ..multilabel import organism_mask
+from ..multilabel import build_multilabel_arrays, organism_mask
 from ..predictions import Predictions
 from ..stats import class_mean_record
 from .base import (
@@ -28,6 +29,16 @@ from .base import (
     ScoreInputs,
     facts_from,
     summary_int,
+)
+from .declaration import (
+    BundleFiles,
+    BundleLayout,
+    LabelSetDef,
+    LabelSetFields,
+    ManifestTable,
+    Reference,
+    Refuse,
+    Setting,
 )
 from .real import accepted_hits
 
@@ -44,8 +55,121 @@ VASUDEVAN2022 = Citation(
     "NeurIPS", 2022, "https://arxiv.org/abs/2205.04596")
 
 
-def _build(data: Any, ls: Any) -> Built:
-    return data.human_accuracy_arrays(ls)
+# The built-in class-collapse map of ImageNet (Vasudevan et al. 2022, appendix G).
+BUILTIN_COLLAPSE = "imagenet-vasudevan2022"
+
+
+@dataclass(frozen=True)
+class HumanAccuracyFields(LabelSetFields):
+    """The original labels, the annotation file (a bundle file, or a server setting that
+    names it: it may not be redistributed) and the class-collapse map (docs/bundles.md
+    §5.3): BUILTIN_COLLAPSE, "none" or a JSON file of [accepted, also correct] pairs."""
+
+    original: str
+    annotations: str | None
+    annotations_setting: str | None
+    collapse: str
+
+    def references(self) -> tuple[Reference, ...]:
+        return (Reference("original", self.original, "original", "a label set of kind 'single'",
+                          same_example_set=True),)
+
+    def files(self, layout: BundleLayout, example_set: str) -> tuple[str, ...]:
+        files = layout.files_of(self.original)
+        files += (layout.classes_file,) if layout.classes_file else ()
+        files += (self.annotations,) if self.annotations else ()
+        return files + ((self.collapse,) if self.collapse not in ("none", BUILTIN_COLLAPSE)
+                        else ())
+
+    def setting(self, layout: BundleLayout) -> Setting | None:
+        if self.annotations_setting is None:
+            return None
+        return Setting(self.annotations_setting, "annotations_setting")
+
+    def check(self, layout: BundleLayout, example_set: str, refuse: Refuse) -> None:
+        if not layout.classes_key_field:
+            raise refuse("layout", "the human_accuracy layout names classes by key: give "
+                         "[classes] a key_field", "bad_value")
+
+
+def _parse(table: ManifestTable) -> list[HumanAccuracyFields]:
+    original = table.slug("original", "original")
+    annotations = table.path("annotations", None)
+    annotations_setting = table.string("annotations_setting", None)
+    if table.has("annotations") == table.has("annotations_setting"):
+        raise table.error("bad_value", "annotations",
+                          "give exactly one of annotations and annotations_setting")
+    collapse = table.string("collapse", "none")
+    if collapse not in (BUILTIN_COLLAPSE, "none"):
+        collapse = table.path("collapse")
+    return [HumanAccuracyFields(original=original, annotations=annotations,
+                                annotations_setting=annotations_setting, collapse=collapse)]
+
+
+def human_accuracy_arrays(files: BundleFiles, ls: LabelSetDef, *,
+                          listed: Sequence[str] | None = None, raw: Any = None) -> Built:
+    """Multi-label ImageNet (docs/metrics.md §5) from `ls`'s annotations (`raw`, when already
+    read), or with `listed` (example names) a subset of it such as ImageNet-M (§6)."""
+    fields = ls.fields
+    assert isinstance(fields, HumanAccuracyFields)
+    field = f"label_sets.{ls.slug}"
+    if files.size(ls.example_set) != 50_000 or files.num_classes != 1000:
+        raise files.error("bad_value", "the human_accuracy layout is ImageNet's: 50,000 "
+                          "validation images and 1,000 classes", field=f"{field}.layout")
+    if raw is None:
+        raw = human_accuracy_annotations(files, ls)
+    if listed is not None:
+        raw = {**raw, "imagenet_m": list(listed)} if isinstance(raw, dict) else raw
+    try:
+        arrays, meta = build_multilabel_arrays(
+            raw, original=files.labels_of(fields.original), wnids=files.class_keys or (),
+            imagenet_m=listed is not None,
+        )
+    except (DataError, AttributeError, TypeError, KeyError, ValueError, IndexError) as error:
+        raise files.error("bad_file", f"not in the human_accuracy layout: {error}",
+                          field=f"{field}.annotations") from None
+    if listed is None and fields.collapse != BUILTIN_COLLAPSE:
+        pairs = [] if fields.collapse == "none" else _collapse_pairs(files, ls, fields.collapse)
+        arrays["collapsed_keys"] = _widen(arrays["accepted_keys"], pairs, 1000)
+    return arrays, meta
+
+
+def human_accuracy_annotations(files: BundleFiles, ls: LabelSetDef) -> Any:
+    """The annotation file's JSON, from the bundle or from the file its setting names."""
+    fields = ls.fields
+    assert isinstance(fields, HumanAccuracyFields)
+    field = f"label_sets.{ls.slug}"
+    if fields.annotations:
+        return files.read_json(fields.annotations, field=f"{field}.annotations")
+    assert fields.annotations_setting is not None
+    return files.read_setting_json(fields.annotations_setting,
+                                   field=f"{field}.annotations_setting",
+                                   unset_field=f"{field}.annotations")
+
+
+def _collapse_pairs(files: BundleFiles, ls: LabelSetDef, file: str) -> list[tuple[int, int]]:
+    field = f"label_sets.{ls.slug}.collapse"
+    raw = files.read_json(file, field=field)
+    c = files.num_classes
+    if not isinstance(raw, list) or not all(
+        isinstance(p, list) and len(p) == 2
+        and all(isinstance(k, int) and not isinstance(k, bool) and 0 <= k < c for k in p)
+        for p in raw
+    ):
+        raise files.error("bad_file", f"expected a JSON list of [accepted, also correct] "
+                          f"class id pairs in 0..{c - 1}", file=file, field=field)
+    return [(a, b) for a, b in raw]
+
+
+def _widen(accepted_keys: np.ndarray, pairs: list[tuple[int, int]], c: int) -> np.ndarray:
+    """Accepted keys plus (example, b) wherever (example, a) is accepted, for each (a, b)."""
+    examples, labels = np.divmod(accepted_keys, c)
+    extra = [accepted_keys] + [examples[labels == a] * c + b for a, b in pairs]
+    return np.unique(np.concatenate(extra))
+
+
+def _build(files: BundleFiles, ls: LabelSetDef) -> Built:
+    return human_accuracy_arrays(files, ls)
 
 
 def _score(ls: CompiledLabelSet, preds: Predictions,
@@ -152,11 +276,12 @@ def export_multilabel(
 FAMILY = Family(
     name="multilabel",
     title="Multi-label annotations",
-    bundle_kind="human_accuracy",
-    manifest_shape="multi",
+    bundle_kind="multi",
+    layout="human_accuracy",
     label_kind="multi",
     arrays=("mask", "accepted_keys", "correct_keys", "unclear_keys", "wrong_keys",
             "collapsed_keys", "organism", "annotated", "original_labels"),
+    parse=_parse,
     build=_build,
     score=_score,
     headline_hits=accepted_hits,

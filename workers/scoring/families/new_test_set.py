@@ -4,22 +4,51 @@ Bundle kind `new_test_set`."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from .base import AboutText, Citation, Family, Figure
-from .original import TOP5, single_labels_build, single_labels_hits, single_labels_score
+from .declaration import ManifestTable, Reference
+from .original import (
+    TOP5,
+    LabelFileFields,
+    single_labels_build,
+    single_labels_hits,
+    single_labels_score,
+)
 
 RECHT2019 = Citation(
     "recht2019", ("Recht, Benjamin", "Roelofs, Rebecca", "Schmidt, Ludwig", "Shankar, Vaishaal"),
     "Do ImageNet Classifiers Generalize to ImageNet?", "ICML", 2019,
     "https://arxiv.org/abs/1902.10811")
 
+
+
+@dataclass(frozen=True)
+class PairedLabelFileFields(LabelFileFields):
+    """A label file, and the original test set's label set it is compared with (its gap)."""
+
+    pairs_with: str = "original"
+
+    def references(self) -> tuple[Reference, ...]:
+        return (Reference("pairs_with", self.pairs_with, "original",
+                          "a label set of kind 'single'", same_example_set=False,
+                          builds_on=False),)
+
+
+def _parse(table: ManifestTable) -> list[PairedLabelFileFields]:
+    return [PairedLabelFileFields(labels=table.path("labels"), order=table.path("order", None),
+                                  pairs_with=table.slug("pairs_with", "original"))]
+
+
 FAMILY = Family(
     name="new_test_set",
     title="New test set",
     bundle_kind="new_test_set",
-    manifest_shape="labels",
     label_kind="single",
     arrays=("labels",),
+    parse=_parse,
     build=single_labels_build,
+    splittable=True,
     score=single_labels_score,
     headline_hits=single_labels_hits,
     headline="top-1",

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -11,13 +11,35 @@ from ..hits import NovelPairs, Record, hits_record, topk_record
 from ..label_set_builders import CompiledLabelSet
 from ..predictions import Predictions
 from .base import AboutText, Built, Family, Figure, ScoreInputs
+from .declaration import BundleFiles, BundleLayout, LabelSetDef, LabelSetFields, ManifestTable
 
 TOP5 = Figure("Top-5 accuracy", ("top5",))
 
 
-def single_labels_build(data: Any, ls: Any) -> Built:
+@dataclass(frozen=True)
+class LabelFileFields(LabelSetFields):
+    """A label file (.npy, one class id per example) and, when its entries are not in the
+    example set's order, a JSON list naming each entry's example (docs/bundles.md §5.1)."""
+
+    labels: str
+    order: str | None = None
+
+    def files(self, layout: BundleLayout, example_set: str) -> tuple[str, ...]:
+        return (self.labels,) + ((self.order,) if self.order else ())
+
+
+def label_file_parse(table: ManifestTable) -> list[LabelFileFields]:
+    return [LabelFileFields(labels=table.path("labels"), order=table.path("order", None))]
+
+
+def single_labels_build(files: BundleFiles, ls: LabelSetDef) -> Built:
     """The label file's labels, in example order (a bundle's `single` or `new_test_set`)."""
-    return {"labels": data.single_labels(ls.slug)}, {}
+    fields = ls.fields
+    assert isinstance(fields, LabelFileFields)
+    prefix = f"label_sets.{ls.slug}"
+    return {"labels": files.read_labels(fields.labels, example_set=ls.example_set,
+                                        order=fields.order, labels_field=f"{prefix}.labels",
+                                        order_field=f"{prefix}.order")}, {}
 
 
 def single_labels_score(ls: CompiledLabelSet, preds: Predictions,
@@ -37,10 +59,11 @@ FAMILY = Family(
     name="original",
     title="Original labels",
     bundle_kind="single",
-    manifest_shape="labels",
     label_kind="single",
     arrays=("labels",),
+    parse=label_file_parse,
     build=single_labels_build,
+    splittable=True,
     score=single_labels_score,
     headline_hits=single_labels_hits,
     headline="top-1",

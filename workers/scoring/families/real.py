@@ -4,11 +4,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 import numpy as np
 
+from .. import label_set_builders as builders
 from .. import revisions
 from ..hits import NovelPairs, Record, hits_record, in_keys, judged_pairs, novel_pairs
 from ..label_set_builders import CompiledLabelSet
@@ -25,6 +27,14 @@ from .base import (
     facts_from,
     summary_int,
 )
+from .declaration import (
+    BundleFiles,
+    BundleLayout,
+    LabelSetDef,
+    LabelSetFields,
+    ManifestTable,
+    Reference,
+)
 
 BEYER2020 = Citation(
     "beyer2020", ("Beyer, Lucas", "Hénaff, Olivier J.", "Kolesnikov, Alexander",
@@ -33,8 +43,66 @@ BEYER2020 = Citation(
     "https://arxiv.org/abs/2006.07159")
 
 
-def _build(data: Any, ls: Any) -> Built:
-    return data.real_arrays(ls)
+@dataclass(frozen=True)
+class RealFields(LabelSetFields):
+    """The original labels, each example's accepted class list (JSON) and the judged pairs
+    (an .npz whose `info` lists (example name, class id)); docs/bundles.md §5.3."""
+
+    original: str
+    accepted: str
+    judged: str
+
+    def references(self) -> tuple[Reference, ...]:
+        return (Reference("original", self.original, "original", "a label set of kind 'single'",
+                          same_example_set=True),)
+
+    def files(self, layout: BundleLayout, example_set: str) -> tuple[str, ...]:
+        return layout.files_of(self.original) + (self.accepted, self.judged)
+
+
+def _parse(table: ManifestTable) -> list[RealFields]:
+    return [RealFields(original=table.slug("original", "original"),
+                       accepted=table.path("accepted"), judged=table.path("judged"))]
+
+
+def _build(files: BundleFiles, ls: LabelSetDef) -> Built:
+    """ReaL (docs/metrics.md §4) on any example set: accepted lists and judged pairs."""
+    fields = ls.fields
+    assert isinstance(fields, RealFields)
+    field = f"label_sets.{ls.slug}"
+    original = files.labels_of(fields.original)
+    n, c = files.size(ls.example_set), files.num_classes
+    lists = files.read_json(fields.accepted, field=f"{field}.accepted")
+    if not isinstance(lists, list) or not all(isinstance(x, list) for x in lists):
+        raise files.error("bad_file", "expected a JSON list of lists of class ids",
+                          file=fields.accepted, field=f"{field}.accepted")
+    if len(lists) != n:
+        raise files.error("length_mismatch", f"{len(lists)} lists for an example set of {n}",
+                          file=fields.accepted, field=f"{field}.accepted")
+    lengths = np.fromiter((len(x) for x in lists), dtype=np.int64, count=n)
+    flat = [k for x in lists for k in x]
+    if not all(isinstance(k, int) and not isinstance(k, bool) and 0 <= k < c for k in flat):
+        raise files.error("label_out_of_range", f"a class id outside 0..{c - 1}",
+                          file=fields.accepted, field=f"{field}.accepted")
+    examples = np.repeat(np.arange(n), lengths)
+    accepted = builders.pair_keys(examples, np.array(flat, dtype=np.int64), c)
+    info = files.read_npz_member(fields.judged, "info", field=f"{field}.judged")
+    if info.ndim != 2 or info.shape[1] != 2 or info.dtype.kind not in "US":
+        raise files.error("bad_file", "`info` must be (example name, class id) text pairs",
+                          file=fields.judged, field=f"{field}.judged")
+    rated_examples = files.example_indices(ls.example_set, info[:, 0].tolist(),
+                                           file=fields.judged, field=f"{field}.judged")
+    try:
+        rated_classes = info[:, 1].astype(np.int64)
+    except (ValueError, OverflowError):
+        raise files.error("bad_file", "a class id in `info` is not an integer",
+                          file=fields.judged, field=f"{field}.judged") from None
+    if ((rated_classes < 0) | (rated_classes >= c)).any():
+        raise files.error("label_out_of_range", f"a class id outside 0..{c - 1}",
+                          file=fields.judged, field=f"{field}.judged")
+    rated = builders.pair_keys(rated_examples, rated_classes, c)
+    return builders.real_arrays(accepted=accepted, rated=rated, rated_examples=rated_examples,
+                                original=original, num_classes=c)
 
 
 def _score(ls: CompiledLabelSet, preds: Predictions,
@@ -126,10 +194,11 @@ def export_real(real: CompiledLabelSet, _with: CompiledLabelSet | None = None,
 FAMILY = Family(
     name="real",
     title="Reassessed labels (ReaL)",
-    bundle_kind="real",
-    manifest_shape="multi",
+    bundle_kind="multi",
+    layout="real",
     label_kind="multi",
     arrays=("mask", "accepted_keys", "wrong_keys"),
+    parse=_parse,
     build=_build,
     score=_score,
     headline_hits=accepted_hits,

@@ -35,12 +35,10 @@ def _package_path() -> list[str]:
 
 
 FAMILIES: MappingProxyType[str, Family] = MappingProxyType(_discover())
-_BY_BUNDLE_KIND = {family.bundle_kind: family for family in FAMILIES.values()}
-# A bundle's `multi` label sets name their family by layout (docs/bundles.md §5.3).
-MULTI_LAYOUTS = tuple(f.bundle_kind for f in FAMILIES.values() if f.manifest_shape == "multi")
-# The bundle kinds a manifest may declare: `multi` (with a layout) and every other family's.
-BUNDLE_KINDS = tuple(sorted({"multi"} | {f.bundle_kind for f in FAMILIES.values()
-                                         if f.manifest_shape != "multi"}))
+_BY_BUNDLE_KIND = {(family.bundle_kind, family.layout): family for family in FAMILIES.values()}
+# The kinds a manifest may declare (docs/bundles.md §5), each of one family or of several
+# told apart by their `layout` (`multi`: docs/bundles.md §5.3).
+BUNDLE_KINDS = tuple(sorted({f.bundle_kind for f in FAMILIES.values()}))
 
 
 class UnknownFamilyError(LookupError):
@@ -56,18 +54,19 @@ def family_named(name: str) -> Family:
                                  f"{', '.join(FAMILIES)})") from None
 
 
+def layouts_of(kind: str) -> tuple[str, ...]:
+    """The layouts that tell apart the families of a bundle kind; () for a kind of one."""
+    return tuple(sorted(layout for k, layout in _BY_BUNDLE_KIND if k == kind and layout))
+
+
 def family_for_bundle_kind(kind: str, layout: str | None = None) -> Family:
-    """The family a bundle's label set compiles to: by its kind, or for `multi` its layout."""
-    key = layout if kind == "multi" and layout else kind
+    """The family a bundle's label set compiles to: by its kind, and its layout where the
+    kind has several."""
     try:
-        return _BY_BUNDLE_KIND[key]
+        return _BY_BUNDLE_KIND[(kind, layout if layouts_of(kind) else None)]
     except KeyError:
-        raise UnknownFamilyError(f"no label-set family for bundle kind {key!r}") from None
-
-
-def manifest_shape(kind: str) -> str:
-    """How a bundle kind's table reads (base.MANIFEST_SHAPES): `multi`, or its family's."""
-    return "multi" if kind == "multi" else family_for_bundle_kind(kind).manifest_shape
+        named = f"{kind!r}" + (f" (layout {layout!r})" if layout else "")
+        raise UnknownFamilyError(f"no label-set family for bundle kind {named}") from None
 
 
 def reference_family() -> Family:

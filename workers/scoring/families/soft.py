@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -23,6 +24,7 @@ from .base import (
     facts_from,
     summary_int,
 )
+from .declaration import BundleFiles, BundleLayout, LabelSetDef, LabelSetFields, ManifestTable
 
 PETERSON2019 = Citation(
     "peterson2019", ("Peterson, Joshua C.", "Battleday, Ruairidh M.",
@@ -31,8 +33,55 @@ PETERSON2019 = Citation(
     "https://arxiv.org/abs/1908.07086")
 
 
-def _build(data: Any, ls: Any) -> Built:
-    return data.soft_arrays(ls)
+@dataclass(frozen=True)
+class SoftFields(LabelSetFields):
+    """Probabilities per example and class, or vote counts normalised into them (.npy of
+    shape [examples, classes]); docs/bundles.md §5.5. Exactly one is given."""
+
+    probabilities: str | None = None
+    counts: str | None = None
+
+    def files(self, layout: BundleLayout, example_set: str) -> tuple[str, ...]:
+        return (self.probabilities or self.counts or "",)
+
+
+def _parse(table: ManifestTable) -> list[SoftFields]:
+    fields = SoftFields(probabilities=table.path("probabilities", None),
+                        counts=table.path("counts", None))
+    if table.has("probabilities") == table.has("counts"):
+        raise table.error("bad_value", "probabilities",
+                          "give exactly one of probabilities and counts")
+    return [fields]
+
+
+def _build(files: BundleFiles, ls: LabelSetDef) -> Built:
+    """Probabilities (or vote counts, normalised) per example and class."""
+    fields = ls.fields
+    assert isinstance(fields, SoftFields)
+    field = f"label_sets.{ls.slug}"
+    key = "probabilities" if fields.probabilities else "counts"
+    file = fields.probabilities or fields.counts
+    assert file is not None
+    values = files.read_npy(file, field=f"{field}.{key}")
+    shape = (files.size(ls.example_set), files.num_classes)
+    if values.shape != shape or values.dtype.kind not in "iuf":
+        raise files.error("length_mismatch" if values.ndim == 2 else "bad_file",
+                          f"expected numbers of shape {shape}, got {values.dtype} "
+                          f"{values.shape}", file=file, field=f"{field}.{key}")
+    values = values.astype(np.float64)
+    if not np.isfinite(values).all() or (values < 0).any():
+        raise files.error("bad_file", "has a negative, infinite or NaN entry", file=file,
+                          field=f"{field}.{key}")
+    sums = values.sum(axis=1, keepdims=True)
+    if key == "counts":
+        if (sums <= 0).any():
+            raise files.error("bad_file", "an example has no votes", file=file,
+                              field=f"{field}.counts")
+        values = values / sums
+    elif np.abs(sums - 1).max() > 1e-6:
+        raise files.error("bad_file", "a row of probabilities does not sum to 1",
+                          file=file, field=f"{field}.probabilities")
+    return {"probs": values}, {"annotated": files.size(ls.example_set)}
 
 
 def _plurality(ls: CompiledLabelSet, top1: np.ndarray) -> np.ndarray:
@@ -68,9 +117,9 @@ FAMILY = Family(
     name="soft",
     title="Soft labels",
     bundle_kind="soft",
-    manifest_shape="soft",
     label_kind="soft",
     arrays=("probs",),
+    parse=_parse,
     build=_build,
     score=_score,
     headline_hits=_hits,

@@ -5,6 +5,7 @@ docs/metrics.md §6). Bundle kind `subset`."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -15,12 +16,63 @@ from ..hits import NovelPairs, Record, hits_record, judged_pairs
 from ..label_set_builders import CompiledLabelSet
 from ..predictions import Predictions
 from .base import AboutText, Built, Fact, Family, ScoreInputs, facts_from, summary_int
-from .multilabel import VASUDEVAN2022
+from .declaration import (
+    BundleFiles,
+    BundleLayout,
+    LabelSetDef,
+    LabelSetFields,
+    ManifestTable,
+    Reference,
+    Setting,
+)
+from .multilabel import VASUDEVAN2022, human_accuracy_annotations, human_accuracy_arrays
 from .real import accepted_hits
 
 
-def _build(data: Any, ls: Any) -> Built:
-    return data.human_accuracy_arrays(ls)
+@dataclass(frozen=True)
+class SubsetFields(LabelSetFields):
+    """The multi-label set it lists a subset of, and the list: a field of that set's
+    annotation file, or a JSON list of example names (docs/bundles.md §5.4)."""
+
+    of: str
+    list_field: str | None
+    list_file: str | None
+
+    def references(self) -> tuple[Reference, ...]:
+        return (Reference("of", self.of, "multilabel", "a multi human_accuracy label set",
+                          same_example_set=None),)
+
+    def files(self, layout: BundleLayout, example_set: str) -> tuple[str, ...]:
+        return layout.files_of(self.of) + ((self.list_file,) if self.list_file else ())
+
+    def setting(self, layout: BundleLayout) -> Setting | None:
+        of = layout.setting_of(self.of)
+        return None if of is None else Setting(of.name, "of")
+
+
+def _parse(table: ManifestTable) -> list[SubsetFields]:
+    fields = SubsetFields(of=table.slug("of"), list_field=table.string("list_field", None),
+                          list_file=table.path("list_file", None))
+    if table.has("list_field") == table.has("list_file"):
+        raise table.error("bad_value", "list_field", "give exactly one of list_field and "
+                          "list_file")
+    return [fields]
+
+
+def _build(files: BundleFiles, ls: LabelSetDef) -> Built:
+    fields = ls.fields
+    assert isinstance(fields, SubsetFields)
+    of = files.definition(fields.of)
+    field = f"label_sets.{ls.slug}"
+    raw = human_accuracy_annotations(files, of)
+    if fields.list_file:
+        listed = files.read_json(fields.list_file, field=f"{field}.list_file")
+    else:
+        listed = raw.get(fields.list_field, []) if isinstance(raw, dict) else []
+    if not isinstance(listed, list) or not all(isinstance(x, str) for x in listed):
+        raise files.error("bad_file", "the subset list is not a list of example names",
+                          field=f"{field}.list_field")
+    return human_accuracy_arrays(files, of, listed=listed, raw=raw)
 
 
 def _score(ls: CompiledLabelSet, preds: Predictions,
@@ -51,9 +103,9 @@ FAMILY = Family(
     name="subset",
     title="Listed subset",
     bundle_kind="subset",
-    manifest_shape="subset",
     label_kind="multi",
     arrays=("mask", "accepted_keys", "correct_keys", "unclear_keys", "wrong_keys"),
+    parse=_parse,
     build=_build,
     score=_score,
     headline_hits=accepted_hits,

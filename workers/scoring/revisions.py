@@ -4,8 +4,8 @@ Every function is pure: it reads a compiled label set (read-only arrays) and ret
 one made with `label_set_builders.make_compiled`; the parent is never modified.
 
 - `apply_verdicts`: novel-prediction review (docs/metrics.md §11), with the `revise` step of
-  the family (`revise_real`, `revise_multilabel`, `revise_subset`): each reviewable family
-  (workers/scoring/families) names its own. Pair keys are `example * num_classes + class`
+  the family: each reviewable family (workers/scoring/families) defines its own beside its
+  build (real.py, multilabel.py, subset.py). Pair keys are `example * num_classes + class`
   (sorted, unique int64).
 - `apply_ground_truth`: ground-truth review (Northcutt et al.) on a corrected set.
 
@@ -37,7 +37,6 @@ from .label_set_builders import (
     corrected_categories,
     make_compiled,
 )
-from .multilabel import collapse_keys
 
 VerdictKind = Literal["correct", "wrong", "unclear"]
 VERDICTS: tuple[VerdictKind, ...] = ("correct", "wrong", "unclear")
@@ -94,7 +93,7 @@ def _keys(values: Iterable[int]) -> np.ndarray:
     return np.unique(np.fromiter(values, dtype=np.int64))
 
 
-def _replace(keys: np.ndarray, touched: np.ndarray, added: np.ndarray) -> np.ndarray:
+def keys_replace(keys: np.ndarray, touched: np.ndarray, added: np.ndarray) -> np.ndarray:
     """Sorted unique keys: `keys` without the touched pairs, plus `added`.
 
     A version's key lists are sorted and unique (every builder and this function make them
@@ -170,111 +169,6 @@ def apply_verdicts(parent: CompiledLabelSet, verdicts: Sequence[Verdict], *,
         "problematic": sum(1 for v in verdicts if v.problematic),
     }
     return make_compiled(_fields(parent), arrays, meta)
-
-
-def _revise_lists(parent: CompiledLabelSet, touched: np.ndarray,
-                  by_kind: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """A multi-label set's arrays with each touched pair moved to its verdict's list."""
-    a = parent.arrays
-    correct = _replace(a["correct_keys"], touched, by_kind["correct"])
-    unclear = _replace(a["unclear_keys"], touched, by_kind["unclear"])
-    wrong = _replace(a["wrong_keys"], touched, by_kind["wrong"])
-    accepted = np.union1d(correct, unclear).astype(np.int64)
-    arrays = dict(a)
-    arrays.update(correct_keys=correct, unclear_keys=unclear, wrong_keys=wrong,
-                  accepted_keys=accepted)
-    return arrays
-
-
-def revise_subset(
-    parent: CompiledLabelSet,
-    touched: np.ndarray,
-    by_kind: Mapping[str, np.ndarray],
-    examples: np.ndarray,
-    flagged: np.ndarray,
-) -> Revised:
-    """A listed subset (ImageNet-M): the list is fixed, so its mask ignores `problematic`,
-    and, as the builder, it keeps only its listed examples' judgements."""
-    require_arrays(parent, ["mask", "correct_keys", "unclear_keys", "wrong_keys"])
-    arrays = _revise_lists(parent, touched, by_kind)
-    mask = parent.arrays["mask"]
-    for name in ("correct_keys", "unclear_keys", "wrong_keys", "accepted_keys"):
-        keys = arrays[name]
-        arrays[name] = keys[mask[keys // parent.num_classes]]
-    meta = dict(parent.meta)
-    meta["included"] = int(mask.sum())
-    return arrays, meta
-
-
-def revise_multilabel(
-    parent: CompiledLabelSet,
-    touched: np.ndarray,
-    by_kind: Mapping[str, np.ndarray],
-    examples: np.ndarray,
-    flagged: np.ndarray,
-) -> Revised:
-    a = parent.arrays
-    require_arrays(parent, ["mask", "correct_keys", "unclear_keys", "wrong_keys", "annotated",
-                      "organism", "original_labels"])
-    arrays = _revise_lists(parent, touched, by_kind)
-    meta = dict(parent.meta)
-    arrays["collapsed_keys"] = collapse_keys(arrays["accepted_keys"])
-    # As the builder: included = annotated minus problematic. A judged example is annotated
-    # (a file with the verdict in it gives it an initial_annots entry); an example excluded
-    # as problematic stays excluded.
-    annotated = a["annotated"].copy()
-    problematic = annotated & ~a["mask"]
-    annotated[touched // parent.num_classes] = True
-    problematic[flagged] = True
-    mask = a["mask"].copy()
-    mask[examples] = annotated[examples] & ~problematic[examples]
-    arrays.update(mask=mask, annotated=annotated)
-    meta.update(
-        annotated=int(annotated.sum()),
-        problematic=int((annotated & ~mask).sum()),
-        included=int(mask.sum()),
-        organism_included=int((mask & a["organism"]).sum()),
-    )
-    return arrays, meta
-
-
-def revise_real(
-    parent: CompiledLabelSet,
-    touched: np.ndarray,
-    by_kind: Mapping[str, np.ndarray],
-    examples: np.ndarray,
-    flagged: np.ndarray,
-) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-    a = parent.arrays
-    require_arrays(parent, ["mask", "accepted_keys", "wrong_keys"])
-    n, c = parent.size, parent.num_classes
-    accepted = _replace(a["accepted_keys"], touched, by_kind["correct"])
-    # ReaL counts only accepted labels as correct. An unclear pair has been judged and not
-    # accepted, so it goes to the wrong list: a miss when predicted, and no longer novel.
-    wrong = _replace(a["wrong_keys"], touched, np.union1d(by_kind["wrong"], by_kind["unclear"]))
-    problematic = a["problematic"].copy() if "problematic" in a else np.zeros(n, dtype=bool)
-    problematic[flagged] = True
-    # Included = a non-empty ReaL list (as real.json: an empty list excludes the image) and
-    # not flagged problematic. Recomputed for touched examples only: a correct verdict
-    # includes an example whose list was empty, a wrong verdict on its last accepted label
-    # excludes it, and an example flagged problematic is never included again.
-    has_label = np.zeros(n, dtype=bool)
-    has_label[accepted // c] = True
-    mask = a["mask"].copy()
-    mask[examples] = has_label[examples] & ~problematic[examples]
-    arrays = dict(a)
-    arrays.update(mask=mask, accepted_keys=accepted, wrong_keys=wrong)
-    meta = dict(parent.meta)
-    meta.update(
-        included=int(mask.sum()),
-        excluded=int(n - mask.sum()),
-        accepted_pairs=int(accepted.size),
-        wrong_pairs=int(wrong.size),
-    )
-    if problematic.any():
-        arrays["problematic"] = problematic
-        meta["problematic"] = int(problematic.sum())
-    return arrays, meta
 
 
 # ---------------------------------------------------------------- ground-truth review

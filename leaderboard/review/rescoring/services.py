@@ -50,7 +50,6 @@ from leaderboard.submissions.releases.services import releases_replay
 from leaderboard.submissions.services import scores_copy, scores_upsert
 from leaderboard.submissions.significance import board_significance_schedule
 from workers.scoring import label_set_builders
-from workers.scoring.families import real
 from workers.scoring.families.registry import family_named, missing_arrays
 from workers.scoring.label_set_builders import CompiledLabelSet
 from workers.scoring.significance import unpack_hits
@@ -213,13 +212,14 @@ def _rescore_incrementally(version: LabelSetVersion) -> int | None:
 
 def _rescore_revised(version: LabelSetVersion, old: CompiledLabelSet, new: CompiledLabelSet,
                      examples: np.ndarray, tops: dict[int, np.ndarray]) -> bool:
-    """The moved submissions' scores on a ReaL version made by review decisions, from their
-    parent's and their top-k at the changed examples (families/real.py `revised_record`,
-    exactly what scoring their stored files gives) instead of from each stored file; False
-    (nothing written) where that does not apply: another family, a version whose novel pairs
-    must be recorded as items (`_rescore_rows`), a parent score stored without its hits."""
+    """The moved submissions' scores on a version made by review decisions, from their
+    parent's and their top-k at the changed examples (the family's `revised_record`, exactly
+    what scoring their stored files gives) instead of from each stored file; False (nothing
+    written) where that does not apply: a family without one, a version whose novel pairs must
+    be recorded as items (`_rescore_rows`), a parent score stored without its hits."""
     label_set = version.label_set
-    if new.family != "real" or (label_set.reviewable and "settled" not in version.summary):
+    revised_record = family_named(new.family).revised_record
+    if revised_record is None or (label_set.reviewable and "settled" not in version.summary):
         return False
     stored = {submission_id: (record, bits) for submission_id, record, bits in
               Score.with_hidden.filter(label_set_version=version.parent_id,
@@ -232,7 +232,7 @@ def _rescore_revised(version: LabelSetVersion, old: CompiledLabelSet, new: Compi
     hits: dict[int, np.ndarray] = {}
     for submission_id, top in tops.items():
         record, bits = stored[submission_id]
-        records[submission_id], hits[submission_id] = real.revised_record(
+        records[submission_id], hits[submission_id] = revised_record(
             old, new, record, unpack_hits(bytes(bits), size), examples, top)
         if len(records) == RESCORE_CHUNK:
             scores_upsert(version=version, records=records, hits=hits)

@@ -6,6 +6,7 @@ withdrawn submission and a top-1-only one among them."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ from leaderboard.submissions.models import Score, Submission, SubmissionFile
 from tests.review.conftest import resnet50_top1, submit_imagenet
 from workers.scoring import revisions
 from workers.scoring.compact import compact_member_names, npz_member_rows
-from workers.scoring.families import real as real_family
+from workers.scoring.families.registry import family_named
 
 pytestmark = pytest.mark.django_db
 
@@ -102,13 +103,17 @@ def test_it_rescores_from_the_index_exactly_as_a_full_rescore(
     submission_withdraw(submission=subs[narrow], user=subs[narrow].owner)
 
     revised: list[int] = []
+    real_family = family_named("real")
     real_revised = real_family.revised_record
+    assert real_revised is not None
 
     def counted_revised(*args: Any) -> Any:
         revised.append(1)
         return real_revised(*args)
 
-    monkeypatch.setattr(real_family, "revised_record", counted_revised)
+    counting = dataclasses.replace(real_family, revised_record=counted_revised)
+    monkeypatch.setattr(rescoring, "family_named",
+                        lambda name: counting if name == real_family.name else family_named(name))
 
     def check(version: LabelSetVersion, count: int) -> None:
         before = len(revised)

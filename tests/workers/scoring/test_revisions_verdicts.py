@@ -23,7 +23,7 @@ from workers.scoring.label_set_builders import CompiledLabelSet, make_compiled
 from workers.scoring.metrics import score_label_set
 from workers.scoring.multilabel import collapse_keys
 from workers.scoring.predictions import Predictions
-from workers.scoring.revisions import Verdict, _replace
+from workers.scoring.revisions import Verdict, keys_replace
 
 # ---------------------------------------------------------------- hand-made multi-label sets
 
@@ -289,7 +289,7 @@ def test_it_replaces_keys_as_the_set_difference_then_the_union(
     sorted unique list (every version's) and on any other (the general path)."""
     given_keys = np.unique(keys) if sorted_unique else np.array(keys, dtype=np.int64)
     expected = sorted((set(keys) - set(touched)) | set(added))
-    replaced = _replace(given_keys, np.array(touched, dtype=np.int64),
+    replaced = keys_replace(given_keys, np.array(touched, dtype=np.int64),
                         np.array(added, dtype=np.int64))
     assert replaced.dtype == np.int64
     assert replaced.tolist() == expected

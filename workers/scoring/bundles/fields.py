@@ -144,6 +144,14 @@ class Table:
                 )
         return tuple(values)
 
+    def path_list(self, key: str, default: Any = _MISSING) -> Any:
+        """An array of paths the manifest may name (each checked as `path` checks one)."""
+        values = self.str_list(key, default)
+        if values is None:
+            return None
+        return tuple(check_relative_path(value, file=self.file, field=f"{self.field(key)}[{i}]")
+                     for i, value in enumerate(values))
+
     def int_list(self, key: str, default: Any = _MISSING) -> Any:
         values = self._get(key, default, list, "an array of integers")
         if values is None:

@@ -176,6 +176,12 @@ class Family:
     # is the current set of the family named `export_with`, or None.
     export: Callable[[CompiledLabelSet, CompiledLabelSet | None, Sequence[str]], Any] | None = None
     export_with: str | None = None
+    # A submission's record and headline hits on a version that review decisions made from
+    # its parent (which differs only in how some pairs are judged), from those on the parent
+    # and its top-k at the changed examples: exactly what scoring its stored file gives. None:
+    # such a version is scored from the stored files.
+    revised_record: Callable[[CompiledLabelSet, CompiledLabelSet, Record, np.ndarray,
+                              np.ndarray, np.ndarray], tuple[Record, np.ndarray]] | None = None
     # Arrays an older builder did not write and `upgrade` can add from the original labels.
     upgrade: Callable[[CompiledLabelSet, np.ndarray], CompiledLabelSet] | None = None
 

@@ -15,7 +15,7 @@ from .. import revisions, upgrades
 from ..datasets import DataError, imagenet_file_name
 from ..hits import NovelPairs, Record, in_keys, judged_pairs, novel_pairs
 from ..label_set_builders import CompiledLabelSet
-from ..multilabel import build_multilabel_arrays, organism_mask
+from ..multilabel import build_multilabel_arrays, collapse_keys, organism_mask
 from ..predictions import Predictions
 from ..stats import class_mean_record
 from .base import (
@@ -273,6 +273,52 @@ def export_multilabel(
     return out
 
 
+def revise_lists(parent: CompiledLabelSet, touched: np.ndarray,
+                  by_kind: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """A multi-label set's arrays with each touched pair moved to its verdict's list."""
+    a = parent.arrays
+    correct = revisions.keys_replace(a["correct_keys"], touched, by_kind["correct"])
+    unclear = revisions.keys_replace(a["unclear_keys"], touched, by_kind["unclear"])
+    wrong = revisions.keys_replace(a["wrong_keys"], touched, by_kind["wrong"])
+    accepted = np.union1d(correct, unclear).astype(np.int64)
+    arrays = dict(a)
+    arrays.update(correct_keys=correct, unclear_keys=unclear, wrong_keys=wrong,
+                  accepted_keys=accepted)
+    return arrays
+
+
+def revise_multilabel(
+    parent: CompiledLabelSet,
+    touched: np.ndarray,
+    by_kind: Mapping[str, np.ndarray],
+    examples: np.ndarray,
+    flagged: np.ndarray,
+) -> revisions.Revised:
+    a = parent.arrays
+    revisions.require_arrays(parent, ["mask", "correct_keys", "unclear_keys", "wrong_keys",
+                                      "annotated", "organism", "original_labels"])
+    arrays = revise_lists(parent, touched, by_kind)
+    meta = dict(parent.meta)
+    arrays["collapsed_keys"] = collapse_keys(arrays["accepted_keys"])
+    # As the builder: included = annotated minus problematic. A judged example is annotated
+    # (a file with the verdict in it gives it an initial_annots entry); an example excluded
+    # as problematic stays excluded.
+    annotated = a["annotated"].copy()
+    problematic = annotated & ~a["mask"]
+    annotated[touched // parent.num_classes] = True
+    problematic[flagged] = True
+    mask = a["mask"].copy()
+    mask[examples] = annotated[examples] & ~problematic[examples]
+    arrays.update(mask=mask, annotated=annotated)
+    meta.update(
+        annotated=int(annotated.sum()),
+        problematic=int((annotated & ~mask).sum()),
+        included=int(mask.sum()),
+        organism_included=int((mask & a["organism"]).sum()),
+    )
+    return arrays, meta
+
+
 FAMILY = Family(
     name="multilabel",
     title="Multi-label annotations",
@@ -295,7 +341,7 @@ FAMILY = Family(
              Figure("Object classes", ("object",))),
     facts=_facts,
     plot_order=2,
-    apply_verdicts=partial(revisions.apply_verdicts, revise=revisions.revise_multilabel),
+    apply_verdicts=partial(revisions.apply_verdicts, revise=revise_multilabel),
     verdicts_need_annotation=True,
     export=export_multilabel,
     export_with="subset",

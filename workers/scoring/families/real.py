@@ -191,6 +191,46 @@ def export_real(real: CompiledLabelSet, _with: CompiledLabelSet | None = None,
     return out
 
 
+def revise_real(
+    parent: CompiledLabelSet,
+    touched: np.ndarray,
+    by_kind: Mapping[str, np.ndarray],
+    examples: np.ndarray,
+    flagged: np.ndarray,
+) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    a = parent.arrays
+    revisions.require_arrays(parent, ["mask", "accepted_keys", "wrong_keys"])
+    n, c = parent.size, parent.num_classes
+    accepted = revisions.keys_replace(a["accepted_keys"], touched, by_kind["correct"])
+    # ReaL counts only accepted labels as correct. An unclear pair has been judged and not
+    # accepted, so it goes to the wrong list: a miss when predicted, and no longer novel.
+    wrong = revisions.keys_replace(a["wrong_keys"], touched,
+                                   np.union1d(by_kind["wrong"], by_kind["unclear"]))
+    problematic = a["problematic"].copy() if "problematic" in a else np.zeros(n, dtype=bool)
+    problematic[flagged] = True
+    # Included = a non-empty ReaL list (as real.json: an empty list excludes the image) and
+    # not flagged problematic. Recomputed for touched examples only: a correct verdict
+    # includes an example whose list was empty, a wrong verdict on its last accepted label
+    # excludes it, and an example flagged problematic is never included again.
+    has_label = np.zeros(n, dtype=bool)
+    has_label[accepted // c] = True
+    mask = a["mask"].copy()
+    mask[examples] = has_label[examples] & ~problematic[examples]
+    arrays = dict(a)
+    arrays.update(mask=mask, accepted_keys=accepted, wrong_keys=wrong)
+    meta = dict(parent.meta)
+    meta.update(
+        included=int(mask.sum()),
+        excluded=int(n - mask.sum()),
+        accepted_pairs=int(accepted.size),
+        wrong_pairs=int(wrong.size),
+    )
+    if problematic.any():
+        arrays["problematic"] = problematic
+        meta["problematic"] = int(problematic.sum())
+    return arrays, meta
+
+
 FAMILY = Family(
     name="real",
     title="Reassessed labels (ReaL)",
@@ -208,8 +248,9 @@ FAMILY = Family(
              Figure("3rd prediction in the ReaL list", ("third",))),
     facts=_facts,
     plot_order=1,
-    apply_verdicts=partial(revisions.apply_verdicts, revise=revisions.revise_real),
+    apply_verdicts=partial(revisions.apply_verdicts, revise=revise_real),
     export=export_real,
+    revised_record=revised_record,
     about=AboutText(
         "Reassessed labels (ReaL): every label the raters judged to fit the image, so an image "
         "may have several right answers, or none.",

@@ -25,7 +25,12 @@ from .declaration import (
     Reference,
     Setting,
 )
-from .multilabel import VASUDEVAN2022, human_accuracy_annotations, human_accuracy_arrays
+from .multilabel import (
+    VASUDEVAN2022,
+    human_accuracy_annotations,
+    human_accuracy_arrays,
+    revise_lists,
+)
 from .real import accepted_hits
 
 
@@ -99,6 +104,26 @@ def _facts(summary: Mapping[str, Any]) -> list[Fact]:
     return facts_from([("included", "Listed images", summary_int(summary, "included"))])
 
 
+def revise_subset(
+    parent: CompiledLabelSet,
+    touched: np.ndarray,
+    by_kind: Mapping[str, np.ndarray],
+    examples: np.ndarray,
+    flagged: np.ndarray,
+) -> revisions.Revised:
+    """A listed subset (ImageNet-M): the list is fixed, so its mask ignores `problematic`,
+    and, as the builder, it keeps only its listed examples' judgements."""
+    revisions.require_arrays(parent, ["mask", "correct_keys", "unclear_keys", "wrong_keys"])
+    arrays = revise_lists(parent, touched, by_kind)
+    mask = parent.arrays["mask"]
+    for name in ("correct_keys", "unclear_keys", "wrong_keys", "accepted_keys"):
+        keys = arrays[name]
+        arrays[name] = keys[mask[keys // parent.num_classes]]
+    meta = dict(parent.meta)
+    meta["included"] = int(mask.sum())
+    return arrays, meta
+
+
 FAMILY = Family(
     name="subset",
     title="Listed subset",
@@ -114,7 +139,7 @@ FAMILY = Family(
     headline_as_count=True,
     facts=_facts,
     gallery="misses",
-    apply_verdicts=partial(revisions.apply_verdicts, revise=revisions.revise_subset),
+    apply_verdicts=partial(revisions.apply_verdicts, revise=revise_subset),
     about=AboutText(
         "ImageNet-M: the 68 validation images (in the published list) on which the best "
         "models still made major mistakes once every other error was explained away.",

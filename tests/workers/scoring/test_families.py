@@ -117,6 +117,11 @@ def test_it_has_one_reference_family_and_distinct_plot_orders() -> None:
 
 BALANCED_LABEL_SET = {"slug": "balanced", "kind": "balanced", "name": "Balanced",
                       "labels": "labels.npy"}
+# three annotators of the toy's six examples (its labels are 0 1 2 0 1 2)
+ANNOTATOR_FILES = {"a1.npy": [0, 1, 2, 0, 1, 2], "a2.npy": [0, 2, 2, 1, 1, 0],
+                   "a3.npy": [1, 1, 0, 0, 2, 2]}
+ANNOTATORS_LABEL_SET = {"slug": "annotators", "kind": "annotators", "name": "Annotators",
+                        "annotators": list(ANNOTATOR_FILES)}
 
 
 def _wnids(data_dir: Path) -> list[str]:
@@ -135,8 +140,11 @@ def samples(data_dir: Path, tmp_path_factory: pytest.TempPathFactory
     ImageNet bundle's multi-label sets from a small file (their layout needs ImageNet)."""
     folder = tmp_path_factory.mktemp("families")
     document = manifest()
-    document["label_sets"].append(dict(BALANCED_LABEL_SET))
-    bundle = read_bundle(write_bundle(folder / "toy", document))
+    document["label_sets"] += [dict(BALANCED_LABEL_SET), dict(ANNOTATORS_LABEL_SET)]
+    path = write_bundle(folder / "toy", document)
+    for name, labels in ANNOTATOR_FILES.items():
+        np.save(path.parent / name, np.array(labels, dtype=np.int64))
+    bundle = read_bundle(path)
     out = {}
     for slug, compiled in compile_bundle(bundle, data_dir=folder).items():
         params = label_set_spec_from_bundle(bundle, bundle.label_set(slug)).param_dict

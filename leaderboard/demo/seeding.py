@@ -36,7 +36,7 @@ from leaderboard.submissions.services import SubmissionError, submission_create
 from workers.scoring import datasets
 
 DEMO_USERNAME = "demo"
-# The hidden demo's participants, one per model (leaderboard/demo/hidden.py).
+# The hidden demo's participants, one per model (leaderboard/demo/hidden_benchmark.py).
 HIDDEN_DEMO_PARTICIPANT_PREFIX = "demo-hidden-"
 
 CIFAR10_PREDICTIONS = "cifar10/model_predictions"

@@ -1,4 +1,4 @@
-"""The hidden demo benchmark (leaderboard/demo/hidden.py): seeding it hosts
+"""The hidden demo benchmark (leaderboard/demo/hidden_benchmark.py): seeding it hosts
 CIFAR-10.1 v6's labels as a hidden label set split 50/50 with the 30 published CIFAR-10
 models, one participant each; the open board shows their released public figures, and a
 reveal shows the private part and the shake-up. Every expected figure is computed here from
@@ -18,7 +18,7 @@ from django.test import Client
 from pytest_django.fixtures import Settings
 from scipy.stats import rankdata
 
-from leaderboard.demo.hidden import (
+from leaderboard.demo.hidden_benchmark import (
     HIDDEN_DEMO_LABEL_SET,
     HIDDEN_DEMO_SEED,
     HIDDEN_DEMO_SLUG,

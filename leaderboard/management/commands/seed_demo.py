@@ -11,7 +11,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from leaderboard.demo.hidden import hidden_demo_seed
+from leaderboard.demo.hidden_benchmark import hidden_demo_seed
 from leaderboard.demo.seeding import demo_seed, demo_submissions, demo_submissions_wait
 from leaderboard.submissions.models import Submission
 

@@ -88,8 +88,8 @@ def setup(count: int, seed: int = 0) -> tuple[int, list[int], int]:
     from workers.scoring import datasets
     from workers.scoring.compact import compact_arrays
     from workers.scoring.hits import in_keys
-    from workers.scoring.metrics import headline_hits, score_label_set
     from workers.scoring.predictions import Predictions
+    from workers.scoring.scorer import headline_hits, score_label_set
 
     def store_hits(labels, preds):  # type: ignore[no-untyped-def]
         return hit_vectors_store(hits={0: headline_hits(labels, preds)})[0]

@@ -32,8 +32,8 @@ from workers.score import compile_available  # noqa: E402
 from workers.scoring import datasets  # noqa: E402
 from workers.scoring.bundles import BundleData, builtin_bundle  # noqa: E402
 from workers.scoring.catalog import MULTILABEL_SOURCE  # noqa: E402
-from workers.scoring.metrics import score_predictions  # noqa: E402
 from workers.scoring.predictions import parse_predictions  # noqa: E402
+from workers.scoring.scorer import score_predictions  # noqa: E402
 
 BENCH = builtin_bundle("imagenet")
 

@@ -15,11 +15,12 @@ import evalserver.pool_processes  # noqa: F401
 
 # With S3 storage, the object store's client made before the pool forks.
 import evalserver.storage_warm  # noqa: F401
-from evalserver.broker import detached_transport_guard_install
+from evalserver.broker_guard import detached_transport_guard_install
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalserver.settings")
 
-# A worker whose Redis is killed under it reconnects instead of exiting (evalserver/broker.py).
+# A worker whose Redis is killed under it reconnects instead of exiting
+# (evalserver/broker_guard.py).
 detached_transport_guard_install()
 
 app = Celery("evalserver")

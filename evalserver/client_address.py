@@ -1,6 +1,6 @@
 """The client's address: the one place that decides it, for the login lockout
 (leaderboard/accounts/login_throttle.py), the API's rate limits (leaderboard/common/
-throttling.py) and the /metrics access check (evalserver/metrics.py) alike.
+throttling.py) and the /metrics access check (evalserver/metrics_endpoint.py) alike.
 
 Behind the reverse proxy (docker/nginx/) every request comes from the proxy's address, so
 counting per REMOTE_ADDR would count every client together: 50 failed logins from anyone
@@ -21,7 +21,8 @@ commas, an empty header) says nothing about who sent the request: the client is 
 such a client look like the proxy (loopback, for a proxy on this machine: /metrics opened), and
 keeping the hop's text would let a client write a new one per request for a fresh rate-limit
 allowance. As `unknown`, every such client is counted as one by the lockout and the rate limits,
-and /metrics (evalserver/metrics.py: an address in EVALSERVER_METRICS_ALLOWED_IPS) refuses it.
+and /metrics (evalserver/metrics_endpoint.py: an address in EVALSERVER_METRICS_ALLOWED_IPS)
+refuses it.
 """
 
 from __future__ import annotations

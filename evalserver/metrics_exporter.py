@@ -4,7 +4,7 @@ multiprocess mode (PROMETHEUS_MULTIPROC_DIR: leaderboard/common/metrics.py says 
 - a pool process that ends is marked dead, as gunicorn's child_exit does for a web worker
   (evalserver/gunicorn_conf.py): its counters stay counted, its live gauges go;
 - with EVALSERVER_METRICS_WORKER_PORT set, the worker's main process serves GET /metrics on
-  that port (a thread, the web's access rules: evalserver/metrics.py) for a Prometheus that
+  that port (a thread, the web's access rules: evalserver/metrics_endpoint.py) for a Prometheus that
   cannot read the web's folder, as docker/compose.yaml's `monitoring` profile scrapes each
   worker container.
 """
@@ -47,7 +47,7 @@ def _serve_metrics(**_: Any) -> None:
     port = settings.EVALSERVER_METRICS_WORKER_PORT
     if not port:
         return
-    from evalserver.metrics import wsgi_metrics_app
+    from evalserver.metrics_endpoint import wsgi_metrics_app
 
     address = settings.EVALSERVER_METRICS_WORKER_ADDRESS
     try:

@@ -71,7 +71,7 @@ ensure_system_packages() {
 }
 
 # metrics_dir_fresh DIR: make DIR the empty folder where this start's processes keep their
-# Prometheus metrics (prometheus_client's multiprocess mode: evalserver/metrics.py), and export
+# Prometheus metrics (prometheus_client's multiprocess mode: evalserver/metrics_endpoint.py), and export
 # it as PROMETHEUS_MULTIPROC_DIR. Only the files prometheus_client writes (*.db) are removed:
 # those of a previous start would be added to this one's. docker/entrypoint.sh does the same.
 metrics_dir_fresh() {

@@ -6,7 +6,7 @@ leaderboard/common/api_errors.py):
 - a ServiceError, or one of its subclasses, raised by a service or selector with the code as
   its first argument; `error_response`, `_error` and `_unavailable` called with it; a
   `code=` (or `missing_code=`) keyword; an `{"code": "..."}` body written by hand
-  (evalserver/health.py, evalserver/metrics.py);
+  (evalserver/health.py, evalserver/metrics_endpoint.py);
 - DRF's own exceptions, by their `default_code` (a ValidationError's `invalid` is answered as
   `invalid_input`), and the field checks of every input serializer the API uses (`required`,
   `invalid_choice`, ...: each field's `error_messages`);

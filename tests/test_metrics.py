@@ -1,4 +1,4 @@
-"""GET /metrics (evalserver/metrics.py, docs/operations-metrics.md): who may read it, the
+"""GET /metrics (evalserver/metrics_endpoint.py, docs/operations-metrics.md): who may read it, the
 exact changes known work makes (a real Celery worker scoring and failing submissions, HTTP
 requests to known routes), and the gauges read at scrape time against the database and the
 broker counted independently."""

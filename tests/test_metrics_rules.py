@@ -17,7 +17,8 @@ from tests.helpers import PROJECT_ROOT, UNDER_CI
 
 RULES = PROJECT_ROOT / "docker" / "prometheus" / "alerts.yml"
 PROMTOOL = shutil.which("promtool")
-# Exported at scrape time (evalserver/metrics.py StateCollector), not recorded in processes.
+# Exported at scrape time (evalserver/metrics_endpoint.py StateCollector), not recorded in
+# processes.
 SCRAPE_TIME = {"evalserver_submissions", "evalserver_submission_oldest_seconds",
                "evalserver_queue_depth", "evalserver_metrics_source_up"}
 NEEDS_PROMTOOL = pytest.mark.skipif(

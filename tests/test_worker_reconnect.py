@@ -1,6 +1,6 @@
 """A worker whose Redis is killed (SIGKILL) while it holds unacknowledged tasks reconnects when
 Redis is back on the same port, instead of exiting with "Unrecoverable error:
-AttributeError(\"'NoneType' object has no attribute 'hostname'\")" (evalserver/broker.py)."""
+AttributeError(\"'NoneType' object has no attribute 'hostname'\")" (evalserver/broker_guard.py)."""
 
 from __future__ import annotations
 

@@ -42,8 +42,8 @@ from workers.scoring.bundles import (
 from workers.scoring.bundles.builders import optional_source
 from workers.scoring.catalog import MULTILABEL_SOURCE
 from workers.scoring.families.registry import family_named
-from workers.scoring.metrics import SubmissionScores, score_predictions
 from workers.scoring.predictions import PredictionError, parse_predictions
+from workers.scoring.scorer import SubmissionScores, score_predictions
 
 
 def default_cache_dir() -> Path:

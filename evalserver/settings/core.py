@@ -46,7 +46,7 @@ SECURE_PROXY_SSL_HEADER: tuple[str, str] | None = (
 # (evalserver/client_address.py); from any other peer the header is ignored.
 EVALSERVER_TRUSTED_PROXIES: list[str] = env.get_networks("EVALSERVER_TRUSTED_PROXIES")
 
-# -- metrics (GET /metrics, Prometheus: evalserver/metrics.py, docs/operations-metrics.md) ------
+# -- metrics (GET /metrics, Prometheus: evalserver/metrics_endpoint.py, docs/operations-metrics.md)
 # Who may read them: clients from these addresses or networks (REMOTE_ADDR; behind a trusted
 # proxy, the client's as its X-Forwarded-For says), and any client sending
 # `Authorization: Bearer <token>` with this token. Others get 403. Loopback only by default;
@@ -255,8 +255,8 @@ MIDDLEWARE = [
     # the https redirect (evalserver/health.py).
     "evalserver.health.HealthCheckMiddleware",
     # /metrics (its own access rules, before the host check too), and every other request's
-    # time by route (evalserver/metrics.py)
-    "evalserver.metrics.MetricsMiddleware",
+    # time by route (evalserver/metrics_endpoint.py)
+    "evalserver.metrics_endpoint.MetricsMiddleware",
     # around all the others: removes an upload's temporary files however the request ended
     "leaderboard.common.uploads.UploadTempFilesMiddleware",
     "django.middleware.security.SecurityMiddleware",

@@ -1,6 +1,6 @@
 """The Prometheus metrics recorded where their events happen (docs/operations-metrics.md lists
-them, what each means and the alerts on them). `/metrics` (evalserver/metrics.py) serves them
-with the ones computed when it is scraped (submissions by status, queue depths).
+them, what each means and the alerts on them). `/metrics` (evalserver/metrics_endpoint.py)
+serves them with the ones computed when it is scraped (submissions by status, queue depths).
 
 Each process records into prometheus_client's metrics. Under gunicorn and Celery's prefork
 pool every process is a fork, so the server starts each family of processes with

@@ -46,7 +46,7 @@ def submission_scores(*, submission: Submission) -> dict[str, Score]:
 
 def submission_status_counts() -> dict[str, int]:
     """How many submissions are in each status, every status named (0 when none): what
-    /metrics reports (evalserver/metrics.py)."""
+    /metrics reports (evalserver/metrics_endpoint.py)."""
     counts = dict.fromkeys(Submission.Status.values, 0)
     counts.update(Submission.objects.order_by().values_list("status").annotate(n=Count("id")))
     return counts

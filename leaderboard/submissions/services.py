@@ -44,8 +44,8 @@ from leaderboard.submissions.stored_files import (
 )
 from workers.scoring.families.base import ExampleNamer
 from workers.scoring.hits import NovelPairs
-from workers.scoring.metrics import score_predictions
 from workers.scoring.predictions import Predictions, parse_predictions
+from workers.scoring.scorer import score_predictions
 from workers.scoring.significance import pack_hits
 
 Status = Submission.Status

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from .label_set_builders import CompiledLabelSet, make_compiled
-from .multilabel import organism_mask, original_labels_array
+from .multilabel_annotations import organism_mask, original_labels_array
 
 
 def compiled_upgrade(ls: CompiledLabelSet, original_labels: np.ndarray) -> CompiledLabelSet:

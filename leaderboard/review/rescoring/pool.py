@@ -28,8 +28,8 @@ from django.utils.functional import empty
 from leaderboard.submissions.stored_files import stored_compact
 from workers.scoring.hits import NovelPairs
 from workers.scoring.label_set_builders import CompiledLabelSet
-from workers.scoring.metrics import headline_hits, score_label_set
 from workers.scoring.predictions import Predictions
+from workers.scoring.scorer import headline_hits, score_label_set
 
 # Submissions one process scores per message: small enough that both processes get work
 # when an incremental re-scoring has only a hundred affected submissions, large enough that

@@ -30,8 +30,8 @@ from leaderboard.submissions.services import (
 from tests import factories
 from workers.jobs import JOBS
 from workers.scoring import datasets
-from workers.scoring.metrics import score_label_set
 from workers.scoring.predictions import parse_predictions
+from workers.scoring.scorer import score_label_set
 from workers.tasks import score_submission
 
 

@@ -31,8 +31,8 @@ from tests.helpers import imagenet_original_labels_by_file_number
 from tests.review.conftest import submit_imagenet
 from workers.scoring import datasets, revisions
 from workers.scoring.label_set_builders import CompiledLabelSet, content_hash
-from workers.scoring.metrics import score_label_set
 from workers.scoring.predictions import parse_predictions
+from workers.scoring.scorer import score_label_set
 
 Z_95 = 1.959963984540054
 ORGANISM = set(range(398)) | {981, 982, 983, 985, 986} | set(range(991, 998))

@@ -21,8 +21,8 @@ from leaderboard.submissions.models import HitVector, Score, Submission
 from leaderboard.submissions.services import submission_create
 from tests import factories
 from workers.scoring import datasets, revisions
-from workers.scoring.metrics import headline_hits
 from workers.scoring.predictions import Predictions
+from workers.scoring.scorer import headline_hits
 from workers.scoring.significance import hits_count, pack_hits
 from workers.tasks import score_submission
 

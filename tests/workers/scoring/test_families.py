@@ -34,8 +34,8 @@ from workers.scoring.families.registry import (
     layouts_of,
 )
 from workers.scoring.label_set_builders import CompiledLabelSet, evaluated_mask
-from workers.scoring.metrics import headline_hits, score_label_set, score_predictions
 from workers.scoring.predictions import Predictions
+from workers.scoring.scorer import headline_hits, score_label_set, score_predictions
 
 DATASET_WORDS = ("cifar", "imagenet", "mnist")
 LABEL_KINDS = ("single", "multi", "soft")

@@ -17,8 +17,8 @@ import pytest
 from scipy import stats as scipy_stats
 
 from workers.scoring.bundles import BundleError, compile_bundle, read_bundle
-from workers.scoring.metrics import score_predictions
 from workers.scoring.predictions import Predictions
+from workers.scoring.scorer import score_predictions
 
 CLASSES = ["airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship",
            "truck"]

@@ -17,8 +17,8 @@ from tests.workers.scoring.realdata import MODELS, PREDICTIONS_DIR, SUFFIX
 from tests.workers.scoring.support import compile_builtin
 from workers.scoring import datasets
 from workers.scoring.label_set_builders import CompiledLabelSet, evaluated_mask
-from workers.scoring.metrics import headline_hits, score_label_set, score_predictions
 from workers.scoring.predictions import Predictions, parse_predictions
+from workers.scoring.scorer import headline_hits, score_label_set, score_predictions
 
 CIFAR10_SLUGS = ("original", "corrected", "cifar10h", "cifar10.1-v4", "cifar10.1-v6")
 IMAGE_SET = {"original": "cifar10-test", "corrected": "cifar10-test", "cifar10h": "cifar10-test",

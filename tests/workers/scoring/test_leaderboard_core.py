@@ -21,8 +21,8 @@ from workers.scoring.leaderboard import (
     rank_shifts,
     ranks,
 )
-from workers.scoring.metrics import score_predictions
 from workers.scoring.predictions import parse_predictions
+from workers.scoring.scorer import score_predictions
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,7 @@ import numpy as np
 from tests.workers.scoring.support import ids as _ids
 from workers.scoring.hits import _BITMAP_MIN_QUERIES, in_keys
 from workers.scoring.label_set_builders import CompiledLabelSet, make_compiled, pair_keys
-from workers.scoring.metrics import default_example_namer, score_label_set, score_predictions
+from workers.scoring.scorer import default_example_namer, score_label_set, score_predictions
 
 
 def _listed_set(image_set: str) -> CompiledLabelSet:

@@ -1,4 +1,4 @@
-"""Tests for workers.scoring.metrics on real data: 30 CIFAR-10 models, ImageNet and CIFAR-10H."""
+"""Tests for workers.scoring.scorer on real data: 30 CIFAR-10 models, ImageNet and CIFAR-10H."""
 
 # Expectations are derived here from the raw public files with plain NumPy/Python (never copied
 # from the code's output).
@@ -18,8 +18,8 @@ from tests.workers.scoring.support import ids as _ids
 from workers.scoring import datasets
 from workers.scoring.bundles import builtin_benchmark_spec
 from workers.scoring.label_set_builders import CompiledLabelSet
-from workers.scoring.metrics import score_predictions
 from workers.scoring.predictions import Predictions, parse_predictions
+from workers.scoring.scorer import score_predictions
 
 # image set slug -> (prediction folder, label file) of the CIFAR-10 model predictions
 CIFAR10_IMAGE_SETS = {

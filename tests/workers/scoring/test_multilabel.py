@@ -1,4 +1,4 @@
-"""Tests for workers.scoring.multilabel: the multi-label ImageNet set and ImageNet-M
+"""Tests for workers.scoring.multilabel_annotations: the multi-label ImageNet set and ImageNet-M
 (docs/metrics.md §5 and §6), from a small file written here in exactly the
 human_accuracy_v3.0.0.json layout of MANIFEST.md, with real WordNet ids from class_info.json.
 """
@@ -16,7 +16,7 @@ from tests.workers.scoring.support import compile_builtin, spec_collapse_pairs
 from workers.scoring import datasets
 from workers.scoring.bundles import BundleError
 from workers.scoring.label_set_builders import CompiledLabelSet
-from workers.scoring.multilabel import (
+from workers.scoring.multilabel_annotations import (
     ORGANISM_CLASSES,
     build_multilabel_arrays,
     collapse_keys,

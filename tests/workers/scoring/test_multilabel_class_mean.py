@@ -21,8 +21,8 @@ from tests.workers.scoring.support import assert_counts, compile_builtin, spec_c
 from workers.scoring import datasets
 from workers.scoring.families.registry import family_named, missing_arrays
 from workers.scoring.label_set_builders import CompiledLabelSet, content_hash
-from workers.scoring.metrics import headline_hits, score_label_set
 from workers.scoring.predictions import Predictions
+from workers.scoring.scorer import headline_hits, score_label_set
 from workers.scoring.upgrades import compiled_upgrade
 
 # docs/metrics.md §5.3, transcribed: the 410 organism classes

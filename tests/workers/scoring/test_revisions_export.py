@@ -20,9 +20,9 @@ from tests.workers.scoring.support import (
 )
 from workers.scoring import datasets, label_set_builders
 from workers.scoring.label_set_builders import CompiledLabelSet
-from workers.scoring.metrics import score_label_set
 from workers.scoring.predictions import Predictions
 from workers.scoring.revisions import Verdict
+from workers.scoring.scorer import score_label_set
 
 PREFIX = "ILSVRC2012_val_"
 V2_NAME = "some_v2_image.jpeg"

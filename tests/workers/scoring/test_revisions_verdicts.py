@@ -20,10 +20,10 @@ from tests.workers.scoring.support import (
 )
 from workers.scoring.families.registry import FAMILIES
 from workers.scoring.label_set_builders import CompiledLabelSet, make_compiled
-from workers.scoring.metrics import score_label_set
-from workers.scoring.multilabel import collapse_keys
+from workers.scoring.multilabel_annotations import collapse_keys
 from workers.scoring.predictions import Predictions
 from workers.scoring.revisions import Verdict, keys_replace
+from workers.scoring.scorer import score_label_set
 
 # ---------------------------------------------------------------- hand-made multi-label sets
 

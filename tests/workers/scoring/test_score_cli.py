@@ -15,8 +15,8 @@ import pytest
 from tests.helpers import PROJECT_ROOT
 from workers.scoring import datasets
 from workers.scoring.bundles import builtin_bundle, compile_bundle
-from workers.scoring.metrics import score_predictions
 from workers.scoring.predictions import parse_predictions
+from workers.scoring.scorer import score_predictions
 
 REPO_ROOT = PROJECT_ROOT
 DATA_DIR = REPO_ROOT.parent / "shared" / "data"

@@ -29,7 +29,7 @@ from .model import Bundle, LabelSetDef
 # The modules whose code decides what a compiled label set holds, besides the families'
 # (all of them: a family's build may call another's, as a subset builds on the multi-label
 # annotations): a change to any of them makes every cached build stale.
-_BUILDER_MODULES = ("workers.scoring.label_set_builders", "workers.scoring.multilabel",
+_BUILDER_MODULES = ("workers.scoring.label_set_builders", "workers.scoring.multilabel_annotations",
                     "workers.scoring.bundles.builders", "workers.scoring.bundles.votes",
                     "workers.scoring.bundles.data_files", "workers.scoring.bundles.examples",
                     "workers.scoring.bundles.classes")

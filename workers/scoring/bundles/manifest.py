@@ -338,7 +338,7 @@ def _check_hidden(bundle: Bundle, *, file: str) -> None:
                 f"setting {setting.name!r}",
             )
     # A new test set's gap is computed against the label set named `original`, whatever
-    # its `pairs_with` (workers/scoring/metrics.py): a public one would publish a figure of a
+    # its `pairs_with` (workers/scoring/scorer.py): a public one would publish a figure of a
     # hidden `original`.
     if "original" in hidden:
         for ls in bundle.label_sets:

@@ -15,7 +15,7 @@ from .. import revisions, upgrades
 from ..datasets import DataError, imagenet_file_name
 from ..hits import NovelPairs, Record, in_keys, judged_pairs, novel_pairs
 from ..label_set_builders import CompiledLabelSet
-from ..multilabel import build_multilabel_arrays, collapse_keys, organism_mask
+from ..multilabel_annotations import build_multilabel_arrays, collapse_keys, organism_mask
 from ..predictions import Predictions
 from ..stats import class_mean_record
 from .base import (

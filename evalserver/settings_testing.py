@@ -42,7 +42,7 @@ WHITENOISE_USE_FINDERS = True
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # noqa: F405
 
 # The test client and live servers speak plain http: none of the https settings that
-# DEBUG=false turns on (tests/test_settings_security.py checks those with the real settings).
+# DEBUG=false turns on (tests/evalserver/test_settings_security.py checks those with the real settings).
 SECURE_SSL_REDIRECT = False
 SECURE_HSTS_SECONDS = 0
 SESSION_COOKIE_SECURE = False
@@ -51,5 +51,5 @@ SECURE_PROXY_SSL_HEADER = None
 
 # No rate limits: the suite makes many API requests from one address, many of them faster
 # than any real rate allows. The tests of the limits set real rates themselves
-# (tests/test_throttling.py).
+# (tests/common/test_throttling.py).
 EVALSERVER_THROTTLE_RATES = {scope: None for scope in EVALSERVER_THROTTLE_RATES}  # noqa: F405

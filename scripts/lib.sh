@@ -13,7 +13,7 @@ system_package_missing() {
         # which a user's PATH may lack), and makes its test certificate with openssl
         nginx-light) [ ! -x /usr/sbin/nginx ] && ! command -v nginx >/dev/null ;;
         openssl) ! command -v openssl >/dev/null ;;
-        # tests/test_metrics_rules.py checks docker/prometheus/alerts.yml with its promtool
+        # tests/deploy/test_metrics_rules.py checks docker/prometheus/alerts.yml with its promtool
         prometheus) ! command -v promtool >/dev/null ;;
         # `python3 -m venv` needs ensurepip, which Debian ships apart
         python3-venv) ! "${PYTHON:-python3}" -c 'import ensurepip, venv' 2>/dev/null ;;

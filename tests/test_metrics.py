@@ -261,7 +261,7 @@ def test_it_counts_the_sweeps_requeues_and_lost_workers(
 # -- settings ----------------------------------------------------------------------------------
 
 def test_it_fails_loudly_on_bad_metrics_settings(tmp_path: Path) -> None:
-    from tests.test_settings_env import run_settings
+    from tests.evalserver.test_settings_env import run_settings
 
     result = run_settings(SECRET_KEY="x" * 50, EVALSERVER_METRICS_ALLOWED_IPS="10.0.0.0/8,office",
                           EVALSERVER_METRICS_TOKEN="short",

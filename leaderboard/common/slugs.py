@@ -13,7 +13,7 @@ from django.urls import register_converter
 # The length of every slug column of the catalog (leaderboard/catalog/models.py).
 SLUG_MAX_LENGTH = 64
 # The rule the bundle reader enforces on every slug of a manifest
-# (workers/scoring/bundles/fields.py, SLUG; tests/test_url_parameters.py checks they agree):
+# (workers/scoring/bundles/fields.py, SLUG; tests/common/test_url_parameters.py checks they agree):
 # lower-case letters, digits, '.', '_', '-', starting and ending with a letter or digit. Dots
 # are allowed (`cifar10.1-v6`), which Django's own `<slug:...>` refuses.
 SLUG_PATTERN = rf"[a-z0-9](?:[a-z0-9._-]{{0,{SLUG_MAX_LENGTH - 2}}}[a-z0-9])?"

@@ -15,8 +15,8 @@ from leaderboard.notifications.models import NotificationDelivery
 from leaderboard.notifications.posting import webhook_post
 from leaderboard.notifications.services import webhook_endpoint_create, webhook_test_event_send
 from tests import factories
+from tests.evalserver.test_settings_env import run_settings
 from tests.notifications.receiver import Receiver, receiver_running
-from tests.test_settings_env import run_settings
 
 
 def _trickled(receiver: Receiver, count: int, *, timeout: float = 60) -> list[str]:

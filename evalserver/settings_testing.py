@@ -42,7 +42,8 @@ WHITENOISE_USE_FINDERS = True
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # noqa: F405
 
 # The test client and live servers speak plain http: none of the https settings that
-# DEBUG=false turns on (tests/evalserver/test_settings_security.py checks those with the real settings).
+# DEBUG=false turns on (tests/evalserver/test_settings_security.py checks those with the real
+# settings).
 SECURE_SSL_REDIRECT = False
 SECURE_HSTS_SECONDS = 0
 SESSION_COOKIE_SECURE = False

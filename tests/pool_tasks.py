@@ -1,5 +1,5 @@
-"""A task that keeps a pool process busy, for tests/evalserver/test_pool_processes.py: a worker started
-with `--include tests.pool_tasks` registers it (no database, no data)."""
+"""A task that keeps a pool process busy, for tests/evalserver/test_pool_processes.py: a worker
+started with `--include tests.pool_tasks` registers it (no database, no data)."""
 
 from __future__ import annotations
 

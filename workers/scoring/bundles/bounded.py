@@ -85,6 +85,10 @@ def _child(work: Callable[[], object], expected: tuple[type[BaseException], ...]
             outcome = _MEMORY
         except expected:  # a refusal of the input: the parent's own run raises it again
             outcome = _DONE
+    except MemoryError:
+        # out of memory again while the first MemoryError unwound (its traceback, the
+        # handler's own frame): still the memory limit, not a crash
+        outcome = _MEMORY
     except BaseException:  # noqa: BLE001 - anything else is a failure, reported as such
         pass
     finally:

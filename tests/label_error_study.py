@@ -5,7 +5,7 @@ the server tests to compare with what the pages and the API show.
 The vote categories are found by a route of their own: sets of example indices, one per
 answer that reached the threshold, taken apart by set difference, with each file's vote keys
 mapped here by hand (the builder sums votes per meaning through the bundle's vocabulary and
-classifies record by record; tests/workers/scoring/test_bundles_new_benchmarks.py counts the
+classifies record by record; tests/workers/scoring/bundles/test_new_benchmarks.py counts the
 raw JSON with a Counter).
 """
 

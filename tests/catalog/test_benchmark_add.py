@@ -18,7 +18,7 @@ from pytest_django.fixtures import Settings
 from leaderboard.catalog.bundle_loading import BundleConflictError, benchmark_bundle_add
 from leaderboard.catalog.label_set_version_files import compiled_for_version
 from leaderboard.catalog.models import Benchmark, ImageSet, LabelSet, LabelSetVersion
-from tests.workers.scoring.bundle_files import (
+from tests.workers.scoring.bundles.bundle_files import (
     bundle_entries,
     data_files,
     manifest,
@@ -65,7 +65,7 @@ def without_label_set(document: dict[str, Any], slug: str) -> dict[str, Any]:
 
 
 def assert_toy_loaded() -> None:
-    """The rows of tests/workers/scoring/bundle_files.py's toy bundle, read off its manifest
+    """The rows of tests/workers/scoring/bundles/bundle_files.py's toy bundle, read off its manifest
     and files by hand."""
     toy = Benchmark.objects.get(slug="toy")
     assert (toy.name, toy.description, toy.modality, toy.headline, toy.source) == (

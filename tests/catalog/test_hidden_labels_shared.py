@@ -18,7 +18,7 @@ from pytest_django.fixtures import Settings
 
 from leaderboard.catalog.bundle_loading import benchmark_bundle_add
 from leaderboard.catalog.models import Benchmark, ImageSet, LabelSet, LabelSetVersion
-from tests.workers.scoring.bundle_files import toml_dumps
+from tests.workers.scoring.bundles.bundle_files import toml_dumps
 from workers.scoring.bundles import BundleError
 
 pytestmark = pytest.mark.django_db

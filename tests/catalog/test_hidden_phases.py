@@ -20,7 +20,7 @@ from leaderboard.catalog.models import Benchmark, HiddenPhase, LabelSet
 from leaderboard.submissions.models import Submission
 from leaderboard.submissions.services import submission_create
 from tests import factories
-from tests.workers.scoring.bundle_files import data_files, manifest, npy_bytes, write_bundle
+from tests.workers.scoring.bundles.bundle_files import data_files, manifest, npy_bytes, write_bundle
 from workers.tasks import score_submission
 
 pytestmark = pytest.mark.django_db

@@ -31,7 +31,7 @@ from leaderboard.catalog.services import (
     label_set_version_create,
 )
 from tests.helpers import PROJECT_ROOT, make_partial_data_dir
-from tests.workers.scoring.test_bundles_builtin import CONTENT_HASHES
+from tests.workers.scoring.bundles.test_builtin import CONTENT_HASHES
 from workers.scoring.bundles import (
     builtin_benchmark_spec,
     builtin_bundle,
@@ -44,7 +44,7 @@ from workers.scoring.bundles import (
 BENCHMARKS = {slug: builtin_benchmark_spec(slug) for slug in builtin_slugs()}
 # The three whose label sets the old hard-coded catalog declared: their hashes are also
 # checked against the constants recorded when the catalog compiled them
-# (tests/workers/scoring/test_bundles_builtin.py), not only against the bundle reader.
+# (tests/workers/scoring/bundles/test_builtin.py), not only against the bundle reader.
 SPEC_COMPILED = {"imagenet", "cifar10", "mnist"}
 
 pytestmark = pytest.mark.django_db

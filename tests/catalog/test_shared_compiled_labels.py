@@ -16,7 +16,7 @@ from leaderboard.catalog.models import Benchmark, LabelSetVersion
 from leaderboard.submissions.models import Score
 from leaderboard.submissions.services import submission_create
 from tests import factories
-from tests.workers.scoring.bundle_files import LABELS, manifest, write_bundle
+from tests.workers.scoring.bundles.bundle_files import LABELS, manifest, write_bundle
 from workers.tasks import score_submission
 
 pytestmark = pytest.mark.django_db

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from tests.workers.scoring.bundle_files import npy_bytes, toml_dumps, zip_bytes
+from tests.workers.scoring.bundles.bundle_files import npy_bytes, toml_dumps, zip_bytes
 
 SLUG = "toy3"
 EXAMPLE_SET = "toy3-test"

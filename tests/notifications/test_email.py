@@ -22,7 +22,7 @@ from leaderboard.notifications.services import notification_preference_update
 from leaderboard.submissions.models import Score, Submission
 from leaderboard.submissions.services import submission_create
 from tests import factories
-from tests.workers.scoring.bundle_files import LABELS, manifest, write_bundle
+from tests.workers.scoring.bundles.bundle_files import LABELS, manifest, write_bundle
 from workers.jobs import JOBS
 from workers.scoring.predictions import PredictionError
 from workers.tasks import job_run, score_submission

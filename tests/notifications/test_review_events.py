@@ -19,7 +19,7 @@ from leaderboard.review.models import ReviewItem, ReviewItemSubmission
 from leaderboard.review.services import review_vote_cast
 from leaderboard.submissions.services import submission_create
 from tests import factories
-from tests.workers.scoring.bundle_files import LABELS, manifest, write_bundle
+from tests.workers.scoring.bundles.bundle_files import LABELS, manifest, write_bundle
 from workers.tasks import score_submission
 
 pytestmark = pytest.mark.django_db

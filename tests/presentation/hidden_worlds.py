@@ -1,7 +1,7 @@
 """Two worlds for the differential leak test of hidden label sets
 (tests/presentation/test_hidden_leaks.py; docs/metrics.md §17): the toy bundle of
-tests/workers/scoring/bundle_files.py with one hidden label set, `secret`, on the main example
-set, and the same participants and the same submissions in both, byte for byte. The worlds
+tests/workers/scoring/bundles/bundle_files.py with one hidden label set, `secret`, on the main
+example set, and the same participants and the same submissions in both, byte for byte. The worlds
 differ in ONE hidden label: that of example K, class 0 in world A and class 1 in world B. The
 participant's `diff` submission predicts 0 there (a hit in A, a miss in B); every other
 submission predicts 2 there (a miss in both). Nothing public depends on a hidden label, so
@@ -30,7 +30,7 @@ from leaderboard.submissions.models import Score, Submission
 from leaderboard.submissions.releases.models import Release
 from leaderboard.submissions.services import submission_create
 from tests import factories
-from tests.workers.scoring.bundle_files import data_files, manifest, npy_bytes, write_bundle
+from tests.workers.scoring.bundles.bundle_files import data_files, manifest, npy_bytes, write_bundle
 from workers.scoring.bundles import BundleData, compile_bundle_label_set, read_bundle
 from workers.tasks import refresh_board_significance, score_submission
 

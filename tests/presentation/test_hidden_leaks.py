@@ -85,7 +85,7 @@ from tests.presentation.hidden_worlds import (
     toy_bundle,
     world_build,
 )
-from tests.workers.scoring.bundle_files import data_files, manifest, write_bundle
+from tests.workers.scoring.bundles.bundle_files import data_files, manifest, write_bundle
 from workers.tasks import score_submission
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]

@@ -1,7 +1,8 @@
 """Review of a hidden label set (docs/metrics.md §17.5): its novel predictions reach the review
 queue, which only reviewers see; a decision makes a new version, and re-scoring runs the
 release mechanism again on it, so the released number changes only through the mechanism.
-The toy ReaL-like set (tests/workers/scoring/bundle_files.py), hidden and released exactly."""
+The toy ReaL-like set (tests/workers/scoring/bundles/bundle_files.py), hidden and released
+exactly."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from leaderboard.review.rescoring import services as rescoring
 from leaderboard.submissions.services import submission_create
 from tests import factories
 from tests.review.conftest import api_client, reviewers
-from tests.workers.scoring.bundle_files import manifest, write_bundle
+from tests.workers.scoring.bundles.bundle_files import manifest, write_bundle
 from workers.tasks import score_submission
 
 pytestmark = pytest.mark.django_db

@@ -20,7 +20,7 @@ from rest_framework.test import APIClient
 from leaderboard.catalog.models import Benchmark, BundleUpload, ImageSet, LabelSet, LabelSetVersion
 from tests import factories
 from tests.catalog.toy_bundle import LABELS, MANIFEST, SLUG, process, toy_zip
-from tests.workers.scoring.bundle_files import npy_bytes, toml_dumps, zip_bytes
+from tests.workers.scoring.bundles.bundle_files import npy_bytes, toml_dumps, zip_bytes
 
 pytestmark = pytest.mark.django_db
 

@@ -16,7 +16,7 @@ from rest_framework.test import APIClient
 from leaderboard.catalog.models import Benchmark, BundleUpload
 from tests import factories
 from tests.catalog.toy_bundle import SLUG, toy_zip
-from tests.workers.scoring.bundle_files import zip_bytes
+from tests.workers.scoring.bundles.bundle_files import zip_bytes
 
 
 def _client(user: User) -> APIClient:

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from scipy import stats as scipy_stats
 
-from tests.workers.scoring.bundle_files import manifest, write_bundle
+from tests.workers.scoring.bundles.bundle_files import manifest, write_bundle
 from tests.workers.scoring.support import compile_builtin
 from workers.scoring.bundles import compile_bundle, label_set_spec_from_bundle, read_bundle
 from workers.scoring.families.base import (
@@ -136,7 +136,7 @@ def _file_name(index: int) -> str:
 def samples(data_dir: Path, tmp_path_factory: pytest.TempPathFactory
             ) -> dict[str, tuple[CompiledLabelSet, dict[str, Any]]]:
     """family name -> (a small compiled set of it, its label set's params): the toy bundle
-    (tests/workers/scoring/bundle_files.py) with a balanced label set added, and the
+    (tests/workers/scoring/bundles/bundle_files.py) with a balanced label set added, and the
     ImageNet bundle's multi-label sets from a small file (their layout needs ImageNet)."""
     folder = tmp_path_factory.mktemp("families")
     document = manifest()

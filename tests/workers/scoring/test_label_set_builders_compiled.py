@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tests.workers.scoring.bundle_files import write_bundle
+from tests.workers.scoring.bundles.bundle_files import write_bundle
 from tests.workers.scoring.support import Compiled, compile_builtin, load_json
 from workers.scoring.bundles import (
     BundleData,

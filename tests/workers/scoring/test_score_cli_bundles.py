@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tests.workers.scoring.bundle_files import zip_bytes
+from tests.workers.scoring.bundles.bundle_files import zip_bytes
 
 
 def _scores(result: subprocess.CompletedProcess[str]) -> dict[str, Any]:

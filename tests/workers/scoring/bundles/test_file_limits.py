@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from tests.helpers import PROJECT_ROOT
-from tests.workers.scoring.bundle_files import data_files, manifest, write_bundle
+from tests.workers.scoring.bundles.bundle_files import data_files, manifest, write_bundle
 from workers.scoring.bundles import BundleError, compile_bundle, extract_bundle, read_bundle
 from workers.scoring.bundles import data_files as files_module
 

@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from tests.workers.scoring.bundle_files import (
+from tests.workers.scoring.bundles.bundle_files import (
     bundle_entries,
     data_files,
     manifest,

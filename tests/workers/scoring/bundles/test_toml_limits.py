@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.helpers import PROJECT_ROOT
-from tests.workers.scoring.bundle_files import manifest, toml_dumps, zip_bytes
+from tests.workers.scoring.bundles.bundle_files import manifest, toml_dumps, zip_bytes
 from workers.scoring.bundles import (
     BundleError,
     ManifestLimits,

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tests.workers.scoring.bundle_files import (
+from tests.workers.scoring.bundles.bundle_files import (
     bundle_entries,
     data_files,
     manifest,

@@ -1,4 +1,4 @@
-"""A bundle of every kind (tests/workers/scoring/bundle_files.py), from a folder and from a
+"""A bundle of every kind (tests/workers/scoring/bundles/bundle_files.py), from a folder and from a
 .zip: the manifest's facts, and label sets equal to values worked out by hand."""
 
 from __future__ import annotations
@@ -11,7 +11,12 @@ import numpy as np
 import pytest
 
 from tests.helpers import PROJECT_ROOT
-from tests.workers.scoring.bundle_files import bundle_entries, manifest, write_bundle, zip_bytes
+from tests.workers.scoring.bundles.bundle_files import (
+    bundle_entries,
+    manifest,
+    write_bundle,
+    zip_bytes,
+)
 from workers.scoring.bundles import (
     BundleData,
     compile_bundle,

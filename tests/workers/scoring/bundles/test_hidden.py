@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from tests.helpers import PROJECT_ROOT
-from tests.workers.scoring.bundle_files import (
+from tests.workers.scoring.bundles.bundle_files import (
     data_files,
     manifest,
     npy_bytes,

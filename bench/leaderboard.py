@@ -168,7 +168,7 @@ def insert_submissions(count: int, seed: int = 0) -> None:
 def time_refresh() -> float:
     """Seconds of the worker's refresh of the stored significance (every current version)."""
     from leaderboard.catalog.models import Benchmark
-    from leaderboard.submissions.significance import board_significance_refresh
+    from leaderboard.submissions.board_significance import board_significance_refresh
 
     t0 = time.perf_counter()
     board_significance_refresh(benchmark_id=Benchmark.objects.get(slug=BENCHMARK).pk)
@@ -183,7 +183,7 @@ def time_imagenet_rank_ub(count: int = 1000, examples: int = 50_000, seed: int =
     import numpy as np
 
     from workers.scoring.significance import pack_hits
-    from workers.scoring.significance_pairs import board_significance_pruned
+    from workers.scoring.significance.pairs import board_significance_pruned
 
     rng = np.random.default_rng(seed)
     difficulty = rng.random(examples)

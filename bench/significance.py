@@ -102,10 +102,10 @@ def stored_matches(reference: str) -> bool:
     """Whether the stored rank_ub and p_above are those of every pair computed again here."""
     from django.db.models import F
 
+    from leaderboard.submissions.board_significance import board_rows_order
     from leaderboard.submissions.models import BoardSignificance, HitVector, Score
-    from leaderboard.submissions.significance import board_rows_order
     from workers.scoring.significance import board_significance
-    from workers.scoring.significance_pairs import board_significance_pruned
+    from workers.scoring.significance.pairs import board_significance_pruned
 
     scores = Score.objects.filter(label_set__slug=LABEL_SET, submission__public=True).annotate(
         version=F("label_set_version_id"))
@@ -172,8 +172,8 @@ def main() -> int:
 
         django.setup()
         from leaderboard.catalog.models import Benchmark
-        from leaderboard.submissions import significance_hits
-        from leaderboard.submissions.significance import (
+        from leaderboard.submissions import board_significance_hits
+        from leaderboard.submissions.board_significance import (
             board_significance_refresh,
             board_significance_schedule,
         )
@@ -186,7 +186,7 @@ def main() -> int:
         print(f"Setup: {count:,} scored public submissions with hits over {examples:,} "
               f"examples in a throwaway SQLite database, {time.perf_counter() - t0:.1f} s")
 
-        significance_hits.hits_forget()  # as a worker that has read nothing yet
+        board_significance_hits.hits_forget()  # as a worker that has read nothing yet
         t1 = time.perf_counter()
         board_significance_refresh(benchmark_id=benchmark_id)
         t_full = time.perf_counter() - t1

@@ -27,7 +27,7 @@ from leaderboard.common import metrics, uploads
 from leaderboard.common.storage import StorageUnavailable, storage_error_transient
 from leaderboard.jobs.kinds import JobKind, Refusal
 from leaderboard.jobs.sweep import jobs_sweep
-from leaderboard.submissions import retention, significance
+from leaderboard.submissions import board_significance, retention
 from workers.jobs import JOBS
 
 log = logging.getLogger(__name__)
@@ -149,7 +149,7 @@ def refresh_board_significance(benchmark_id: int) -> int:
     """Recompute the stored significance (rank_ub, McNemar p) of a benchmark's public boards
     where their rows changed; idempotent. Returns how many label-set versions were stored."""
     with metrics.significance_refresh_timed():
-        return significance.board_significance_refresh(benchmark_id=benchmark_id)
+        return board_significance.board_significance_refresh(benchmark_id=benchmark_id)
 
 
 @shared_task

@@ -157,15 +157,15 @@ EVALSERVER_FAILED_FILES_RETENTION_DAYS: int = env.get_int(
 EVALSERVER_DAILY_QUOTA: int = env.get_int("EVALSERVER_DAILY_QUOTA", 10, min_value=0)
 # (The time limits and attempts of scoring and of the other jobs: evalserver/settings/jobs.py.)
 # A scoring or re-scoring refreshes the boards' significance (rank_ub) this many seconds after
-# it commits, once for a burst of scorings (leaderboard/submissions/significance.py); 0: at once,
-# one refresh queued until it starts (it covers every scoring committed before then).
+# it commits, once for a burst of scorings (leaderboard/submissions/board_significance.py); 0:
+# at once, one refresh queued until it starts (it covers every scoring committed before then).
 EVALSERVER_SIGNIFICANCE_DELAY: int = env.get_int("EVALSERVER_SIGNIFICANCE_DELAY", 0, min_value=0)
 # Threads of a full significance recompute (a new label-set version, many rows changed).
 EVALSERVER_SIGNIFICANCE_THREADS: int = env.get_int("EVALSERVER_SIGNIFICANCE_THREADS", 2,
                                                    min_value=1)
 # Memory (MB) each worker process keeps the hit vectors of recently refreshed boards in, so that
-# a refresh reads only the new ones (leaderboard/submissions/significance_hits.py); at least the
-# board being refreshed is kept whatever its size.
+# a refresh reads only the new ones (leaderboard/submissions/board_significance_hits.py); at least
+# the board being refreshed is kept whatever its size.
 EVALSERVER_SIGNIFICANCE_CACHE_MB: int = env.get_int("EVALSERVER_SIGNIFICANCE_CACHE_MB", 512,
                                                     min_value=0)
 # -- Checkpoint submissions (run by a gpu-queue worker; the CPU is used when there is no GPU) --

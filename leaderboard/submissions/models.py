@@ -116,7 +116,7 @@ class CheckpointFile(models.Model):
 class HitVector(models.Model):
     """np.packbits over a label set's evaluated examples, in order, of whether the headline
     accuracy counts each correct (metrics.headline_hits; popcount == the score's correct); the
-    leaderboard's paired McNemar tests read them (workers/scoring/significance.py).
+    leaderboard's paired McNemar tests read them (workers/scoring/significance/__init__.py).
 
     Stored once per content (SHA-256 of the bits): a new label-set version leaves most
     submissions' hits unchanged, so its copied scores point at the same rows instead of
@@ -184,7 +184,7 @@ class Score(models.Model):
 
 class BoardSignificance(models.Model):
     """The paired significance of the public board sorted by one label-set version, computed
-    by the worker when scores change (leaderboard/submissions/significance.py), read by the
+    by the worker when scores change (leaderboard/submissions/board_significance.py), read by the
     board build: per row in board order, `rank_ub` and the McNemar p-value against the row
     above (docs/metrics.md §10.3). `fingerprint` names the rows it was computed from (ids,
     hit vectors and ranks in order); a board whose rows have another fingerprint shows no

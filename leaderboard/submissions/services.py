@@ -32,11 +32,11 @@ from leaderboard.catalog.selectors import (
 from leaderboard.catalog.services import benchmark_leaderboard_touch
 from leaderboard.jobs.lifecycle import PLATFORM_FAILURE_CODES, job_finish, job_held
 from leaderboard.submissions import checkpoints
+from leaderboard.submissions.board_significance import board_significance_schedule
 from leaderboard.submissions.file_checks import SubmissionError, submission_files_check
 from leaderboard.submissions.models import HitVector, Score, Submission, SubmissionFile
 from leaderboard.submissions.releases.services import releases_record
 from leaderboard.submissions.signals import submission_scored
-from leaderboard.submissions.significance import board_significance_schedule
 from leaderboard.submissions.stored_files import (
     compacts_storing,
     uploaded_file_paths,

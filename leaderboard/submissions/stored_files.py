@@ -41,7 +41,8 @@ from leaderboard.common.storage import (
 from leaderboard.submissions.models import SubmissionFile
 from workers.scoring.compact import compact_arrays
 
-BUNDLE_SUFFIX = ".zip"  # no upload has it (workers/scoring/predictions.py SUPPORTED_EXTENSIONS)
+# no upload has it (workers/scoring/predictions/__init__.py SUPPORTED_EXTENSIONS)
+BUNDLE_SUFFIX = ".zip"
 SPOOLED_IN_MEMORY = 8 << 20  # a zip of uploads fetched to read is kept in memory up to this
 
 

@@ -10,8 +10,8 @@ from django.test import Client
 from scipy.stats import binom
 
 from leaderboard.catalog.models import Benchmark
+from leaderboard.submissions.board_significance import board_significance_refresh
 from leaderboard.submissions.models import Submission
-from leaderboard.submissions.significance import board_significance_refresh
 from tests.demo_truth import CIFAR10, Cifar10Truth, page_get, page_text
 
 

@@ -34,7 +34,7 @@ from leaderboard.presentation.caching import cached_render, source_format
 # What the cached JSON body is built from (the format in its cache key, see caching.py).
 LEADERBOARD_JSON_MODULES = ("leaderboard.presentation.boards.serializers",
                             "leaderboard.presentation.boards.selectors",
-                            "leaderboard.presentation.boards.significance",
+                            "leaderboard.presentation.boards.rank_ub",
                             "leaderboard.presentation.boards.hidden",
                             "leaderboard.presentation.boards.api")
 

@@ -33,7 +33,7 @@ from leaderboard.presentation.caching import source_format
 
 CSV_MODULES = (__name__, "leaderboard.common.csv_export",
                "leaderboard.presentation.boards.selectors",
-               "leaderboard.presentation.boards.significance",
+               "leaderboard.presentation.boards.rank_ub",
                "leaderboard.presentation.boards.hidden")
 CELL_PARTS = ("accuracy", "ci_low", "ci_high", "rank", "rank_shift")
 

@@ -16,7 +16,7 @@ from leaderboard.presentation.boards.hidden import (
     private_significance_add,
     revealed_private_slugs,
 )
-from leaderboard.presentation.boards.significance import leaderboard_significance_add
+from leaderboard.presentation.boards.rank_ub import leaderboard_significance_add
 from leaderboard.submissions.models import Score, Submission
 from workers.scoring import leaderboard as core_leaderboard
 from workers.scoring.families.base import CLOPPER_PEARSON
@@ -117,7 +117,7 @@ def leaderboard_get(*, benchmark: Benchmark, sort: str = "original",
     rank_shift = rank under `original` minus rank under each label set (positive = moved up).
     Each row also has `rank_ub` (1 + the rows significantly better) and `mcnemar_p` (against
     the row above) on the sort label set, as the worker stored them
-    (leaderboard/presentation/boards/significance.py).
+    (leaderboard/presentation/boards/rank_ub.py).
     """
     key = f"leaderboard:t4:{benchmark.pk}:{benchmark.leaderboard_generation}:{sort}:{version}"
     # Only well-formed query values reach the cache; anything else is refused below.

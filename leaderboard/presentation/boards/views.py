@@ -43,7 +43,7 @@ PAGE_SIZE = 100
 BOARD_PAGE_TEMPLATES = ("leaderboard/leaderboard.html", "leaderboard/base.html")
 # What the cached table is rendered from (the format in its cache key, see caching.py).
 BOARD_HTML_MODULES = (__name__, "leaderboard.presentation.boards.selectors",
-                      "leaderboard.presentation.boards.significance",
+                      "leaderboard.presentation.boards.rank_ub",
                       "leaderboard.presentation.boards.hidden",
                       "leaderboard.templatetags.leaderboard_extras")
 BOARD_HTML_TEMPLATES = ("leaderboard/_board.html", "leaderboard/_pages.html")

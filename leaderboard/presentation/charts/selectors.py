@@ -52,7 +52,7 @@ CACHE_TIMEOUT = 3600  # seconds; the generation in the key, not the timeout, kee
 # What the cached plot data are built from (the format in their cache key, see caching.py).
 PLOT_DATA_MODULES = (__name__, "leaderboard.presentation.boards.selectors",
                      "leaderboard.presentation.boards.hidden",
-                     "leaderboard.presentation.boards.significance", "workers.scoring.stats")
+                     "leaderboard.presentation.boards.rank_ub", "workers.scoring.stats")
 
 
 class PlotQueryError(ValueError):

@@ -3,7 +3,7 @@
 
 Per public label set both were scored on: both accuracies, their difference, the discordant
 counts and the exact McNemar p-value from the stored hit vectors (the one computation of
-workers/scoring/significance.py), and the rank of each among the public scored submissions
+workers/scoring/significance/__init__.py), and the rank of each among the public scored submissions
 on that version. On each such label set the examples exactly one of them gets right can be
 listed, paged, with the example's labels in every compared label set of its image set.
 

@@ -45,10 +45,10 @@ from leaderboard.review.panel.services import (
 from leaderboard.review.rescoring.pool import ScoringInputs, scored_chunks
 from leaderboard.review.rescoring.topk_index import IndexedFile, topk_at, topk_index_build
 from leaderboard.review.services import review_items_record
+from leaderboard.submissions.board_significance import board_significance_schedule
 from leaderboard.submissions.models import Score, Submission, SubmissionFile
 from leaderboard.submissions.releases.services import releases_replay
 from leaderboard.submissions.services import scores_copy, scores_upsert
-from leaderboard.submissions.significance import board_significance_schedule
 from workers.scoring import label_set_builders
 from workers.scoring.families.registry import family_named, missing_arrays
 from workers.scoring.label_set_builders import CompiledLabelSet

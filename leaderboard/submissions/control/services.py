@@ -26,9 +26,9 @@ from leaderboard import queue
 from leaderboard.catalog.services import benchmark_leaderboard_touch
 from leaderboard.common.roles import user_is_reviewer
 from leaderboard.jobs.lifecycle import PLATFORM_FAILURE_CODES, job_cancel, job_request_fields
+from leaderboard.submissions.board_significance import board_significance_schedule
 from leaderboard.submissions.file_checks import SubmissionError
 from leaderboard.submissions.models import Submission
-from leaderboard.submissions.significance import board_significance_schedule
 
 Status = Submission.Status
 # A re-run must start well before the retention sweep may remove the files it reads.

@@ -28,8 +28,8 @@ from leaderboard.catalog.services import benchmark_leaderboard_touch
 from leaderboard.submissions.models import BoardSignificance, HitVector, Score, Submission
 from tests import factories
 from tests.api_support import scored_in_process
-from workers.scoring import significance_pairs
 from workers.scoring.significance import hits_count, unpack_hits
+from workers.scoring.significance import pairs as significance_pairs
 from workers.tasks import refresh_board_significance
 
 pytestmark = pytest.mark.django_db

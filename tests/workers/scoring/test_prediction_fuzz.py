@@ -19,7 +19,7 @@ from tests.prediction_files import PredictionFile, npy_bytes, prediction_files
 from workers.scoring.predictions import PredictionError, Predictions, parse_predictions
 
 N, C = 6, 8  # examples and classes: top-5 of 8 classes leaves three out
-# The codes of the module's docstring (workers/scoring/predictions.py), and duplicate_key.
+# The codes of the module's docstring (workers/scoring/predictions/__init__.py), and duplicate_key.
 CODES = frozenset({
     "file_too_large", "empty_file", "corrupt_file", "unsupported_format", "pickle_refused",
     "object_array", "wrong_dtype", "wrong_shape", "wrong_row_count", "class_out_of_range",
@@ -41,7 +41,7 @@ def parsed(file: PredictionFile, *, max_bytes: int = MAX_BYTES) -> Predictions |
 
 
 def assert_valid(result: Predictions) -> None:
-    """The contract of Predictions (workers/scoring/predictions.py)."""
+    """The contract of Predictions (workers/scoring/predictions/__init__.py)."""
     topk = result.topk
     assert topk.dtype == np.int32 and topk.ndim == 2 and topk.shape[0] == N
     assert 1 <= topk.shape[1] <= 5

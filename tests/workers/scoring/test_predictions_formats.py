@@ -12,7 +12,6 @@ from tests.helpers import PROJECT_ROOT, skip_unless_ci
 from tests.workers.scoring.support import IDS_4x3
 from tests.workers.scoring.support import save_npy as _npy
 from tests.workers.scoring.support import write_file as _write
-from workers.scoring import prediction_formats
 from workers.scoring import predictions as predictions_module
 from workers.scoring.predictions import (
     MAX_TOPK,
@@ -20,6 +19,7 @@ from workers.scoring.predictions import (
     Predictions,
     parse_predictions,
 )
+from workers.scoring.predictions import formats as prediction_formats
 
 DATA_DIR = PROJECT_ROOT.parent / "shared" / "data"
 

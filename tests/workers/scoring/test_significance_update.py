@@ -1,4 +1,4 @@
-"""Tests for the incremental and pruned significance (workers/scoring/significance_update.py,
+"""Tests for the incremental and pruned significance (workers/scoring/significance/update.py,
 significance_pairs.py; docs/metrics.md §10.4): on random boards (ties, equal accuracies and
 counts, rows without hits, rows added, removed and re-scored) both give exactly what the
 full computation over every pair gives (`significance.board_significance`), and the bound
@@ -14,13 +14,13 @@ from hypothesis import strategies as st
 from scipy.stats import binomtest
 
 from workers.scoring.significance import board_significance, pack_hits
-from workers.scoring.significance_pairs import (
+from workers.scoring.significance.pairs import (
     _least_possible,
     _least_sure,
     board_significance_pruned,
     p_at_extremes,
 )
-from workers.scoring.significance_update import (
+from workers.scoring.significance.update import (
     HitMatrix,
     RowState,
     p_above_update,

@@ -35,14 +35,14 @@ from pathlib import Path
 
 import numpy as np
 
-from workers.scoring.prediction_formats import (
+from workers.scoring.predictions.formats import (
     PredictionError,
     RawArray,
     read_npy,
     read_npz,
     row_name,
 )
-from workers.scoring.prediction_text import read_csv, read_json
+from workers.scoring.predictions.text import read_csv, read_json
 
 __all__ = [
     "MAX_TOPK",

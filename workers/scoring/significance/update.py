@@ -8,7 +8,7 @@ counts the rows better than it. One AND + popcount of its packed hits against ev
 its pairs: O(rows x examples) per changed row instead of O(rows² x examples) for the board.
 
 `HitMatrix` holds a label-set version's packed hit vectors as one uint8 matrix (the worker
-keeps one per version, leaderboard/submissions/significance_hits.py), so neither path reads or
+keeps one per version, leaderboard/submissions/board_significance_hits.py), so neither path reads or
 joins the vectors again.
 """
 
@@ -20,7 +20,7 @@ from typing import NamedTuple
 import numpy as np
 
 from workers.scoring.significance import ALPHA, mcnemar_p
-from workers.scoring.significance_pairs import popcount_and
+from workers.scoring.significance.pairs import popcount_and
 
 
 class HitMatrix:

@@ -1,5 +1,5 @@
 """rank_ub and the McNemar p-value against the row above on a board (docs/metrics.md §10.3),
-read from what the worker stored (leaderboard/submissions/significance.py), never computed
+read from what the worker stored (leaderboard/submissions/board_significance.py), never computed
 here: `leaderboard_significance_add` runs inside `boards.leaderboard_get`, once per
 leaderboard generation."""
 
@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from leaderboard.catalog.models import Benchmark, LabelSetVersion
-from leaderboard.submissions.significance import (
+from leaderboard.submissions.board_significance import (
     BoardRow,
     board_significance_get,
     board_significance_request,

@@ -32,11 +32,13 @@ from leaderboard import queue
 from leaderboard.catalog.models import Benchmark, LabelSetVersion
 from leaderboard.catalog.selectors import label_set_versions_current
 from leaderboard.catalog.services import benchmark_leaderboard_touch
-from leaderboard.submissions import significance_hits
+from leaderboard.submissions import board_significance_hits
+from leaderboard.submissions.board_significance_hits import VersionHits
 from leaderboard.submissions.models import BoardSignificance, Score, Submission
-from leaderboard.submissions.significance_hits import VersionHits
-from workers.scoring import significance, significance_pairs, significance_update
-from workers.scoring.significance_update import RowState
+from workers.scoring import significance
+from workers.scoring.significance import pairs as significance_pairs
+from workers.scoring.significance import update as significance_update
+from workers.scoring.significance.update import RowState
 from workers.scoring.stats import competition_ranks
 
 log = logging.getLogger(__name__)
@@ -111,12 +113,12 @@ def _hits(version: LabelSetVersion, rows: Sequence[BoardRow],
         r.digest for r in before if r.digest}
     guess = Counter(-(-figures[r.submission_id][2] // 8) for r in rows if r.hits_digest)
     width = guess.most_common(1)[0][0] if guess else 0
-    hits = significance_hits.version_hits(version_id=version.pk, digests=digests, width=width)
+    hits = board_significance_hits.version_hits(version_id=version.pk, digests=digests, width=width)
     own = Counter(seen[0] for r in rows
                   if (seen := hits.seen.get(r.hits_digest or "")) is not None
                   and seen == (-(-figures[r.submission_id][2] // 8), figures[r.submission_id][1]))
     if own and own.most_common(1)[0][0] != width:
-        hits = significance_hits.version_hits(version_id=version.pk, digests=digests,
+        hits = board_significance_hits.version_hits(version_id=version.pk, digests=digests,
                                               width=own.most_common(1)[0][0])
     return hits
 

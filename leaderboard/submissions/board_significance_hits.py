@@ -17,7 +17,7 @@ import numpy as np
 from django.conf import settings
 
 from leaderboard.submissions.models import HitVector
-from workers.scoring.significance_update import HitMatrix
+from workers.scoring.significance.update import HitMatrix
 
 _CHUNK = 2_000  # digests per query
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from workers.scoring.prediction_formats import (
+from workers.scoring.predictions.formats import (
     LayoutCheck,
     PredictionError,
     RawArray,

@@ -10,7 +10,7 @@ it sends `Authorization: Bearer <EVALSERVER_METRICS_TOKEN>`. Others get 403 in t
 shape.
 
 What a scrape reports: the counters and histograms every process recorded
-(leaderboard/common/metrics.py), added up over the processes of PROMETHEUS_MULTIPROC_DIR when
+(leaderboard/common/prometheus.py), added up over the processes of PROMETHEUS_MULTIPROC_DIR when
 it is set (else this process's own), and the gauges computed now from the database and the
 broker (`StateCollector`): submissions by status, the oldest queued and running submission,
 each queue's depth. Those are the web's alone: a worker's own endpoint
@@ -34,7 +34,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
 
-from leaderboard.common import metrics
+from leaderboard.common import prometheus
 from leaderboard.jobs.broker import broker_queue_depths
 from leaderboard.submissions.selectors import submission_oldest_waits, submission_status_counts
 
@@ -73,7 +73,7 @@ class StateCollector(Collector):
     missing series, not a false 0)."""
 
     def collect(self) -> Iterator[Metric]:
-        up = GaugeMetricFamily(f"{metrics.PREFIX}_metrics_source_up",
+        up = GaugeMetricFamily(f"{prometheus.PREFIX}_metrics_source_up",
                                "Whether this scrape could read the source (database, broker).",
                                labels=["source"])
         try:
@@ -83,13 +83,13 @@ class StateCollector(Collector):
             up.add_metric(["database"], 0)
         else:
             up.add_metric(["database"], 1)
-            by_status = GaugeMetricFamily(f"{metrics.PREFIX}_submissions",
+            by_status = GaugeMetricFamily(f"{prometheus.PREFIX}_submissions",
                                           "Submissions in each status.", labels=["status"])
             for status, count in counts.items():
                 by_status.add_metric([status], count)
             yield by_status
             oldest = GaugeMetricFamily(
-                f"{metrics.PREFIX}_submission_oldest_seconds",
+                f"{prometheus.PREFIX}_submission_oldest_seconds",
                 "Seconds the longest-queued submission has waited (status=queued), and the "
                 "longest-running one has run (status=running); 0 when none.",
                 labels=["status"])
@@ -99,7 +99,7 @@ class StateCollector(Collector):
         depths = broker_queue_depths()
         up.add_metric(["broker"], 0 if depths is None else 1)
         if depths is not None:
-            depth = GaugeMetricFamily(f"{metrics.PREFIX}_queue_depth",
+            depth = GaugeMetricFamily(f"{prometheus.PREFIX}_queue_depth",
                                       "Task messages waiting on each queue, not yet taken "
                                       "by a worker.", labels=["queue"])
             for queue, count in depths.items():
@@ -142,7 +142,7 @@ class MetricsMiddleware:
         match = getattr(request, "resolver_match", None)
         # the pattern, never the path: a label value per route, not per submission id
         route = (match.route or match.view_name) if match is not None else UNMATCHED
-        metrics.http_request_observe(method=_method(request.method), route=route or UNMATCHED,
+        prometheus.http_request_observe(method=_method(request.method), route=route or UNMATCHED,
                                      status=response.status_code,
                                      seconds=perf_counter() - started)
         return response

@@ -1,5 +1,5 @@
 """The metrics side of a Celery worker (connected by evalserver/celery.py), in prometheus_client's
-multiprocess mode (PROMETHEUS_MULTIPROC_DIR: leaderboard/common/metrics.py says why):
+multiprocess mode (PROMETHEUS_MULTIPROC_DIR: leaderboard/common/prometheus.py says why):
 
 - a pool process that ends is marked dead, as gunicorn's child_exit does for a web worker
   (evalserver/gunicorn_conf.py): its counters stay counted, its live gauges go;

@@ -29,7 +29,7 @@ from leaderboard.audits.models import Audit
 from leaderboard.catalog.bundle_loading import BundleConflictError
 from leaderboard.catalog.hosting import services as bundle_uploads
 from leaderboard.catalog.models import BundleUpload
-from leaderboard.common import metrics
+from leaderboard.common import prometheus
 from leaderboard.jobs.kinds import JobKind, JobTask, Refusal
 from leaderboard.notifications import jobs as notifications_jobs
 from leaderboard.notifications import services as notifications
@@ -61,11 +61,12 @@ def _infer_then_score(*, job_id: int, task_id: str) -> bool:
 
 
 def _scored_observe(job_id: int, done: bool) -> bool:
-    """Once scored: its submit-to-scored latency, by benchmark (leaderboard/common/metrics.py)."""
+    """Once scored: its submit-to-scored latency, by benchmark (leaderboard/common/
+    prometheus.py)."""
     if done:
         slug, created, finished = Submission.objects.values_list(
             "benchmark__slug", "created", "finished_at").get(id=job_id)
-        metrics.submission_scored_observe(
+        prometheus.submission_scored_observe(
             benchmark=slug, seconds=((finished or created) - created).total_seconds())
     return done
 

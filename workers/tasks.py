@@ -23,7 +23,7 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError
 
 from leaderboard.catalog.hosting import services as bundle_uploads
-from leaderboard.common import metrics, uploads
+from leaderboard.common import prometheus, uploads
 from leaderboard.common.storage import StorageUnavailable, storage_error_transient
 from leaderboard.jobs.kinds import JobKind, Refusal
 from leaderboard.jobs.sweep import jobs_sweep
@@ -47,21 +47,21 @@ def ping() -> str:
 
 def job_run(kind: JobKind, variant: str, *, job_id: int, task_id: str,
             retry: bool = False) -> str:
-    """`_job_run_once`, timed and counted (leaderboard/common/metrics.py): its duration by
+    """`_job_run_once`, timed and counted (leaderboard/common/prometheus.py): its duration by
     outcome ("retried": transient trouble raised for Celery to retry); a failure by its
     code."""
     started = perf_counter()
     try:
         outcome = _job_run_once(kind, variant, job_id=job_id, task_id=task_id, retry=retry)
     except BaseException:
-        metrics.job_observe(kind=kind.name, outcome="retried", seconds=perf_counter() - started)
+        prometheus.job_observe(kind=kind.name, outcome="retried", seconds=perf_counter() - started)
         raise
     if kind.after is not None and outcome in (kind.finished, "failed"):
         try:
             kind.after(job_id)
         except Exception:  # the job is stored; a notification lost is logged, not retried
             log.exception("after %s %s", kind.name, job_id)
-    metrics.job_observe(kind=kind.name, outcome="finished" if outcome == kind.finished
+    prometheus.job_observe(kind=kind.name, outcome="finished" if outcome == kind.finished
                         else outcome, seconds=perf_counter() - started)
     return outcome
 
@@ -97,7 +97,7 @@ def _job_run_once(kind: JobKind, variant: str, *, job_id: int, task_id: str,
         return kind.finished if done else "skipped"
     if kind.fail(job_id=job_id, task_id=task_id, code=failure.code, reason=failure.reason,
                  **failure.fields):
-        metrics.job_failures_count(kind=kind.name, code=failure.code)
+        prometheus.job_failures_count(kind=kind.name, code=failure.code)
     return "failed"
 
 
@@ -148,7 +148,7 @@ def sweep_jobs(kind: str) -> list[int]:
 def refresh_board_significance(benchmark_id: int) -> int:
     """Recompute the stored significance (rank_ub, McNemar p) of a benchmark's public boards
     where their rows changed; idempotent. Returns how many label-set versions were stored."""
-    with metrics.significance_refresh_timed():
+    with prometheus.significance_refresh_timed():
         return board_significance.board_significance_refresh(benchmark_id=benchmark_id)
 
 

@@ -13,7 +13,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from leaderboard import queue
-from leaderboard.common import metrics
+from leaderboard.common import prometheus
 from leaderboard.jobs import broker as jobs_broker
 from leaderboard.jobs.kinds import JobKind
 from leaderboard.jobs.lifecycle import FAILED, QUEUED, RUNNING
@@ -76,7 +76,7 @@ def jobs_sweep(kind: JobKind) -> list[int]:
         status=FAILED, finished_at=now, failure_code="worker_lost",
         failure_reason=f"{kind.what} stopped {max_attempts} times without finishing "
                        "(worker crash or time limit)")
-    metrics.job_failures_count(kind=kind.name, code="worker_lost", count=out_of_attempts)
+    prometheus.job_failures_count(kind=kind.name, code="worker_lost", count=out_of_attempts)
     if out_of_attempts:
         _after_failed(kind, manager.filter(status=FAILED, finished_at=now,
                                            failure_code="worker_lost"
@@ -102,7 +102,7 @@ def jobs_sweep(kind: JobKind) -> list[int]:
             requeued.append(job_id)
     if requeued:
         _requeue(kind, requeued)
-    metrics.sweep_requeued_count(kind=kind.name, count=len(requeued))
+    prometheus.sweep_requeued_count(kind=kind.name, count=len(requeued))
     return requeued
 
 

@@ -31,7 +31,7 @@ from leaderboard.review.models import (
     VersionRescore,
 )
 from leaderboard.submissions.models import Score, Submission
-from workers.scoring import leaderboard as core_leaderboard
+from workers.scoring import ranking
 from workers.scoring.label_set_builders import CompiledLabelSet
 
 # ---------------------------------------------------------------- the queue
@@ -225,7 +225,7 @@ def _accuracies(version: LabelSetVersion) -> dict[int, float | None]:
 
 def _ranks(accuracies: dict[int, float | None], ids: list[int], slug: str) -> dict[int, int]:
     records = [{slug: {"accuracy": accuracies[i]}} for i in ids]
-    return {i: int(r) for i, r in zip(ids, core_leaderboard.ranks(records, slug), strict=True)}
+    return {i: int(r) for i, r in zip(ids, ranking.ranks(records, slug), strict=True)}
 
 
 def version_rank_shifts(*, version: LabelSetVersion, against: LabelSetVersion | None = None

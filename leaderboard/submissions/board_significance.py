@@ -61,7 +61,7 @@ def board_rows_order(rows: Sequence[tuple[int, str | None, float]]) -> list[Boar
     """(submission id, hits digest, accuracy) of the rows with a score, in board order:
     competition rank on the accuracy, then submission id (as the board,
     leaderboard/presentation/boards/selectors.py)."""
-    # the ranks `workers.scoring.leaderboard.ranks` gives, without a record per row (a refresh
+    # the ranks `workers.scoring.ranking.ranks` gives, without a record per row (a refresh
     # orders 10,000 rows twice)
     ranks = competition_ranks(np.array([acc for _, _, acc in rows], dtype=np.float64))
     ids = np.array([sub_id for sub_id, _, _ in rows], dtype=np.int64)

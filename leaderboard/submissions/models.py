@@ -115,7 +115,7 @@ class CheckpointFile(models.Model):
 
 class HitVector(models.Model):
     """np.packbits over a label set's evaluated examples, in order, of whether the headline
-    accuracy counts each correct (metrics.headline_hits; popcount == the score's correct); the
+    accuracy counts each correct (scorer.headline_hits; popcount == the score's correct); the
     leaderboard's paired McNemar tests read them (workers/scoring/significance/__init__.py).
 
     Stored once per content (SHA-256 of the bits): a new label-set version leaves most

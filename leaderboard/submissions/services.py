@@ -286,7 +286,7 @@ def score_upsert(*, submission: Submission, version: LabelSetVersion,
 
 
 def hit_vectors_store(*, hits: Mapping[K, np.ndarray]) -> dict[K, str]:
-    """Store per-example hit vectors (metrics.headline_hits) packed, once per content; returns
+    """Store per-example hit vectors (scorer.headline_hits) packed, once per content; returns
     each one's digest (what Score.hits points at). A vector already stored is not written
     again: most of a new version's vectors are its parent's."""
     packed = {key: pack_hits(vector) for key, vector in hits.items()}
@@ -301,7 +301,7 @@ def scores_upsert(*, version: LabelSetVersion, records: dict[int, dict[str, Any]
                   hits: Mapping[int, np.ndarray] | None = None) -> list[Score]:
     """Many submissions' Score rows on one version in one statement (insert or replace).
 
-    `hits`: per submission, metrics.headline_hits (stored packed, for the leaderboard's
+    `hits`: per submission, scorer.headline_hits (stored packed, for the leaderboard's
     paired tests); a score written without it stores none."""
     digests = hit_vectors_store(hits=hits or {})
     return Score.objects.bulk_create(

@@ -12,7 +12,7 @@ import subprocess
 import pytest
 import yaml
 
-from leaderboard.common import metrics
+from leaderboard.common import prometheus
 from tests.helpers import PROJECT_ROOT, UNDER_CI
 
 RULES = PROJECT_ROOT / "docker" / "prometheus" / "alerts.yml"
@@ -35,9 +35,9 @@ def _exported() -> set[str]:
     """Every series name the server exports (a histogram's _bucket, _count, _sum; a
     counter's _total)."""
     names = set(SCRAPE_TIME)
-    for collector in (metrics.HTTP_REQUEST_DURATION, metrics.JOB_DURATION, metrics.JOB_FAILURES,
-                      metrics.SUBMISSION_SCORED_LATENCY, metrics.SWEEP_REQUEUED,
-                      metrics.SIGNIFICANCE_REFRESH_DURATION):
+    for collector in (prometheus.HTTP_REQUEST_DURATION, prometheus.JOB_DURATION,
+                      prometheus.JOB_FAILURES, prometheus.SUBMISSION_SCORED_LATENCY,
+                      prometheus.SWEEP_REQUEUED, prometheus.SIGNIFICANCE_REFRESH_DURATION):
         for family in collector.describe():
             names |= {family.name + suffix for suffix in ("_total", "_bucket", "_count", "_sum")}
     return names

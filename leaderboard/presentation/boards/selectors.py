@@ -18,7 +18,7 @@ from leaderboard.presentation.boards.hidden import (
 )
 from leaderboard.presentation.boards.rank_ub import leaderboard_significance_add
 from leaderboard.submissions.models import Score, Submission
-from workers.scoring import leaderboard as core_leaderboard
+from workers.scoring import ranking
 from workers.scoring.families.base import CLOPPER_PEARSON
 from workers.scoring.families.registry import family_named
 
@@ -159,7 +159,7 @@ def leaderboard_get(*, benchmark: Benchmark, sort: str = "original",
     # A revealed private part's rank shift is from the public part: the shake-up.
     shift_from = {c.slug: c.public_slug for c in hidden.private}
     records = [scores[s[0]] for s in subs]
-    rank_arrays = {slug: core_leaderboard.ranks(records, slug) for slug in slugs}
+    rank_arrays = {slug: ranking.ranks(records, slug) for slug in slugs}
     rows: list[dict[str, Any]] = []
     for i, (sub_id, model_name, owner, created) in enumerate(subs):
         ranks = {slug: int(rank_arrays[slug][i]) for slug in slugs

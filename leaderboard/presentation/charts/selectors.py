@@ -11,7 +11,7 @@ JSON-able dicts.
 - `noise_prevalence_plot`: original and corrected accuracy of chosen submissions as functions
   of noise prevalence, and where two submissions' curves cross.
 
-Everything is computed with the scoring core (`workers.scoring.leaderboard`) from the stored
+Everything is computed with the scoring core (`workers.scoring.ranking`) from the stored
 scores of the newest label-set versions (the leaderboard's columns), and cached per
 `Benchmark.leaderboard_generation` like `leaderboard_get` (leaderboard/presentation/caching.py
 says why that stays fresh across processes).
@@ -37,7 +37,7 @@ from leaderboard.presentation.boards.selectors import (
 from leaderboard.presentation.caching import source_format
 from leaderboard.submissions.models import Score, Submission
 from leaderboard.submissions.selectors import submission_scores
-from workers.scoring import leaderboard as core
+from workers.scoring import ranking
 from workers.scoring.families.registry import FAMILIES, family_named
 from workers.scoring.stats import FIT_SCALES, noise_prevalence_curve, scale_forward, scale_inverse
 
@@ -164,7 +164,7 @@ def new_test_set_plot(*, benchmark: Benchmark, label_set: str,
         board = _board(benchmark)
         rows = _pairs(board, ORIGINAL, label_set)
         points = [_point(r, ORIGINAL, label_set) for r in rows]
-        result = core.new_test_set_fit([r["scores"] for r in rows], label_set,
+        result = ranking.new_test_set_fit([r["scores"] for r in rows], label_set,
                                        n_boot=FIT_BOOTSTRAP, seed=FIT_SEED, scale=scale)
         fit = None
         if result is not None:
@@ -236,8 +236,8 @@ def label_set_plot(*, benchmark: Benchmark, label_set: str) -> dict[str, Any]:
         x_slug = column.shift_from if column is not None else ORIGINAL
         rows = _pairs(board, x_slug, label_set)
         records = [r["scores"] for r in rows]
-        rank_x = core.ranks(records, x_slug)
-        rank_y = core.ranks(records, label_set)
+        rank_x = ranking.ranks(records, x_slug)
+        rank_y = ranking.ranks(records, label_set)
         points = []
         for i, row in enumerate(rows):
             shift = int(rank_x[i] - rank_y[i])
@@ -368,7 +368,7 @@ def _curves(board: Leaderboard, chosen: list[tuple[int, str, dict[str, Any]]],
                for sub_id, _, inputs in chosen}
     out.update(n_c=n_c, n_b=n_b, x=x.tolist())
     for sub_id, name, inputs in chosen:
-        curves = core.noise_prevalence(records[sub_id], x=x)
+        curves = ranking.noise_prevalence(records[sub_id], x=x)
         assert curves is not None
         out["prevalence"] = curves["original"]["prevalence"]
         out["submissions"].append({
@@ -385,7 +385,7 @@ def _crossings(chosen: list[tuple[int, str, dict[str, Any]]],
     for (a_id, a_name, a), (b_id, b_name, b) in combinations(chosen, 2):
         if (a["n_c"], a["n_b"]) != (b["n_c"], b["n_b"]):
             continue  # scored on different correctable sets: not one chart's curves
-        found = core.noise_prevalence_crossings(records[a_id], records[b_id])
+        found = ranking.noise_prevalence_crossings(records[a_id], records[b_id])
         for labels, key in (("original", "acc_c_original"), ("corrected", "acc_c_corrected")):
             cross = found[labels]
             if cross is None or a[key] is None or b[key] is None or not 0 < cross["x"] < 1:

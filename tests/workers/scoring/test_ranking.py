@@ -1,4 +1,4 @@
-"""Tests for workers.scoring.leaderboard: ranks, rank shifts, the new-test-set fit and the
+"""Tests for workers.scoring.ranking: ranks, rank shifts, the new-test-set fit and the
 noise-prevalence figures, on hand-made records and on the 30 real CIFAR-10 models."""
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from tests.workers.scoring.realdata import MODELS, PREDICTIONS_DIR, SUFFIX
 from tests.workers.scoring.support import Compiled
 from workers.scoring.bundles import builtin_benchmark_spec
 from workers.scoring.label_set_builders import CompiledLabelSet
-from workers.scoring.leaderboard import (
+from workers.scoring.predictions import parse_predictions
+from workers.scoring.ranking import (
     correctable_ranks,
     new_test_set_fit,
     noise_prevalence,
@@ -21,7 +22,6 @@ from workers.scoring.leaderboard import (
     rank_shifts,
     ranks,
 )
-from workers.scoring.predictions import parse_predictions
 from workers.scoring.scorer import score_predictions
 
 

@@ -267,7 +267,7 @@ def attack_served(data: Draw, *, mechanism: str, step: float | None, owner: Any,
         release_views_for_submission,
     )
     from leaderboard.submissions.services import submission_create
-    from workers.tasks import score_submission
+    from leaderboard.tasks.cpu import score_submission
 
     path = bundle_write(work / "bundles" / mechanism, mechanism=mechanism, step=step,
                         hidden=data.hidden)

@@ -25,7 +25,7 @@ detached_transport_guard_install()
 
 app = Celery("evalserver")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-# tasks.py of every installed Django app, and of the `workers` package (not a Django app).
-app.autodiscover_tasks()
-app.autodiscover_tasks(["workers"])
-app.autodiscover_tasks(["workers"], related_name="gpu_tasks")
+# The tasks of each queue (leaderboard/tasks/: cpu and notify, gpu); every worker registers
+# all of them, and the routes decide which queue each goes to.
+app.autodiscover_tasks(["leaderboard.tasks"], related_name="cpu")
+app.autodiscover_tasks(["leaderboard.tasks"], related_name="gpu")

@@ -3,7 +3,7 @@
 Tasks are sent by name, so nothing under `leaderboard/` imports the task modules (which import
 the services). A job's task is named by its kind and variant in `settings.JOB_TASKS`
 (evalserver/settings/jobs.py), which the workers register from the registry of job kinds
-(workers/jobs.py). Which queue each goes to is decided by `CELERY_TASK_ROUTES` alone
+(leaderboard/tasks/registry.py). Which queue each goes to is decided by `CELERY_TASK_ROUTES` alone
 (`send_task` applies the routes), so routing has one source of truth.
 
 Every message is sent when the caller's transaction commits: a worker never looks for a row
@@ -26,7 +26,7 @@ RUN_CONFIDENT_LEARNING_AUDIT = settings.JOB_TASKS["audit"]["confident_learning"]
 RUN_AUL_AUDIT = settings.JOB_TASKS["audit"]["aul"]
 RESCORE_VERSION = settings.JOB_TASKS["rescore"][""]
 ADD_BUNDLE_UPLOAD = settings.JOB_TASKS["bundle_upload"][""]
-REFRESH_BOARD_SIGNIFICANCE = "workers.tasks.refresh_board_significance"
+REFRESH_BOARD_SIGNIFICANCE = "leaderboard.tasks.cpu.refresh_board_significance"
 
 
 def task_send(name: str, job_id: int, *, countdown: float = 0) -> None:

@@ -17,8 +17,8 @@ from rest_framework.test import APIClient
 
 from leaderboard.submissions.models import Submission
 from leaderboard.submissions.services import submission_create
+from leaderboard.tasks.cpu import score_submission
 from tests import factories
-from workers.tasks import score_submission
 
 SUBMISSIONS = "/api/submissions/"
 LABEL_FILES = {

@@ -11,8 +11,8 @@ import pytest
 from pytest_django.fixtures import Settings
 
 from leaderboard.submissions.models import Submission
+from leaderboard.tasks.cpu import score_submission
 from tests import factories
-from workers.tasks import score_submission
 
 # Three real CIFAR-10 models (published predictions, modestyachts/CIFAR-10.1) whose order
 # changes between label sets: on cifar10.1-v6 the last on original comes first.

@@ -1,7 +1,8 @@
-"""The registry of job kinds (workers/jobs.py) is complete: every kind's tasks are registered
+"""The registry of job kinds (leaderboard/tasks/registry.py) is complete: every kind's tasks are
+registered
 under the names the web side sends (settings.JOB_TASKS), routed to the queue its entry names,
 with its time limits and retries; its attempts setting is read; beat sweeps it. And the one
-runner (workers/tasks.py `job_run`) stores every outcome the same way for every kind."""
+runner (leaderboard/tasks/runner.py `job_run`) stores every outcome the same way for every kind."""
 
 from __future__ import annotations
 
@@ -23,13 +24,15 @@ from evalserver.celery import app
 from leaderboard.catalog.models import BundleUpload
 from leaderboard.jobs.kinds import JobKind, JobTask
 from leaderboard.jobs.lifecycle import ClaimedJob
+from leaderboard.tasks import cpu as cpu_tasks
+from leaderboard.tasks import gpu as gpu_tasks
+from leaderboard.tasks import runner
+from leaderboard.tasks.registry import JOBS
 from tests import factories
 from tests.helpers import PROJECT_ROOT
-from workers import gpu_tasks, tasks
-from workers.jobs import JOBS
 from workers.scoring.bundles import BundleError
 
-assert gpu_tasks  # registers the gpu queue's tasks
+assert cpu_tasks and gpu_tasks  # register the tasks of every queue
 
 
 @pytest.mark.parametrize("name", sorted(JOBS))
@@ -48,17 +51,18 @@ def test_it_has_everything_a_kind_needs(name: str) -> None:
         assert list(kind.tasks) == [""]
     assert int(getattr(settings, kind.max_attempts_setting)) >= 1
     for variant, spec in kind.tasks.items():
-        task = app.tasks[names[variant]]  # registered by workers/tasks.py or gpu_tasks.py
+        task = app.tasks[names[variant]]  # registered by leaderboard/tasks/cpu.py or gpu.py
         assert app.amqp.router.route({}, task.name)["queue"].name == spec.queue
         soft, hard = spec.limits()
         assert 0 < soft < hard
         assert (task.soft_time_limit, task.time_limit) == (soft, hard)
         assert task.max_retries == kind.max_retries
-        assert set(task.autoretry_for) == set(tasks.TRANSIENT)
+        assert set(task.autoretry_for) == set(runner.TRANSIENT)
     sweeps = [entry for entry in settings.CELERY_BEAT_SCHEDULE.values()
-              if entry["task"] == "workers.tasks.sweep_jobs" and tuple(entry["args"]) == (name,)]
+              if entry["task"] == "leaderboard.tasks.cpu.sweep_jobs"
+              and tuple(entry["args"]) == (name,)]
     assert [entry["schedule"] for entry in sweeps] == [float(settings.EVALSERVER_SWEEP_INTERVAL)]
-    assert "workers.tasks.sweep_jobs" in app.tasks
+    assert "leaderboard.tasks.cpu.sweep_jobs" in app.tasks
 
 
 def test_it_registers_every_kind_the_settings_name() -> None:
@@ -133,12 +137,12 @@ def test_it_fails_a_job_with_the_code_of_how_its_work_failed(
 ) -> None:
     catalog_settings.EVALSERVER_BUNDLE_TIME_LIMIT = 1800
     upload = _upload()
-    assert tasks.job_run(_kind(_raises(exc)), "", job_id=upload.pk, task_id="t") == "failed"
+    assert runner.job_run(_kind(_raises(exc)), "", job_id=upload.pk, task_id="t") == "failed"
     upload.refresh_from_db()
     assert (upload.status, upload.failure_code, upload.failure_reason, upload.attempts) == (
         "failed", code, reason, 1)
     assert upload.finished_at is not None
-    assert tasks.job_run(_kind(_raises(exc)), "", job_id=upload.pk, task_id="t") == "skipped"
+    assert runner.job_run(_kind(_raises(exc)), "", job_id=upload.pk, task_id="t") == "skipped"
 
 
 @pytest.mark.django_db
@@ -148,7 +152,7 @@ def test_it_raises_transient_trouble_for_celery_to_retry_and_keeps_the_claim(
 ) -> None:
     upload = _upload()
     with pytest.raises(type(exc)):
-        tasks.job_run(_kind(_raises(exc)), "", job_id=upload.pk, task_id="t")
+        runner.job_run(_kind(_raises(exc)), "", job_id=upload.pk, task_id="t")
     upload.refresh_from_db()
     assert (upload.status, upload.claimed_by, upload.failure_code) == ("running", "t", "")
     # the retry (same task id) takes its claim back and finishes
@@ -158,5 +162,5 @@ def test_it_raises_transient_trouble_for_celery_to_retry_and_keeps_the_claim(
         finished.append(job_id)
         return True
 
-    assert tasks.job_run(_kind(work), "", job_id=upload.pk, task_id="t", retry=True) == "done"
+    assert runner.job_run(_kind(work), "", job_id=upload.pk, task_id="t", retry=True) == "done"
     assert finished == [upload.pk]

@@ -26,11 +26,11 @@ from leaderboard.review.models import VersionRescore
 from leaderboard.review.panel.services import version_rescore_request
 from leaderboard.review.rescoring import services as rescoring
 from leaderboard.submissions.models import Submission
+from leaderboard.tasks.registry import JOBS
+from leaderboard.tasks.runner import job_run
 from tests import factories
 from tests.conftest import _point_celery_app
 from tests.helpers import free_port
-from workers.jobs import JOBS
-from workers.tasks import job_run
 
 
 def submissions_sweep() -> list[int]:

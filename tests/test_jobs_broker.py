@@ -29,6 +29,7 @@ from leaderboard import queue
 from leaderboard.jobs import broker as jobs_broker
 from leaderboard.jobs.sweep import jobs_sweep
 from leaderboard.submissions.models import Score, Submission
+from leaderboard.tasks.registry import JOBS
 from tests import factories
 from tests.conftest import (
     WorkerProcess,
@@ -37,7 +38,6 @@ from tests.conftest import (
     wait_for_status,
 )
 from tests.helpers import free_port
-from workers.jobs import JOBS
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -160,7 +160,7 @@ def test_it_counts_a_real_workers_scorings_and_failures(
                           benchmark="cifar10", model_name="bad").json()["id"])
     assert wait_for_status(ids[-1], ("scored", "failed"), log=scoring_worker) == "failed"
     for n in range(3):  # messages no worker takes: what the queue depth counts
-        current_app.send_task("workers.gpu_tasks.no_such_task", args=[n], queue="gpu")
+        current_app.send_task("leaderboard.tasks.gpu.no_such_task", args=[n], queue="gpu")
     after = scrape()
 
     def delta(name: str, **labels: str) -> float:
@@ -228,7 +228,7 @@ def test_it_counts_the_sweeps_requeues_and_lost_workers(
     from django.utils import timezone
 
     from leaderboard.jobs.sweep import jobs_sweep
-    from workers.jobs import JOBS
+    from leaderboard.tasks.registry import JOBS
 
     long_ago = timezone.now() - timedelta(hours=2)  # past every task's hard time limit
     out_of_attempts = loaded.EVALSERVER_SCORING_MAX_ATTEMPTS

@@ -23,10 +23,10 @@ from leaderboard import queue
 from leaderboard.audits.models import Audit
 from leaderboard.jobs.sweep import jobs_sweep
 from leaderboard.submissions.models import Submission
+from leaderboard.tasks.registry import JOBS
 from tests import factories
 from tests.conftest import _point_celery_app, redis_database_empty
 from tests.helpers import free_port
-from workers.jobs import JOBS
 
 TASK_NAMES = (queue.SCORE_SUBMISSION, queue.RUN_CHECKPOINT, queue.RUN_CONFIDENT_LEARNING_AUDIT,
               queue.RUN_AUL_AUDIT, queue.RESCORE_VERSION, queue.REFRESH_BOARD_SIGNIFICANCE,
@@ -34,8 +34,8 @@ TASK_NAMES = (queue.SCORE_SUBMISSION, queue.RUN_CHECKPOINT, queue.RUN_CONFIDENT_
 
 
 def test_it_names_only_tasks_the_workers_register() -> None:
-    import workers.gpu_tasks  # noqa: F401 - registers the gpu queue's tasks
-    import workers.tasks  # noqa: F401 - registers the cpu queue's tasks
+    import leaderboard.tasks.cpu  # noqa: F401 - registers the cpu queue's tasks
+    import leaderboard.tasks.gpu  # noqa: F401 - registers the gpu queue's tasks
 
     assert [name for name in TASK_NAMES if name not in app.tasks] == []
     assert set(settings.JOB_TASKS["audit"]) == set(Audit.Kind.values)
@@ -43,18 +43,18 @@ def test_it_names_only_tasks_the_workers_register() -> None:
     # hourly removals of failed submissions' files and of stray temporary upload files
     schedule = {(entry["task"], *entry.get("args", ())): entry["schedule"]
                 for entry in settings.CELERY_BEAT_SCHEDULE.values()}
-    assert sorted(schedule) == [("workers.tasks.remove_failed_files",),
-                                ("workers.tasks.remove_stray_upload_files",),
-                                ("workers.tasks.sweep_jobs", "audit"),
-                                ("workers.tasks.sweep_jobs", "bundle_upload"),
-                                ("workers.tasks.sweep_jobs", "notification"),
-                                ("workers.tasks.sweep_jobs", "rescore"),
-                                ("workers.tasks.sweep_jobs", "submission")]
+    assert sorted(schedule) == [("leaderboard.tasks.cpu.remove_failed_files",),
+                                ("leaderboard.tasks.cpu.remove_stray_upload_files",),
+                                ("leaderboard.tasks.cpu.sweep_jobs", "audit"),
+                                ("leaderboard.tasks.cpu.sweep_jobs", "bundle_upload"),
+                                ("leaderboard.tasks.cpu.sweep_jobs", "notification"),
+                                ("leaderboard.tasks.cpu.sweep_jobs", "rescore"),
+                                ("leaderboard.tasks.cpu.sweep_jobs", "submission")]
     assert [name for name, *_ in schedule if name not in app.tasks] == []
     # every EVALSERVER_SWEEP_INTERVAL seconds (15 by default: a lost message is sent again
     # about EVALSERVER_SWEEP_WINDOW + 15 s after it was sent)
-    assert {schedule.pop(("workers.tasks.remove_failed_files",)),
-            schedule.pop(("workers.tasks.remove_stray_upload_files",))} == {3600.0}
+    assert {schedule.pop(("leaderboard.tasks.cpu.remove_failed_files",)),
+            schedule.pop(("leaderboard.tasks.cpu.remove_stray_upload_files",))} == {3600.0}
     assert set(schedule.values()) == {float(settings.EVALSERVER_SWEEP_INTERVAL)}
 
 

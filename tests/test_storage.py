@@ -25,11 +25,11 @@ from leaderboard.review.models import ReviewItem
 from leaderboard.review.rescoring import services as rescoring
 from leaderboard.submissions.models import Score, Submission
 from leaderboard.submissions.services import submission_create
+from leaderboard.tasks.cpu import score_submission
+from leaderboard.tasks.gpu import run_checkpoint
 from tests import factories
 from tests.workers.inference import builders
-from workers.gpu_tasks import run_checkpoint
 from workers.scoring import datasets
-from workers.tasks import score_submission
 
 pytestmark = pytest.mark.django_db
 

@@ -26,12 +26,12 @@ from leaderboard.catalog.models import LabelSetVersion
 from leaderboard.catalog.selectors import label_set_versions_to_score
 from leaderboard.common.storage import StorageUnavailable, storage_error_transient
 from leaderboard.submissions.models import Submission, SubmissionFile
+from leaderboard.tasks.registry import JOBS
+from leaderboard.tasks.runner import job_run
 from tests import factories, s3_server
 from tests.api_support import SUBMISSIONS, poll, post_files, token_client, top1_accuracy
 from tests.conftest import _running_worker, wait_for_status
 from tests.helpers import free_port
-from workers.jobs import JOBS
-from workers.tasks import job_run
 
 IMAGE_SETS = {"original": "cifar10-test", "cifar10.1-v4": "cifar10.1-v4",
               "cifar10.1-v6": "cifar10.1-v6"}
@@ -259,7 +259,7 @@ def test_it_retries_a_scoring_while_the_storage_is_out_of_reach_then_scores_it(
                          log)
     assert len(retries) == 5, log
     assert len(re.findall(r"score_submission\[[0-9a-f-]+\] retry:", log)) == len(retries), log
-    assert len(re.findall(r"Task workers.tasks.score_submission\[[0-9a-f-]+\] received",
+    assert len(re.findall(r"Task leaderboard.tasks.cpu.score_submission\[[0-9a-f-]+\] received",
                           log)) == len(retries) + 1, log
     assert {s.label_set.slug: (s.correct, s.total) for s in submission.scores.all()
             if s.label_set.slug in IMAGE_SETS} == _expected(data_dir)

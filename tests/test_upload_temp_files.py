@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pytest_django.fixtures import Settings
 
-from workers.tasks import remove_stray_upload_files
+from leaderboard.tasks.cpu import remove_stray_upload_files
 
 
 def _file(folder: Path, name: str, *, age: float) -> Path:

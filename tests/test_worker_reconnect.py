@@ -88,7 +88,7 @@ def _pong(server: RedisServer, timeout: float) -> bool:
     """Whether a ping sent now is answered within `timeout` s; its result is read from Redis
     itself, not through this process's result backend, which may still be reconnecting."""
     try:
-        task_id = app.send_task("workers.tasks.ping").id
+        task_id = app.send_task("leaderboard.tasks.cpu.ping").id
     except Exception:  # noqa: BLE001 - the broker is not back yet: not answered
         return False
     deadline = time.monotonic() + timeout
@@ -114,7 +114,7 @@ def test_it_keeps_a_busy_worker_alive_and_consuming_after_redis_is_killed(
               "the worker never answered a ping:\n" + (log.read_text() if log.exists() else ""))
         # Busy: it holds tasks it has not acknowledged (due in an hour, held until then).
         for _ in range(HELD):
-            app.send_task("workers.tasks.ping", countdown=3600)
+            app.send_task("leaderboard.tasks.cpu.ping", countdown=3600)
         _poll(lambda: redis_server.held() >= HELD, 60,
               "the worker did not take the tasks due later:\n" + log.read_text())
 

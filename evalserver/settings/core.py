@@ -148,7 +148,7 @@ EVALSERVER_INLINE_CHECK_BYTES: int = env.get_int(
 EVALSERVER_INLINE_CHECK_TEXT_BYTES: int = env.get_int(
     "EVALSERVER_INLINE_CHECK_TEXT_BYTES", 16 * 1024 * 1024, min_value=0)
 # The stored files of a failed submission, and the stored .zip of a refused bundle upload, are
-# removed this many days after it failed (the periodic workers.tasks.remove_failed_files; a
+# removed this many days after it failed (the periodic leaderboard.tasks.cpu.remove_failed_files; a
 # submission's page says until when they are kept).
 EVALSERVER_FAILED_FILES_RETENTION_DAYS: int = env.get_int(
     "EVALSERVER_FAILED_FILES_RETENTION_DAYS", 7, min_value=0)

@@ -17,19 +17,20 @@ from evalserver.settings.environment import REDIS_URL, TIME_ZONE, env
 # -- the kinds of job -------------------------------------------------------------------------
 # Each kind's tasks by variant (a submission's or an audit's `kind`; "" for a kind with one
 # task). The web side sends them by these names (leaderboard/queue.py `job_queue`); the
-# workers register them from the registry of job kinds (workers/jobs.py, which says each one's
+# workers register them from the registry of job kinds (leaderboard/tasks/registry.py, which says
+# each one's
 # model, queue, limits, attempts and work); beat sweeps every kind (CELERY_BEAT_SCHEDULE
 # below). Plain names, so that reading the settings imports no model.
 JOB_TASKS: dict[str, dict[str, str]] = {
-    "submission": {"predictions": "workers.tasks.score_submission",
-                   "checkpoint": "workers.gpu_tasks.run_checkpoint"},
-    "audit": {"confident_learning": "workers.tasks.run_confident_learning_audit",
-              "aul": "workers.gpu_tasks.run_aul_audit"},
-    "rescore": {"": "workers.tasks.rescore_version"},
-    "bundle_upload": {"": "workers.tasks.add_bundle_upload"},
+    "submission": {"predictions": "leaderboard.tasks.cpu.score_submission",
+                   "checkpoint": "leaderboard.tasks.gpu.run_checkpoint"},
+    "audit": {"confident_learning": "leaderboard.tasks.cpu.run_confident_learning_audit",
+              "aul": "leaderboard.tasks.gpu.run_aul_audit"},
+    "rescore": {"": "leaderboard.tasks.cpu.rescore_version"},
+    "bundle_upload": {"": "leaderboard.tasks.cpu.add_bundle_upload"},
     # a notification, by its channel (leaderboard/notifications/delivery.py)
-    "notification": {"email": "workers.tasks.send_notification_email",
-                     "webhook": "workers.tasks.deliver_webhook"},
+    "notification": {"email": "leaderboard.tasks.cpu.send_notification_email",
+                     "webhook": "leaderboard.tasks.cpu.deliver_webhook"},
 }
 
 # Time limits: the soft one fails the job with "time_limit" and a reason, the hard one kills
@@ -43,13 +44,15 @@ EVALSERVER_SCORING_TIME_LIMIT: int = env.get_int("EVALSERVER_SCORING_TIME_LIMIT"
 # The whole checkpoint task (every image set, then scoring):
 EVALSERVER_INFERENCE_TIME_LIMIT: int = env.get_int(
     "EVALSERVER_INFERENCE_TIME_LIMIT", 1800, min_value=2)
-# A re-scoring of every submission on a new version (workers.tasks.rescore_version):
+# A re-scoring of every submission on a new version (leaderboard.tasks.cpu.rescore_version):
 EVALSERVER_RESCORE_TIME_LIMIT: int = env.get_int(
     "EVALSERVER_RESCORE_TIME_LIMIT", 1800, min_value=2
 )
-# A label audit (workers.tasks.run_confident_learning_audit, workers.gpu_tasks.run_aul_audit):
+# A label audit (leaderboard.tasks.cpu.run_confident_learning_audit,
+# leaderboard.tasks.gpu.run_aul_audit):
 EVALSERVER_AUDIT_TIME_LIMIT: int = env.get_int("EVALSERVER_AUDIT_TIME_LIMIT", 1800, min_value=2)
-# An uploaded benchmark bundle (workers.tasks.add_bundle_upload: extract, check, compile, load):
+# An uploaded benchmark bundle (leaderboard.tasks.cpu.add_bundle_upload: extract, check, compile,
+# load):
 EVALSERVER_BUNDLE_TIME_LIMIT: int = env.get_int("EVALSERVER_BUNDLE_TIME_LIMIT", 1800, min_value=2)
 # One try of a notification (an email, a webhook POST: its own timeout is shorter).
 EVALSERVER_NOTIFY_TIME_LIMIT: int = env.get_int("EVALSERVER_NOTIFY_TIME_LIMIT", 60, min_value=2)
@@ -143,25 +146,25 @@ CELERY_REDBEAT_LOCK_TIMEOUT = EVALSERVER_BEAT_LOCK_TIMEOUT
 CELERY_REDBEAT_REDIS_OPTIONS = {"socket_connect_timeout": 5, "socket_timeout": 5}
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
     # The sweep of each kind of job (one task, given the kind's name).
-    **{f"sweep-{kind}-jobs": {"task": "workers.tasks.sweep_jobs", "args": (kind,),
+    **{f"sweep-{kind}-jobs": {"task": "leaderboard.tasks.cpu.sweep_jobs", "args": (kind,),
                               "schedule": float(EVALSERVER_SWEEP_INTERVAL)}
        for kind in JOB_TASKS},
     # Not a job sweep: the files of submissions failed longer than the retention period ago.
     "remove-failed-files": {
-        "task": "workers.tasks.remove_failed_files",
+        "task": "leaderboard.tasks.cpu.remove_failed_files",
         "schedule": 3600.0,
     },
     # the temporary files of uploads a killed web process left (it needs the web's folder)
     "remove-stray-upload-files": {
-        "task": "workers.tasks.remove_stray_upload_files",
+        "task": "leaderboard.tasks.cpu.remove_stray_upload_files",
         "schedule": 3600.0,
     },
 }
 CELERY_TASK_ROUTES = {
     # by exact name first (celery's MapRoute): the notifications' tasks, to their own queue
     **{name: {"queue": "notify"} for name in JOB_TASKS["notification"].values()},
-    "workers.tasks.*": {"queue": "cpu"},
-    "workers.gpu_tasks.*": {"queue": "gpu"},
+    "leaderboard.tasks.cpu.*": {"queue": "cpu"},
+    "leaderboard.tasks.gpu.*": {"queue": "gpu"},
 }
 
 # Processes that score a re-scoring's submissions from their stored predictions (a full

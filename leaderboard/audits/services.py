@@ -2,7 +2,8 @@
 best first, become ground-truth review candidates on the benchmark's corrected label set.
 
 queued -> running -> done | failed, the claimed-job lifecycle of leaderboard/jobs/: the worker's
-runner claims (workers/tasks.py), a redelivered task (same id) may take its own claim back, a
+runner claims (leaderboard/tasks/cpu.py), a redelivered task (same id) may take its own claim back,
+a
 duplicate cannot, and only the task holding the claim stores a result.
 """
 
@@ -216,7 +217,7 @@ def audit_run(*, audit_id: int, task_id: str) -> bool:
     core on the original labels, then in one transaction store the result and create the
     candidates. True once done; False when this task no longer holds the claim. Raises
     AuditError, DataError or ValueError for inputs the audit cannot use (the runner stores
-    them as its failure, workers/jobs.py)."""
+    them as its failure, leaderboard/tasks/registry.py)."""
     audit = Audit.objects.select_related("benchmark", "image_set", "label_set").get(id=audit_id)
     original, _ = audit_label_sets(audit.benchmark)
     labels = given_labels(original)

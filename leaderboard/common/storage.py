@@ -15,7 +15,7 @@ NotImplementedError there (S3, and tests/pathless_storage.py).
 An object store out of reach (connection refused or cut, a timeout, a 5xx or throttling
 answer) is transient, as a local disk's OSError is: `storage_error_transient` says so for any
 exception, without importing botocore (a filesystem deployment never loads it). Workers retry
-such a job (workers/tasks.py); the web side answers 503 `storage_unavailable` and records
+such a job (leaderboard/tasks/cpu.py); the web side answers 503 `storage_unavailable` and records
 nothing (leaderboard/common/error_pages.py;
 docs/operators/many-machines.md, "Files in object storage").
 """

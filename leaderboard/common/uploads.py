@@ -11,7 +11,7 @@ A file over FILE_UPLOAD_MAX_MEMORY_SIZE is written to a temporary file in FILE_U
 request ends normally, but not when the body stops part-way (a stalled or vanished client,
 leaderboard/common/request_body.py): `UploadTempFilesMiddleware` closes, and so removes, every
 temporary file a request opened once it has its response. A web process killed mid-upload
-leaves its files behind: `upload_temp_files_remove` (the hourly workers.tasks.
+leaves its files behind: `upload_temp_files_remove` (the hourly leaderboard.tasks.cpu.
 remove_stray_upload_files) removes those no request can still be writing.
 """
 

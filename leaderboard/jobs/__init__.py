@@ -8,8 +8,10 @@ a label audit, the re-scoring of a label-set version, an uploaded bundle. Where 
 - `sweep`: the sweep, the same for every kind; `broker`: what it asks the broker and workers.
 
 This package knows no domain (lint-imports checks it): the registry of the kinds
-(workers/jobs.py, above every domain) names each kind's model, tasks, time limits, attempts
-setting, work function and refusals; one runner (workers/tasks.py `job_run`) claims, runs the
+(leaderboard/tasks/registry.py, above every domain) names each kind's model, tasks, time limits,
+attempts
+setting, work function and refusals; one runner (leaderboard/tasks/runner.py `job_run`) claims,
+runs the
 work and stores its outcome for every kind; the web side sends a job's task by name
 (leaderboard/queue.py `job_queue`, names in settings.JOB_TASKS).
 

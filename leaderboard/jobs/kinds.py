@@ -1,6 +1,7 @@
-"""What the registry of job kinds (workers/jobs.py) says of each kind: one `JobKind` entry,
+"""What the registry of job kinds (leaderboard/tasks/registry.py) says of each kind: one
+`JobKind` entry,
 with a `JobTask` per variant. The types are generic (a model, callables), so the lifecycle,
-the sweep and the runner (workers/tasks.py `job_run`) read every kind the same way."""
+the sweep and the runner (leaderboard/tasks/runner.py `job_run`) read every kind the same way."""
 
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ class JobTask:
     `settings.JOB_TASKS[kind][variant]` (the web side sends it by that name)."""
 
     # "cpu", "gpu" or "notify": the queue settings.CELERY_TASK_ROUTES sends its name to
-    # (checked by tests/test_job_registry.py); a gpu task is registered by workers/gpu_tasks.py.
+    # (checked by tests/test_job_registry.py); a gpu task is registered by leaderboard/tasks/gpu.py.
     queue: str
     # The work, on a claimed job: work(job_id=, task_id=) -> True once the job is finished
     # (its result and `job_finish` written together, under `job_held`), False when the claim

@@ -7,7 +7,8 @@ story): its fields (`ClaimedJob`) and its conditional writes, each taking the mo
 
 Every change is a conditional UPDATE (`filter(...).update(...) == 1`), so a late or duplicated
 task never overwrites a newer state. Nothing here knows a domain: the registry of job kinds
-(workers/jobs.py) says which models are jobs, and the domains' work functions call `job_held`
+(leaderboard/tasks/registry.py) says which models are jobs, and the domains' work functions call
+`job_held`
 and `job_finish` with their own model.
 """
 

@@ -1,6 +1,6 @@
 """The sweep (the package's docstring says which jobs it takes over and why): one rule for
 every kind of job, run from Celery beat every EVALSERVER_SWEEP_INTERVAL s per kind
-(workers.tasks.sweep_jobs)."""
+(leaderboard.tasks.cpu.sweep_jobs)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The work of a notification's job (the registry of job kinds, workers/jobs.py, runs it on
+"""The work of a notification's job (the registry of job kinds, leaderboard/tasks/registry.py, runs
+it on
 a claimed `NotificationDelivery`): one try, an email through Django's email backend or a POST
 to a webhook, logged as a `DeliveryAttempt`.
 

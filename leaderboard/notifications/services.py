@@ -1,7 +1,8 @@
 """Writes of notifications: preferences, webhook endpoints, and the events themselves.
 
 An event is emitted by the code that finished the thing it tells of, after that commits (the
-runner of jobs, workers/jobs.py, once a submission is scored or failed and once a re-scoring
+runner of jobs, leaderboard/tasks/registry.py, once a submission is scored or failed and once a
+re-scoring
 is done), never from model signals: it makes one `NotificationDelivery` per channel the user
 opted into (and per matching webhook endpoint), each a job sent by name once this commits
 (leaderboard/queue.py). Emitting twice sends once (each delivery has the event's `key`)."""

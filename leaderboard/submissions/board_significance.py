@@ -3,7 +3,7 @@ computed by the worker when scores change, stored per label-set version (BoardSi
 read by the board build. Never computed in a web request: a request that finds none (or one
 for other rows) shows no rank_ub and asks the worker for it (`board_significance_request`).
 
-Where it is refreshed: by the task `workers.tasks.refresh_board_significance`, which a
+Where it is refreshed: by the task `leaderboard.tasks.cpu.refresh_board_significance`, which a
 submission's scoring and a re-scoring schedule after they commit (`board_significance_schedule`:
 at once, once for a burst), and a visibility change and a stale board queue. A refresh starts
 from the stored result and updates the pairs of the rows that came or went; it computes every

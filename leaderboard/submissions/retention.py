@@ -1,6 +1,7 @@
 """How long a failed submission's stored files are kept: EVALSERVER_FAILED_FILES_RETENTION_DAYS
 after it failed (`Submission.finished_at` is when it finished, scored or failed), long enough
-for its owner to look at what was refused; then a periodic task (workers.tasks.remove_failed_files,
+for its owner to look at what was refused; then a periodic task
+(leaderboard.tasks.cpu.remove_failed_files,
 from Celery beat) removes them. The rows stay (the page and the API still name each file, its
 size and SHA-256); the stored names are cleared, so no row points at a file that is gone.
 

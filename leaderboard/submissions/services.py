@@ -1,5 +1,5 @@
 """Creating submissions and moving them through queued -> running -> scored | failed (the
-claimed-job lifecycle of leaderboard/jobs/; the worker's runner claims, workers/tasks.py).
+claimed-job lifecycle of leaderboard/jobs/; the worker's runner claims, leaderboard/tasks/cpu.py).
 
 Every status change is a conditional UPDATE, so a redelivered or duplicated task never
 scores twice and a late task cannot overwrite a newer state.

@@ -15,10 +15,10 @@ from leaderboard.audits.models import Audit
 from leaderboard.catalog.selectors import benchmark_get
 from leaderboard.submissions.models import Submission
 from leaderboard.submissions.services import submission_create
+from leaderboard.tasks.cpu import run_confident_learning_audit, score_submission
+from leaderboard.tasks.gpu import run_aul_audit
 from tests import factories
 from tests.label_error_study import example_of
-from workers.gpu_tasks import run_aul_audit
-from workers.tasks import run_confident_learning_audit, score_submission
 
 
 def maintainer(username: str = "maint") -> User:

@@ -20,10 +20,10 @@ from pytest_django.fixtures import Settings
 from evalserver.celery import app
 from leaderboard.audits.models import Audit
 from leaderboard.review.ground_truth.models import GroundTruthCandidate
+from leaderboard.tasks.cpu import run_confident_learning_audit
+from leaderboard.tasks.gpu import run_aul_audit
 from tests.audits.conftest import maintainer, mnist_labels, run_in_process, start
 from tests.review.conftest import api_client
-from workers.gpu_tasks import run_aul_audit
-from workers.tasks import run_confident_learning_audit
 
 SMALL = {"epochs": 2, "max_candidates": 30}
 # What a 2-epoch probe (seed 0, one CPU thread) gives on the real MNIST test set.
@@ -36,10 +36,10 @@ def _candidates(audit: Audit) -> list[GroundTruthCandidate]:
 
 def test_it_routes_the_aul_task_to_the_gpu_queue() -> None:
     router = app.amqp.router
-    assert router.route({}, "workers.gpu_tasks.run_aul_audit")["queue"].name == "gpu"
-    assert router.route({}, "workers.tasks.run_confident_learning_audit")["queue"].name == "cpu"
-    assert {"workers.gpu_tasks.run_aul_audit", "workers.tasks.run_confident_learning_audit"} \
-        <= set(app.tasks)
+    assert router.route({}, "leaderboard.tasks.gpu.run_aul_audit")["queue"].name == "gpu"
+    confident_learning = "leaderboard.tasks.cpu.run_confident_learning_audit"
+    assert router.route({}, confident_learning)["queue"].name == "cpu"
+    assert {"leaderboard.tasks.gpu.run_aul_audit", confident_learning} <= set(app.tasks)
     limit = settings.EVALSERVER_AUDIT_TIME_LIMIT
     assert limit == 1800
     for task in (run_aul_audit, run_confident_learning_audit):
@@ -170,7 +170,7 @@ def test_it_runs_on_a_real_gpu_queue_worker(
         if progress:
             seen.add(f"epoch {progress['epochs_done']}/{progress['epochs_total']}")
     assert audit.status == "done", audit.failure_reason
-    assert "workers.gpu_tasks.run_aul_audit" in log.read_text()
+    assert "leaderboard.tasks.gpu.run_aul_audit" in log.read_text()
     assert audit.result["num_flagged"] == NUM_FLAGGED  # the same bits in another process
     assert audit.candidates_created == 30
     assert "epoch 1/2" in seen  # the page's status poll sees the epochs pass

@@ -194,7 +194,7 @@ def test_it_sweeps_an_audit_whose_message_was_lost(
 
     from leaderboard import queue
     from leaderboard.jobs.sweep import jobs_sweep
-    from workers.jobs import JOBS
+    from leaderboard.tasks.registry import JOBS
 
     submission = submit_mnist(mnist_probs(data_dir), tmp_path)
     with mock.patch.object(queue, "task_send") as send:  # broker down

@@ -19,9 +19,9 @@ from rest_framework.test import APIClient
 from leaderboard.catalog.models import Benchmark, HiddenPhase, LabelSet
 from leaderboard.submissions.models import Submission
 from leaderboard.submissions.services import submission_create
+from leaderboard.tasks.cpu import score_submission
 from tests import factories
 from tests.workers.scoring.bundles.bundle_files import data_files, manifest, npy_bytes, write_bundle
-from workers.tasks import score_submission
 
 pytestmark = pytest.mark.django_db
 

@@ -15,9 +15,9 @@ from pytest_django.fixtures import Settings
 from leaderboard.catalog.models import Benchmark, LabelSetVersion
 from leaderboard.submissions.models import Score
 from leaderboard.submissions.services import submission_create
+from leaderboard.tasks.cpu import score_submission
 from tests import factories
 from tests.workers.scoring.bundles.bundle_files import LABELS, manifest, write_bundle
-from workers.tasks import score_submission
 
 pytestmark = pytest.mark.django_db
 

@@ -84,7 +84,7 @@ def toy_zip(folder: Path, name: str = "toy3.zip", *, extra: dict[str, bytes] | N
 
 def process(upload_id: int) -> str:
     """The worker's task, run in this process (eagerly, with a task id)."""
-    from workers.tasks import add_bundle_upload
+    from leaderboard.tasks.cpu import add_bundle_upload
 
     outcome: str = add_bundle_upload.apply(args=(upload_id,)).get()
     return outcome

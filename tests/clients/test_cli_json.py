@@ -122,5 +122,5 @@ def test_it_prints_json_for_the_participants_actions_and_a_quota_refusal(
     assert (code, [(s["id"], s["status"]) for s in mine]) == (
         0, [(pk, "cancelled"), (lost.pk, "queued")])
     # the factory's, the new one and the re-run queued; the refused one not
-    assert [job for name, job in sent if name == "workers.tasks.score_submission"] == [
+    assert [job for name, job in sent if name == "leaderboard.tasks.cpu.score_submission"] == [
         lost.pk, pk, lost.pk]

@@ -21,11 +21,11 @@ from leaderboard.notifications.models import NotificationDelivery
 from leaderboard.notifications.services import notification_preference_update
 from leaderboard.submissions.models import Score, Submission
 from leaderboard.submissions.services import submission_create
+from leaderboard.tasks.registry import JOBS
+from leaderboard.tasks.runner import job_run, score_submission
 from tests import factories
 from tests.workers.scoring.bundles.bundle_files import LABELS, manifest, write_bundle
-from workers.jobs import JOBS
 from workers.scoring.predictions import PredictionError
-from workers.tasks import job_run, score_submission
 
 pytestmark = pytest.mark.django_db
 

@@ -33,7 +33,7 @@ def test_it_adds_a_webhook_sends_a_test_event_and_shows_the_log(
         tested = client.post("/profile/webhooks/test/", follow=True).content.decode()
     assert "Test event queued to 1 endpoint(s)" in tested
     [(name, delivery_id)] = sent
-    assert name == "workers.tasks.deliver_webhook"
+    assert name == "leaderboard.tasks.cpu.deliver_webhook"
     DeliveryAttempt.objects.create(delivery_id=delivery_id, status_code=502)
     page = client.get("/profile/").content.decode()
     assert "<td>test</td>" in page and "<td>502</td>" in page

@@ -18,9 +18,9 @@ from leaderboard.notifications.services import notification_preference_update
 from leaderboard.review.models import ReviewItem, ReviewItemSubmission
 from leaderboard.review.services import review_vote_cast
 from leaderboard.submissions.services import submission_create
+from leaderboard.tasks.cpu import score_submission
 from tests import factories
 from tests.workers.scoring.bundles.bundle_files import LABELS, manifest, write_bundle
-from workers.tasks import score_submission
 
 pytestmark = pytest.mark.django_db
 

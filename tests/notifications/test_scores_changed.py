@@ -16,10 +16,10 @@ from leaderboard.notifications.models import NotificationDelivery
 from leaderboard.notifications.services import notification_preference_update
 from leaderboard.submissions.models import Score
 from leaderboard.submissions.services import submission_create
+from leaderboard.tasks.cpu import score_submission
+from leaderboard.tasks.registry import JOBS
 from tests import factories
 from tests.workers.scoring.bundles.bundle_files import LABELS, manifest, write_bundle
-from workers.jobs import JOBS
-from workers.tasks import score_submission
 
 pytestmark = pytest.mark.django_db
 

@@ -71,7 +71,7 @@ def test_it_refuses_to_save_a_webhook_to_a_shared_or_special_purpose_address(
 def test_it_refuses_at_delivery_a_name_that_now_resolves_to_the_metadata_address(
     settings: Settings, monkeypatch: pytest.MonkeyPatch, sent: list[tuple[str, int]]
 ) -> None:
-    from workers.tasks import deliver_webhook
+    from leaderboard.tasks.cpu import deliver_webhook
 
     settings.EVALSERVER_WEBHOOK_ALLOW_PRIVATE = False
     user = factories.user_create("rebinder")

@@ -105,7 +105,8 @@ def test_it_throttles_test_events_per_user_per_hour(
 
 def test_it_routes_notifications_to_their_own_queue() -> None:
     router = app.amqp.router
-    assert router.route({}, "workers.tasks.deliver_webhook")["queue"].name == "notify"
-    assert router.route({}, "workers.tasks.send_notification_email")["queue"].name == "notify"
-    assert router.route({}, "workers.tasks.score_submission")["queue"].name == "cpu"
-    assert router.route({}, "workers.gpu_tasks.run_checkpoint")["queue"].name == "gpu"
+    assert router.route({}, "leaderboard.tasks.cpu.deliver_webhook")["queue"].name == "notify"
+    email = "leaderboard.tasks.cpu.send_notification_email"
+    assert router.route({}, email)["queue"].name == "notify"
+    assert router.route({}, "leaderboard.tasks.cpu.score_submission")["queue"].name == "cpu"
+    assert router.route({}, "leaderboard.tasks.gpu.run_checkpoint")["queue"].name == "gpu"

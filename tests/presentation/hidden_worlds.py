@@ -29,10 +29,10 @@ from leaderboard.review.models import ReviewItem
 from leaderboard.submissions.models import Score, Submission
 from leaderboard.submissions.releases.models import Release
 from leaderboard.submissions.services import submission_create
+from leaderboard.tasks.cpu import refresh_board_significance, score_submission
 from tests import factories
 from tests.workers.scoring.bundles.bundle_files import data_files, manifest, npy_bytes, write_bundle
 from workers.scoring.bundles import BundleData, compile_bundle_label_set, read_bundle
-from workers.tasks import refresh_board_significance, score_submission
 
 K = 2
 SECRET = {"A": [0, 1, 0, 1, 2, 0], "B": [0, 1, 1, 1, 2, 0]}  # differ at K only

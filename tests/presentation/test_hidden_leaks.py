@@ -74,6 +74,7 @@ from leaderboard.review.models import ReviewItem
 from leaderboard.review.panel.services import ReviewError
 from leaderboard.submissions.models import Score
 from leaderboard.submissions.services import submission_create
+from leaderboard.tasks.cpu import score_submission
 from tests import factories
 from tests.presentation.hidden_worlds import (
     SCHEDULES,
@@ -86,7 +87,6 @@ from tests.presentation.hidden_worlds import (
     world_build,
 )
 from tests.workers.scoring.bundles.bundle_files import data_files, manifest, write_bundle
-from workers.tasks import score_submission
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 

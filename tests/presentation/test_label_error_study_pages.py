@@ -18,6 +18,7 @@ from pytest_django.fixtures import Settings
 from rest_framework.test import APIClient
 
 from leaderboard.submissions.models import Submission
+from leaderboard.tasks.cpu import score_submission
 from tests.audits.conftest import maintainer, run_in_process, start
 from tests.label_error_study import (
     CORRECTED,
@@ -30,7 +31,6 @@ from tests.label_error_study import (
     original_labels,
 )
 from tests.presentation.about.about_pages import about_facts, about_sections
-from workers.tasks import score_submission
 
 pytestmark = pytest.mark.django_db
 

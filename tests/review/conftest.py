@@ -14,9 +14,9 @@ from leaderboard.catalog.selectors import benchmark_get
 from leaderboard.common.roles import REVIEWERS_GROUP
 from leaderboard.submissions.models import Submission
 from leaderboard.submissions.services import submission_create
+from leaderboard.tasks.cpu import score_submission
 from tests import factories
 from workers.scoring import datasets
-from workers.tasks import score_submission
 
 
 def reviewers(n: int, prefix: str = "reviewer") -> list[User]:

@@ -18,10 +18,10 @@ from leaderboard.catalog.models import Benchmark, LabelSetVersion
 from leaderboard.review.models import ReviewItem
 from leaderboard.review.rescoring import services as rescoring
 from leaderboard.submissions.services import submission_create
+from leaderboard.tasks.cpu import score_submission
 from tests import factories
 from tests.review.conftest import api_client, reviewers
 from tests.workers.scoring.bundles.bundle_files import manifest, write_bundle
-from workers.tasks import score_submission
 
 pytestmark = pytest.mark.django_db
 

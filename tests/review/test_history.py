@@ -16,10 +16,10 @@ from leaderboard.review import services as review
 from leaderboard.review.models import ReviewItem, VersionRescore
 from leaderboard.review.rescoring import services as rescoring
 from leaderboard.submissions.models import Score, Submission
+from leaderboard.tasks.cpu import rescore_version
 from tests import factories
 from tests.review.conftest import api_client, resnet50_top1, submit_imagenet
 from workers.scoring import revisions
-from workers.tasks import rescore_version
 
 pytestmark = pytest.mark.django_db
 

@@ -8,7 +8,7 @@ import pytest
 from celery.exceptions import TimeoutError as CeleryTimeoutError
 
 from evalserver.celery import app
-from workers.tasks import ping
+from leaderboard.tasks.cpu import ping
 
 
 def test_it_runs_ping_on_a_real_cpu_worker(celery_worker: Path) -> None:
@@ -21,7 +21,7 @@ def test_it_runs_ping_on_a_real_cpu_worker(celery_worker: Path) -> None:
 
 
 def test_it_routes_tasks_to_the_cpu_queue_by_default() -> None:
-    assert app.amqp.router.route({}, "workers.tasks.ping")["queue"].name == "cpu"
+    assert app.amqp.router.route({}, "leaderboard.tasks.cpu.ping")["queue"].name == "cpu"
     assert app.conf.task_default_queue == "cpu"
     assert app.conf.task_acks_late is True
     assert app.conf.task_reject_on_worker_lost is True

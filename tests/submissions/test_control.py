@@ -24,11 +24,11 @@ from leaderboard.submissions.file_checks import SubmissionError
 from leaderboard.submissions.models import Score, Submission
 from leaderboard.submissions.retention import failed_submission_files_remove
 from leaderboard.submissions.services import submission_quota_left
+from leaderboard.tasks.cpu import score_submission
+from leaderboard.tasks.registry import JOBS
 from tests import factories
 from tests.api_support import post_files, token_client
 from tests.conftest import wait_for_status
-from workers.jobs import JOBS
-from workers.tasks import score_submission
 
 pytestmark = pytest.mark.django_db
 

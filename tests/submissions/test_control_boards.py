@@ -16,6 +16,7 @@ from rest_framework.test import APIClient
 from leaderboard import queue
 from leaderboard.catalog.models import Benchmark, LabelSetVersion
 from leaderboard.submissions.models import BoardSignificance, Submission
+from leaderboard.tasks.cpu import refresh_board_significance
 from tests import factories
 from tests.api_support import scored_in_process, token_client
 from tests.presentation.boards.test_board_significance import IMAGE_SETS, expected_rows
@@ -26,7 +27,6 @@ from tests.submissions.test_hidden_releases import (  # noqa: F401  (a fixture)
     _scored,
     toy_with_secret,
 )
-from workers.tasks import refresh_board_significance
 
 pytestmark = pytest.mark.django_db
 

@@ -14,9 +14,9 @@ from pytest_django.fixtures import Settings
 
 from leaderboard import queue
 from leaderboard.submissions.models import Submission
+from leaderboard.tasks.cpu import score_submission
 from tests import factories
 from tests.browser import NEEDS_CHROMIUM, browser_log_in
-from workers.tasks import score_submission
 
 pytestmark = [pytest.mark.slow, NEEDS_CHROMIUM]
 

@@ -14,9 +14,9 @@ from pytest_django.fixtures import Settings
 
 from leaderboard.submissions.models import Submission, SubmissionFile
 from leaderboard.submissions.services import submission_create
+from leaderboard.tasks.cpu import remove_failed_files, score_submission
 from tests import factories
 from tests.scored_models import submit_model
-from workers.tasks import remove_failed_files, score_submission
 
 pytestmark = pytest.mark.django_db
 

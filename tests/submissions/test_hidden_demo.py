@@ -26,8 +26,8 @@ from leaderboard.demo.hidden_benchmark import (
 )
 from leaderboard.demo.seeding import DemoSeedReport
 from leaderboard.submissions.models import Submission
+from leaderboard.tasks.cpu import score_submission
 from tests import factories
-from workers.tasks import score_submission
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 PRIVATE = f"{HIDDEN_DEMO_LABEL_SET}-private"

@@ -13,8 +13,8 @@ from leaderboard.presentation.boards.selectors import leaderboard_get
 from leaderboard.submissions.models import Score, Submission, SubmissionFile
 from leaderboard.submissions.selectors import submission_scores
 from leaderboard.submissions.services import SubmissionError, submission_create
+from leaderboard.tasks.cpu import score_submission
 from tests import factories
-from workers.tasks import score_submission
 
 pytestmark = pytest.mark.django_db
 

@@ -12,9 +12,9 @@ from pytest_django.fixtures import Settings
 from leaderboard.demo.seeding import demo_user_get_or_create
 from leaderboard.submissions.models import Submission, SubmissionFile
 from leaderboard.submissions.selectors import submission_scores
+from leaderboard.tasks.cpu import score_submission
 from tests.submissions.demo_seeding import seed_demo
 from workers.scoring import datasets
-from workers.tasks import score_submission
 
 pytestmark = pytest.mark.django_db
 

@@ -19,12 +19,12 @@ from scipy.stats import binomtest, norm
 
 from leaderboard.catalog.selectors import benchmark_get
 from leaderboard.submissions.services import submission_create
+from leaderboard.tasks.cpu import score_submission
 from leaderboard.templatetags.leaderboard_extras import percent
 from tests import factories
 from tests.helpers import imagenet_original_labels_by_file_number
 from tests.pages import score_tables
 from workers.scoring import datasets
-from workers.tasks import score_submission
 
 pytestmark = pytest.mark.django_db
 

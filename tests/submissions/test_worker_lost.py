@@ -19,9 +19,9 @@ from leaderboard import queue
 from leaderboard.jobs.sweep import jobs_sweep
 from leaderboard.submissions.models import Score, Submission
 from leaderboard.submissions.services import submission_create, submission_scores_compute
+from leaderboard.tasks.registry import JOBS
 from tests import factories
 from tests.conftest import WorkerProcess, wait_for_status
-from workers.jobs import JOBS
 
 
 def submission_claim(*, submission_id: int, task_id: str, retry: bool = False) -> bool:
@@ -193,7 +193,7 @@ def test_it_counts_attempts_on_retries(
     from django.db import OperationalError
 
     from leaderboard.submissions import services as submissions
-    from workers.tasks import score_submission
+    from leaderboard.tasks.cpu import score_submission
 
     submission = _submit(data_dir)
     compute = submissions.submission_scores_compute

@@ -5,7 +5,8 @@ stores the file (streamed to disk under the upload cap) and queues it; a worker 
 checks and loads it with the same code as `manage.py benchmark_add`, and records the outcome.
 
 queued -> running -> done | failed, the claimed-job lifecycle of leaderboard/jobs/: the
-worker's runner claims (workers/tasks.py), a redelivered task (same id) may take its own claim
+worker's runner claims (leaderboard/tasks/cpu.py), a redelivered task (same id) may take its own
+claim
 back, a duplicate cannot, and only the task holding the claim records the outcome. Adding a
 bundle is idempotent (re-running the same bundle creates nothing), so a job run again after a
 lost worker is harmless.
@@ -15,7 +16,7 @@ worker's loader refuses unsafe entries, zip bombs and pickles (docs/bundles.md Â
 it writes anything.
 
 A refused archive is kept EVALSERVER_FAILED_FILES_RETENTION_DAYS after it failed, like a failed
-submission's files, then removed by the hourly task (workers.tasks.remove_failed_files): the
+submission's files, then removed by the hourly task (leaderboard.tasks.cpu.remove_failed_files): the
 row stays, with an empty `bundle`.
 
 Hiding (`benchmark_visibility_set`): a hidden benchmark is left out of every public list, board
@@ -101,7 +102,7 @@ def bundle_upload_run(*, upload_id: int, task_id: str) -> bool:
     """The bundle task's work on a claimed upload (the worker's runner claims it first): add
     the stored bundle, record the outcome. True once done; False when this task no longer
     holds the claim. Raises BundleError or BundleConflictError for a refused bundle (stored
-    as its failure by the runner, workers/jobs.py)."""
+    as its failure by the runner, leaderboard/tasks/registry.py)."""
     upload = BundleUpload.objects.get(id=upload_id)
     with stored_file_path(upload.bundle) as path:
         report = benchmark_bundle_add(path=path, update=upload.update)

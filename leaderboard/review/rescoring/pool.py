@@ -142,7 +142,7 @@ def _chunk_result(result: Any) -> list[Scored]:
     """A chunk's Scored, once a child has them. A child that hangs (a lock it inherited held
     by a thread of the parent's at the fork, say) would leave the job waiting until its hard
     time limit: after CHUNK_RESULT_TIMEOUT_S the job fails its attempt with a TimeoutError,
-    which the runner retries with a fresh pool (workers/tasks.py, TRANSIENT)."""
+    which the runner retries with a fresh pool (leaderboard/tasks/cpu.py, TRANSIENT)."""
     try:
         return cast(list[Scored], result.get(timeout=CHUNK_RESULT_TIMEOUT_S))
     except billiard.exceptions.TimeoutError:

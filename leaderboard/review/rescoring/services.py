@@ -359,7 +359,7 @@ def version_rescore_now(*, version_id: int, task_id: str,
     running under a task no broker knows, and the sweep hands it to a worker."""
     with transaction.atomic():
         version_rescore_request(version_id=version_id)
-        # the attempts of the worker's re-scoring task (workers/jobs.py), the same job
+        # the attempts of the worker's re-scoring task (leaderboard/tasks/registry.py), the same job
         if not job_claim(VersionRescore, job_id=version_id, task_id=task_id,
                          max_attempts=settings.EVALSERVER_RESCORE_MAX_ATTEMPTS):
             return "skipped"

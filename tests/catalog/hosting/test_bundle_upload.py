@@ -94,7 +94,7 @@ def test_it_stores_the_zip_and_queues_it_after_commit(
     url = f"http://testserver{API}{row.pk}/"
     assert response.json() == {"id": row.pk, "status": "queued", "url": url}
     assert response["Location"] == url
-    assert sent == [("workers.tasks.add_bundle_upload", row.pk)]
+    assert sent == [("leaderboard.tasks.cpu.add_bundle_upload", row.pk)]
     assert (row.original_name, row.size, row.update, row.uploaded_by) == (
         "toy3.zip", archive.stat().st_size, True, staff)
     with default_storage.open(row.bundle.name, "rb") as stored:

@@ -17,9 +17,9 @@ from leaderboard.catalog.hosting.services import (
     failed_bundle_upload_files_remove,
 )
 from leaderboard.catalog.models import BundleUpload
+from leaderboard.tasks.cpu import remove_failed_files
 from tests import factories
 from tests.catalog.toy_bundle import process, toy_zip
-from workers.tasks import remove_failed_files
 
 pytestmark = pytest.mark.django_db
 

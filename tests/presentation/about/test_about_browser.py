@@ -20,10 +20,10 @@ from leaderboard.catalog.models import LabelSetVersion
 from leaderboard.catalog.selectors import benchmark_get
 from leaderboard.submissions.models import Submission
 from leaderboard.submissions.services import submission_create
+from leaderboard.tasks.cpu import score_submission
 from tests import factories
 from tests.browser import NEEDS_CHROMIUM
 from workers.scoring import datasets
-from workers.tasks import score_submission
 
 SHOTS = Path(os.environ.get("ABOUT_SHOTS_DIR", "/tmp/about-shots"))
 WIDTHS = (375, 1280)

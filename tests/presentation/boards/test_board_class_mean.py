@@ -19,11 +19,11 @@ from scipy.stats import norm
 
 from leaderboard.catalog.selectors import benchmark_get
 from leaderboard.submissions.services import submission_create
+from leaderboard.tasks.cpu import score_submission
 from tests import factories
 from tests.demo_truth import page_text
 from tests.helpers import imagenet_original_labels_by_file_number
 from workers.scoring import datasets
-from workers.tasks import score_submission
 
 pytestmark = pytest.mark.django_db
 

@@ -26,11 +26,11 @@ from leaderboard.catalog.models import LabelSetVersion
 from leaderboard.catalog.selectors import label_set_versions_current
 from leaderboard.catalog.services import benchmark_leaderboard_touch
 from leaderboard.submissions.models import BoardSignificance, HitVector, Score, Submission
+from leaderboard.tasks.cpu import refresh_board_significance
 from tests import factories
 from tests.api_support import scored_in_process
 from workers.scoring.significance import hits_count, unpack_hits
 from workers.scoring.significance import pairs as significance_pairs
-from workers.tasks import refresh_board_significance
 
 pytestmark = pytest.mark.django_db
 

@@ -20,10 +20,10 @@ from leaderboard.presentation.gallery import selectors as selectors_gallery
 from leaderboard.submissions.models import Submission
 from leaderboard.submissions.selectors import submission_scores
 from leaderboard.submissions.services import submission_create
+from leaderboard.tasks.cpu import score_submission
 from tests import factories
 from tests.presentation.gallery.gallery_pages import Card, gallery_cards
 from workers.scoring import datasets
-from workers.tasks import score_submission
 
 pytestmark = pytest.mark.django_db
 

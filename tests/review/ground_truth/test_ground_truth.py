@@ -24,9 +24,9 @@ from leaderboard.review.panel.services import ReviewError
 from leaderboard.review.rescoring import services as rescoring
 from leaderboard.submissions.models import Score, Submission
 from leaderboard.submissions.services import submission_create
+from leaderboard.tasks.cpu import score_submission
 from tests import factories
 from tests.review.conftest import api_client, reviewers
-from workers.tasks import score_submission
 
 pytestmark = pytest.mark.django_db
 

@@ -170,7 +170,7 @@ def test_it_shows_both_judgements_on_a_review_item(
 def test_it_rescores_so_a_judged_pair_is_no_longer_novel(
     loaded: Settings, data_dir: Path, tmp_path: Path, django_capture_on_commit_callbacks: Any,
 ) -> None:
-    from workers.tasks import rescore_version
+    from leaderboard.tasks.cpu import rescore_version
 
     vit = _mistakes(data_dir, VIT)
     real, rated = _real(data_dir)

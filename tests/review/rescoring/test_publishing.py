@@ -23,11 +23,11 @@ from leaderboard.review.rescoring import services as rescoring
 from leaderboard.submissions.models import Score
 from leaderboard.submissions.selectors import submission_scores
 from leaderboard.submissions.services import submission_create
+from leaderboard.tasks.cpu import rescore_version, score_submission
 from tests import factories
 from tests.conftest import wait_for_status
 from tests.review.conftest import resnet50_top1, reviewers, submit_imagenet
 from workers.scoring import revisions
-from workers.tasks import rescore_version, score_submission
 
 BOARD = "/api/benchmarks/imagenet/leaderboard/"
 # The worker sleeps this long after claiming a submission, and a re-scoring this long between

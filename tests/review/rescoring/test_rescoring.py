@@ -27,12 +27,12 @@ from leaderboard.submissions.services import (
     submission_create,
     submission_scores_compute,
 )
+from leaderboard.tasks.cpu import score_submission
+from leaderboard.tasks.registry import JOBS
 from tests import factories
-from workers.jobs import JOBS
 from workers.scoring import datasets
 from workers.scoring.predictions import parse_predictions
 from workers.scoring.scorer import score_label_set
-from workers.tasks import score_submission
 
 
 def _resnet50_upload(data_dir: Path, tmp_path: Path):  # type: ignore[no-untyped-def]

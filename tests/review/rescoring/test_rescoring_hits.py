@@ -19,12 +19,12 @@ from leaderboard.review.models import ReviewItem
 from leaderboard.review.rescoring import services as rescoring
 from leaderboard.submissions.models import HitVector, Score, Submission
 from leaderboard.submissions.services import submission_create
+from leaderboard.tasks.cpu import score_submission
 from tests import factories
 from workers.scoring import datasets, revisions
 from workers.scoring.predictions import Predictions
 from workers.scoring.scorer import headline_hits
 from workers.scoring.significance import hits_count, pack_hits
-from workers.tasks import score_submission
 
 pytestmark = pytest.mark.django_db
 

@@ -19,9 +19,9 @@ from leaderboard.catalog.selectors import benchmark_get, label_set_version_lates
 from leaderboard.review.rescoring import pool
 from leaderboard.review.rescoring import services as rescoring
 from leaderboard.submissions.models import Score
+from leaderboard.tasks.cpu import score_submission
 from tests import factories
 from tests.helpers import PROJECT_ROOT
-from workers.tasks import score_submission
 
 pytestmark = pytest.mark.django_db
 

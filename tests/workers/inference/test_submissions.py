@@ -15,11 +15,11 @@ from rest_framework.test import APIClient
 from safetensors.torch import save_file
 
 from leaderboard.submissions.models import CheckpointFile, Score, Submission, SubmissionFile
+from leaderboard.tasks.gpu import run_checkpoint
 from tests import factories
 from tests.conftest import wait_for_status
 from tests.workers.inference import builders
 from tests.workers.inference.test_end_to_end import direct, export_onnx
-from workers.gpu_tasks import run_checkpoint
 
 
 def _api(user) -> APIClient:  # type: ignore[no-untyped-def]

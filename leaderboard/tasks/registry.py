@@ -2,7 +2,8 @@
 time limits, by variant; their names are settings.JOB_TASKS'), its attempts setting, its
 Celery retries, its work and how its user's errors are stored. The rest is the same for every
 kind: the lifecycle and the sweep (leaderboard/jobs/), the runner and its tasks
-(workers/tasks.py `job_run`, registered from here; gpu ones by workers/gpu_tasks.py), the
+(leaderboard/tasks/runner.py `job_run`, registered from here; gpu ones by
+leaderboard/tasks/gpu.py), the
 sending (leaderboard/queue.py `job_queue`), the beat entries (evalserver/settings/jobs.py).
 
 It sits above every domain (it imports their models and work functions; nothing under

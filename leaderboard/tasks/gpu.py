@@ -1,24 +1,25 @@
-"""Celery tasks of the `gpu` queue (settings.CELERY_TASK_ROUTES sends `workers.gpu_tasks.*`
+"""Celery tasks of the `gpu` queue (settings.CELERY_TASK_ROUTES sends `leaderboard.tasks.gpu.*`
 there): work that trains or runs a network. Start such a worker with
 `celery -A evalserver worker -Q gpu --concurrency 1`; without a GPU it runs on the CPU.
 
-The jobs' tasks named `workers.gpu_tasks.*` in settings.JOB_TASKS (a checkpoint submission's
-model run, then its scoring; the AUL label audit), made from the registry of job kinds
-(workers/jobs.py) and run by the same runner as the cpu queue's (workers/tasks.py `job_run`).
+The jobs' tasks named `leaderboard.tasks.gpu.*` in settings.JOB_TASKS (a checkpoint
+submission's model run, then its scoring; the AUL label audit), made from the registry of job
+kinds (leaderboard/tasks/registry.py) and run by the same runner as the cpu queue's
+(leaderboard/tasks/runner.py `job_run`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from workers.tasks import job_tasks_register
+from leaderboard.tasks.runner import job_tasks_register
 
 _JOB_TASKS = job_tasks_register(__name__)
 
 
 def __getattr__(name: str) -> Any:
     """A job's task by its name's last part, for code that imports one (tests, benches):
-    `from workers.gpu_tasks import run_checkpoint`."""
+    `from leaderboard.tasks.gpu import run_checkpoint`."""
     try:
         return _JOB_TASKS[name]
     except KeyError:

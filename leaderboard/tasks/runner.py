@@ -1,14 +1,8 @@
-"""Celery tasks: thin wrappers that take ids, do their work through the leaderboard services,
-and are safe to run twice (tasks are acknowledged late and may be redelivered).
-
-Every job's task (workers/jobs.py, the registry of job kinds) is made here by `job_task` and
-runs `job_run`: one runner, one claim convention and one exception ladder for every kind, on
-the cpu and notify queues (the tasks named `workers.tasks.*`, registered here) and the gpu
-queue (those named `workers.gpu_tasks.*`, registered by workers/gpu_tasks.py).
-
-The web side sends these by name (leaderboard/queue.py) and never imports this module.
-Routing (settings.CELERY_TASK_ROUTES): the notifications' two tasks go to the `notify` queue,
-everything else here to the `cpu` queue.
+"""The one runner of every job's task: `job_task` makes the Celery task of a kind's variant
+(named by settings.JOB_TASKS, with the limits and retries of its registry entry,
+leaderboard/tasks/registry.py), and each runs `job_run`: one claim convention and one
+exception ladder for every kind. The cpu/notify queues' tasks are registered by
+leaderboard/tasks/cpu.py, the gpu queue's by leaderboard/tasks/gpu.py (`job_tasks_register`).
 """
 
 from __future__ import annotations
@@ -22,13 +16,10 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
 
-from leaderboard.catalog.hosting import services as bundle_uploads
-from leaderboard.common import prometheus, uploads
+from leaderboard.common import prometheus
 from leaderboard.common.storage import StorageUnavailable, storage_error_transient
 from leaderboard.jobs.kinds import JobKind, Refusal
-from leaderboard.jobs.sweep import jobs_sweep
-from leaderboard.submissions import board_significance, retention
-from workers.jobs import JOBS
+from leaderboard.tasks.registry import JOBS
 
 log = logging.getLogger(__name__)
 
@@ -37,12 +28,6 @@ log = logging.getLogger(__name__)
 # store's outage (botocore's errors are not OSErrors) is raised again as StorageUnavailable,
 # an OSError (leaderboard/common/storage.py).
 TRANSIENT = (OperationalError, InterfaceError, OSError)
-
-
-@shared_task
-def ping() -> str:
-    """Liveness check: `ping.delay().get(timeout=10) == "pong"` when a cpu worker is up."""
-    return "pong"
 
 
 def job_run(kind: JobKind, variant: str, *, job_id: int, task_id: str,
@@ -62,7 +47,7 @@ def job_run(kind: JobKind, variant: str, *, job_id: int, task_id: str,
         except Exception:  # the job is stored; a notification lost is logged, not retried
             log.exception("after %s %s", kind.name, job_id)
     prometheus.job_observe(kind=kind.name, outcome="finished" if outcome == kind.finished
-                        else outcome, seconds=perf_counter() - started)
+                           else outcome, seconds=perf_counter() - started)
     return outcome
 
 
@@ -118,51 +103,8 @@ def job_task(kind: JobKind, variant: str) -> Any:
 
 
 def job_tasks_register(module: str) -> dict[str, Any]:
-    """Make the tasks of every kind whose name is in this module (`workers.tasks.*`: the cpu
-    queue's); returns them by their names' last part (`score_submission`)."""
+    """Make the tasks of every kind whose name is in `module` (`leaderboard.tasks.cpu.*`: the
+    cpu and notify queues'); returns them by their names' last part (`score_submission`)."""
     return {name.rsplit(".", 1)[1]: job_task(JOBS[kind], variant)
             for kind, names in settings.JOB_TASKS.items()
             for variant, name in names.items() if name.rsplit(".", 1)[0] == module}
-
-
-_JOB_TASKS = job_tasks_register(__name__)
-
-
-def __getattr__(name: str) -> Any:
-    """A job's task by its name's last part, for code that imports one (tests, benches):
-    `from workers.tasks import score_submission`."""
-    try:
-        return _JOB_TASKS[name]
-    except KeyError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-
-
-@shared_task
-def sweep_jobs(kind: str) -> list[int]:
-    """Re-queue the jobs of this kind whose worker or message was lost, fail those out of
-    attempts; returns the ids sent again (Celery beat, one entry per kind)."""
-    return jobs_sweep(JOBS[kind])
-
-
-@shared_task(autoretry_for=(OperationalError, InterfaceError), retry_backoff=True, max_retries=5)
-def refresh_board_significance(benchmark_id: int) -> int:
-    """Recompute the stored significance (rank_ub, McNemar p) of a benchmark's public boards
-    where their rows changed; idempotent. Returns how many label-set versions were stored."""
-    with prometheus.significance_refresh_timed():
-        return board_significance.board_significance_refresh(benchmark_id=benchmark_id)
-
-
-@shared_task
-def remove_failed_files() -> dict[str, list[int]]:
-    """Remove the stored files of submissions and the archives of bundle uploads failed
-    longer than EVALSERVER_FAILED_FILES_RETENTION_DAYS ago (hourly, from beat); returns
-    their ids."""
-    return {"submissions": retention.failed_submission_files_remove(),
-            "bundle_uploads": bundle_uploads.failed_bundle_upload_files_remove()}
-
-
-@shared_task
-def remove_stray_upload_files() -> list[str]:
-    """Remove the temporary files of uploads that a killed web process left in
-    EVALSERVER_UPLOAD_TEMP_DIR (hourly, from beat); returns their names."""
-    return uploads.upload_temp_files_remove()

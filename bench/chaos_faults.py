@@ -30,7 +30,7 @@ from tests.deploy.processes import command_line_holds, established_connections, 
 from tests.deploy.topology import WEB_PORT, Cluster
 
 WORKERS = ("worker-a", "worker-b")
-TASK = r"Task workers\.tasks\.score_submission\[([0-9a-f-]+)\]"
+TASK = r"Task leaderboard\.tasks\.cpu\.score_submission\[([0-9a-f-]+)\]"
 RECEIVED = re.compile(TASK + r" received")
 ENDED = re.compile(TASK + r" (?:succeeded|failed|raised|retry)")
 # as long as a supervisor takes to notice and start it again; the uploads meanwhile are

@@ -74,7 +74,7 @@ def _codes_in(path: Path) -> set[str]:
 def _source_codes() -> set[str]:
     web = [path for folder in ("leaderboard", "evalserver")
            for path in (PROJECT_ROOT / folder).rglob("*.py") if "migrations" not in path.parts]
-    parsers = sorted((PROJECT_ROOT / "workers" / "scoring").glob("prediction*.py"))
+    parsers = sorted((PROJECT_ROOT / "workers" / "scoring" / "predictions").glob("*.py"))
     return {code for path in [*web, *parsers] for code in _codes_in(path)}
 
 

@@ -354,7 +354,7 @@ def test_it_runs_every_service_natively_through_the_entrypoint(
             start("beat")
             _until(lambda: "Sending due task sweep-submission-jobs" in log("beat"),
                    "beat sending the sweep")
-            _until(lambda: re.search(r"workers\.tasks\.sweep_jobs\[\S+\] succeeded",
+            _until(lambda: re.search(r"leaderboard\.tasks\.cpu\.sweep_jobs\[\S+\] succeeded",
                                      log("worker-cpu")) is not None, "the cpu worker sweeping")
             _until(lambda: healthy("beat"), "beat answering its healthcheck")
         finally:

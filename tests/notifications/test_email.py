@@ -21,8 +21,9 @@ from leaderboard.notifications.models import NotificationDelivery
 from leaderboard.notifications.services import notification_preference_update
 from leaderboard.submissions.models import Score, Submission
 from leaderboard.submissions.services import submission_create
+from leaderboard.tasks.cpu import score_submission
 from leaderboard.tasks.registry import JOBS
-from leaderboard.tasks.runner import job_run, score_submission
+from leaderboard.tasks.runner import job_run
 from tests import factories
 from tests.workers.scoring.bundles.bundle_files import LABELS, manifest, write_bundle
 from workers.scoring.predictions import PredictionError

@@ -48,7 +48,7 @@ REMAINING: dict[str, int] = {
     "leaderboard/review/mistakes/services.py": 1,
     "leaderboard/submissions/display.py": 1,
     "leaderboard/submissions/views.py": 1,
-    "workers/scoring/ranking.py": 5,
+    "workers/scoring/ranking.py": 3,
     "workers/scoring/scorer.py": 1,
     # a checkpoint's inputs by benchmark slug (to be declared in the bundles)
     "workers/inference/architectures.py": 2,

@@ -35,10 +35,10 @@ from tests.workers.scoring.bundles.test_builtin import CONTENT_HASHES
 from workers.scoring.bundles import (
     builtin_benchmark_spec,
     builtin_bundle,
-    builtin_label_set_spec,
     builtin_slugs,
     compile_bundle,
 )
+from workers.scoring.catalog import LabelSetSpec
 
 # Every built-in bundle (benchmarks/*.toml).
 BENCHMARKS = {slug: builtin_benchmark_spec(slug) for slug in builtin_slugs()}
@@ -64,6 +64,11 @@ EXPECTED_IMAGE_SETS = {
     for image_set in benchmark.image_sets
 }
 NOT_CONFIGURED = "skipped: not configured (set EVALSERVER_MULTILABEL_FILE)"
+
+
+def _builtin_spec(benchmark: str, slug: str) -> LabelSetSpec:
+    """A built-in benchmark's label set as its bundle declares it."""
+    return next(spec for spec in builtin_benchmark_spec(benchmark).label_sets if spec.slug == slug)
 
 
 # Each built-in benchmark's vote vocabulary as its manifest declares it (benchmarks/*.toml).
@@ -124,7 +129,7 @@ def test_it_loads_exactly_the_builtin_bundles_from_the_real_data(
         "caltech256": 29_780, "20news-test": 7_532, "imdb-test": 25_000,
     }
     for label_set in LabelSet.objects.select_related("benchmark", "image_set__benchmark"):
-        spec = builtin_label_set_spec(label_set.benchmark.slug, label_set.slug)
+        spec = _builtin_spec(label_set.benchmark.slug, label_set.slug)
         assert label_set.image_set.slug == spec.image_set
         assert label_set.image_set.benchmark == label_set.benchmark
         assert (label_set.kind, label_set.family) == (spec.kind, spec.family)
@@ -289,7 +294,7 @@ def test_it_warns_and_keeps_versions_when_the_data_compiles_to_another_hash(
     image_set, _ = image_set_sync(benchmark=benchmark, spec=spec.image_set("mnist-test"))
     label_set, _ = label_set_sync(
         benchmark=benchmark, image_set=image_set,
-        spec=builtin_label_set_spec("mnist", "original"),
+        spec=_builtin_spec("mnist", "original"),
     )
     old = label_set_version_create(label_set=label_set, content_hash="0" * 64, summary={})
 

@@ -60,9 +60,6 @@ class BenchmarkSpec:
                 return image_set
         raise KeyError(slug)
 
-    def label_sets_for(self, image_set: str) -> tuple[LabelSetSpec, ...]:
-        return tuple(ls for ls in self.label_sets if ls.image_set == image_set)
-
 
 # The multi-label file is not in the public data directory; a maintainer configures it.
 MULTILABEL_SOURCE = "multilabel_file"

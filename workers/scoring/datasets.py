@@ -126,20 +126,6 @@ class MturkRecord:
     votes: dict[str, int]
 
 
-def read_mturk(path: Path, *, one_based: bool) -> list[MturkRecord]:
-    """The cleanlab human-validation file; `id` is a 1-based file number for ImageNet."""
-    records = []
-    for entry in read_json(path):
-        index = int(entry["id"]) - (1 if one_based else 0)
-        votes = {k: int(v) for k, v in entry["mturk"].items()}
-        records.append(
-            MturkRecord(
-                index, int(entry["given_original_label"]), int(entry["our_guessed_label"]), votes
-            )
-        )
-    return records
-
-
 def read_mnist_images(data_dir: Path) -> np.ndarray:
     """MNIST test images, uint8[10000, 28, 28], from the IDX file (no pickle involved)."""
     with gzip.open(_require(data_dir / "mnist/t10k-images-idx3-ubyte.gz"), "rb") as handle:

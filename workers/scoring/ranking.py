@@ -38,24 +38,6 @@ def ranks(
     return competition_ranks(np.array([_value(r, slug, path) for r in submissions]))
 
 
-def rank_shifts(
-    submissions: Sequence[Records], slugs: Sequence[str], base: str = "original"
-) -> dict[str, np.ndarray]:
-    """rank under `base` minus rank under each label set: positive means moved up."""
-    base_ranks = ranks(submissions, base)
-    return {slug: base_ranks - ranks(submissions, slug) for slug in slugs}
-
-
-def correctable_ranks(
-    submissions: Sequence[Records], slug: str = "corrected"
-) -> dict[str, np.ndarray]:
-    """docs/metrics.md §3: rank of each submission by Acc@1 and by cAcc@1 on the correctable set."""
-    return {
-        name: ranks(submissions, slug, ("correctable", name, "accuracy"))
-        for name in ("acc1", "cacc1")
-    }
-
-
 def new_test_set_fit(
     submissions: Sequence[Records],
     new_slug: str,

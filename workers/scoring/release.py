@@ -17,7 +17,6 @@ Losses are L = 1 - accuracy on 0/1 per-example losses, so L is a multiple of 1/n
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -92,18 +91,6 @@ def release_next(
     if mechanism == "exact":
         return _exact(state, hits)
     return _parameter_free(state, hits)
-
-
-def release_replay(
-    *, mechanism: str, step: float | None, hits_in_order: Sequence[np.ndarray]
-) -> list[Release]:
-    """The releases of one participant's submissions, in the order the server received them."""
-    state: LadderState | None = None
-    releases = []
-    for hits in hits_in_order:
-        state, release = release_next(mechanism=mechanism, step=step, state=state, hits=hits)
-        releases.append(release)
-    return releases
 
 
 def released_interval(*, accuracy: float, total: int) -> tuple[float, float]:

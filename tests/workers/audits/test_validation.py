@@ -8,13 +8,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.workers.scoring.support import mturk_records
 from workers.audits import (
     load_validated_errors,
     precision_recall,
     run_confident_learning,
     validated_errors,
 )
-from workers.scoring import datasets
 
 
 def _plain_loop(path: Path, *, one_based: bool) -> tuple[set[int], set[int]]:
@@ -59,7 +59,7 @@ def test_it_counts_the_validated_cifar10_errors(data_dir: Path) -> None:
 
 
 def test_it_uses_the_threshold_only_to_split_errors(data_dir: Path) -> None:
-    records = datasets.read_mturk(data_dir / "mnist/cleanlab_mturk.json", one_based=False)
+    records = mturk_records(data_dir / "mnist/cleanlab_mturk.json", one_based=False)
     at3, at5 = validated_errors(records, threshold=3), validated_errors(records, threshold=5)
     # "non_error" depends on given >= 3 alone, so the error set does not move
     assert at3.errors == at5.errors

@@ -143,3 +143,13 @@ def spec_collapse_pairs() -> set[tuple[int, int]]:
         pairs |= {(a, b), (b, a)}
     pairs |= {(a, b) for a in SPEC_GROUP for b in SPEC_GROUP if a != b}
     return pairs
+
+
+def mturk_records(path: Path, *, one_based: bool) -> list[MturkRecord]:
+    """A cleanlab human-validation file read directly (not through a bundle's vote reader), for
+    checks independent of the server's reading; `id` is a 1-based file number for ImageNet."""
+    return [MturkRecord(int(entry["id"]) - (1 if one_based else 0),
+                        int(entry["given_original_label"]), int(entry["our_guessed_label"]),
+                        {key: int(value) for key, value in entry["mturk"].items()})
+            for entry in json.loads(Path(path).read_text())]
+

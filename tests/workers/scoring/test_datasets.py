@@ -250,19 +250,6 @@ def test_it_rejects_a_file_that_is_not_an_idx_image_file(tmp_path: Path) -> None
 # ---------------------------------------------------------------- vote files and names
 
 
-@pytest.mark.parametrize(("bench", "one_based"),
-                         [("imagenet", True), ("cifar10", False), ("mnist", False)])
-def test_it_reads_vote_records_with_one_based_ids_only_for_imagenet(
-    data_dir: Path, bench: str, one_based: bool
-) -> None:
-    path = data_dir / bench / "cleanlab_mturk.json"
-    entries = load_json(path)
-    records = datasets.read_mturk(path, one_based=one_based)
-    expected = [(e["id"] - (1 if one_based else 0), e["given_original_label"],
-                 e["our_guessed_label"], e["mturk"]) for e in entries]
-    assert [(r.index, r.given, r.guessed, r.votes) for r in records] == expected
-
-
 def test_it_names_classes_of_each_benchmark(
     data_dir: Path, class_info: list[dict[str, Any]]
 ) -> None:
@@ -288,8 +275,6 @@ def test_it_names_the_missing_file(tmp_path: Path) -> None:
          tmp_path / "imagenet/cleanlab_original_labels.npy"),
         (lambda: datasets.read_mnist_images(tmp_path),
          tmp_path / "mnist/t10k-images-idx3-ubyte.gz"),
-        (lambda: datasets.read_mturk(tmp_path / "cifar10/cleanlab_mturk.json", one_based=False),
-         tmp_path / "cifar10/cleanlab_mturk.json"),
     ]
     for call, path in cases:
         with pytest.raises(DataError) as excinfo:

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from tests.workers.scoring.support import SIZES, Compiled, decode
-from workers.scoring.bundles import builtin_benchmark_spec, builtin_label_set_spec, builtin_slugs
+from workers.scoring.bundles import builtin_benchmark_spec, builtin_slugs
 
 # The three benchmarks whose label sets label_set_builders builds from files.
 BENCHMARKS = {slug: builtin_benchmark_spec(slug) for slug in ("imagenet", "cifar10", "mnist")}
@@ -31,7 +31,6 @@ BENCHMARKS = {slug: builtin_benchmark_spec(slug) for slug in ("imagenet", "cifar
 )
 def test_it_lists_the_label_set_slugs_of_the_spec(bench: str, slugs: list[str]) -> None:
     assert [ls.slug for ls in builtin_benchmark_spec(bench).label_sets] == slugs
-    assert [builtin_label_set_spec(bench, slug).slug for slug in slugs] == slugs
 
 
 def test_it_lists_the_benchmarks_and_image_set_sizes_of_the_spec() -> None:
@@ -73,9 +72,6 @@ def test_it_rejects_unknown_benchmark_and_label_set_slugs() -> None:
         builtin_benchmark_spec("svhn")
     assert excinfo.value.args[0] == ("unknown benchmark 'svhn'; built in: 20news, caltech256, "
                                      "cifar10, cifar100, imagenet, imdb, mnist")
-    with pytest.raises(KeyError) as excinfo:
-        builtin_label_set_spec("mnist", "real")
-    assert excinfo.value.args[0] == "unknown label set 'real' for benchmark 'mnist'"
 
 
 # ---------------------------------------------------------------- original and simple sets

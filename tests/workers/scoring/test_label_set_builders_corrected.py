@@ -13,8 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tests.workers.scoring.support import SIZES, Compiled, load_json
-from workers.scoring import datasets
+from tests.workers.scoring.support import SIZES, Compiled, load_json, mturk_records
 from workers.scoring.bundles import BundleData, builtin_bundle
 from workers.scoring.datasets import DataError, MturkRecord
 from workers.scoring.families.registry import family_named
@@ -193,7 +192,7 @@ def test_it_rejects_a_misaligned_vote_file_on_real_data(
     data_dir: Path, originals: dict[str, list[int]]
 ) -> None:
     # the ImageNet ids are 1-based: reading them as 0-based shifts every record by one image
-    records = datasets.read_mturk(data_dir / "imagenet/cleanlab_mturk.json", one_based=False)
+    records = mturk_records(data_dir / "imagenet/cleanlab_mturk.json", one_based=False)
     labels = originals["imagenet"]
     first_bad = next(r for r in records if r.index >= 50_000 or labels[r.index] != r.given)
     assert first_bad.index < 50_000

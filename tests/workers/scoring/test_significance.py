@@ -78,11 +78,16 @@ def test_it_gives_rank_ub_of_the_real_cifar10_models_like_pair_by_pair_tests() -
             b = int(np.count_nonzero(hits[i] & ~hits[j]))
             c = int(np.count_nonzero(~hits[i] & hits[j]))
             assert p[i, j] == pytest.approx(exact_p(b, c), rel=1e-9, abs=1e-300)
-    ranks = significance.upper_bound_ranks(correct, p)
+    # the board's rank_ub (rows in board order, best first), back in the models' order
+    order = np.argsort(-correct, kind="stable")
+    board = significance.board_significance(
+        [significance.pack_hits(hits[i]) for i in order],
+        [int(correct[i]) / labels.size for i in order])
+    ranks = np.empty(len(hits), dtype=np.int64)
+    ranks[order] = board.rank_ub
     assert ranks.tolist() == direct_rank_ub(hits)
     # the chained tie groups put the top 14 models in one group; rank_ub does not chain: the
     # best model is significantly better than the fourteenth
-    order = np.argsort(-correct, kind="stable")
     assert ranks[order[0]] == 1
     assert ranks[order[13]] > 1
 
@@ -91,7 +96,7 @@ def test_it_gives_every_row_rank_1_when_nothing_differs() -> None:
     same = significance.pack_hits(np.array([True, False, True]))
     correct, p = significance.pairwise_p([same, same, same])
     assert p.tolist() == [[1.0] * 3] * 3
-    assert significance.upper_bound_ranks(correct, p).tolist() == [1, 1, 1]
+    assert significance.board_significance([same] * 3, [2 / 3] * 3).rank_ub == [1, 1, 1]
 
 
 def test_it_refuses_vectors_of_different_lengths() -> None:

@@ -22,7 +22,6 @@ from .builtin import (
     builtin_benchmark_spec,
     builtin_bundle,
     builtin_bundle_paths,
-    builtin_label_set_spec,
     builtin_slugs,
 )
 from .compiler import (
@@ -50,7 +49,7 @@ __all__ = [
     "BundleError", "ClassesDef", "ExampleSetDef", "LabelSetDef", "ManifestLimits", "VoteFileDef",
     "ZipLimits",
     "benchmark_spec_from_bundle", "builtin_benchmark_spec", "builtin_bundle",
-    "builtin_bundle_paths", "builtin_label_set_spec", "builtin_slugs", "compile_bundle",
+    "builtin_bundle_paths", "builtin_slugs", "compile_bundle",
     "compile_bundle_label_set", "extract_bundle", "label_set_files", "label_set_spec_from_bundle",
     "missing_sources", "open_bundle", "parse_manifest", "read_bundle", "read_manifest",
 ]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from ..catalog import BenchmarkSpec, LabelSetSpec
+from ..catalog import BenchmarkSpec
 from .compiler import benchmark_spec_from_bundle
 from .manifest import read_manifest
 from .model import Bundle
@@ -54,10 +54,3 @@ def builtin_bundle(slug: str) -> Bundle:
 def builtin_benchmark_spec(slug: str) -> BenchmarkSpec:
     """The catalog spec of a built-in benchmark, from its bundle."""
     return benchmark_spec_from_bundle(builtin_bundle(slug))
-
-
-def builtin_label_set_spec(benchmark: str, slug: str) -> LabelSetSpec:
-    for spec in builtin_benchmark_spec(benchmark).label_sets:
-        if spec.slug == slug:
-            return spec
-    raise KeyError(f"unknown label set {slug!r} for benchmark {benchmark!r}")

@@ -101,14 +101,6 @@ def pairwise_p(packed: Sequence[bytes]) -> tuple[np.ndarray, np.ndarray]:
     return s, mcnemar_p(b, b.T)
 
 
-def upper_bound_ranks(correct: np.ndarray, p_values: np.ndarray,
-                      alpha: float = ALPHA) -> np.ndarray:
-    """rank_ub of each row: 1 + the rows with more correct examples and p < alpha."""
-    correct = np.asarray(correct, dtype=np.int64)
-    better = (correct[None, :] > correct[:, None]) & (p_values < alpha)
-    return 1 + better.sum(axis=1).astype(np.int64)
-
-
 @dataclass(frozen=True)
 class BoardSignificance:
     """Per row of a board, in the order given (best first): `rank_ub`, and `p_above`, the

@@ -208,7 +208,8 @@ def _until(check: object, log: Path, timeout: float = 120) -> None:
 
 @pytest.fixture
 def broker_unreadable() -> Iterator[None]:
-    """The sweep cannot read the broker: only its long cutoffs apply (tests/test_jobs.py)."""
+    """The sweep cannot read the broker: only its long cutoffs apply
+    (tests/jobs/test_lifecycle.py)."""
     from evalserver.celery import app
     from tests.conftest import _point_celery_app
     from tests.helpers import free_port

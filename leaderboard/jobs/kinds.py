@@ -30,7 +30,8 @@ class JobTask:
     `settings.JOB_TASKS[kind][variant]` (the web side sends it by that name)."""
 
     # "cpu", "gpu" or "notify": the queue settings.CELERY_TASK_ROUTES sends its name to
-    # (checked by tests/test_job_registry.py); a gpu task is registered by leaderboard/tasks/gpu.py.
+    # (checked by tests/tasks/test_registry.py); a gpu task is registered by
+    # leaderboard/tasks/gpu.py.
     queue: str
     # The work, on a claimed job: work(job_id=, task_id=) -> True once the job is finished
     # (its result and `job_finish` written together, under `job_held`), False when the claim

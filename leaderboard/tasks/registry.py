@@ -7,7 +7,7 @@ leaderboard/tasks/gpu.py), the
 sending (leaderboard/queue.py `job_queue`), the beat entries (evalserver/settings/jobs.py).
 
 It sits above every domain (it imports their models and work functions; nothing under
-leaderboard/ imports it). tests/test_job_registry.py checks each entry is complete.
+leaderboard/ imports it). tests/tasks/test_registry.py checks each entry is complete.
 
 Adding a kind: its model (a `ClaimedJob`) and migration, its task names and its settings in
 evalserver/settings/jobs.py, its work function in its domain (`work(job_id=, task_id=)`: writes

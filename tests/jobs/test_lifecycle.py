@@ -68,7 +68,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 @pytest.fixture(autouse=True)
 def _broker_unreadable() -> Iterator[None]:
     """The rules that hold without the broker's word: it cannot be read here, so only the long
-    cutoffs apply (tests/test_jobs_broker.py asks a real broker)."""
+    cutoffs apply (tests/jobs/test_broker.py asks a real broker)."""
     saved = {"broker_url": app.conf.broker_url, "result_backend": app.conf.result_backend}
     nobody = f"redis://127.0.0.1:{free_port()}/0"  # nothing listens there
     _point_celery_app(app, broker_url=nobody, result_backend=nobody)

@@ -53,24 +53,32 @@ def family_of(ls: LabelSetDef) -> Family:
     return family_named(ls.family)
 
 
-def label_set_spec_from_bundle(bundle: Bundle, ls: LabelSetDef) -> LabelSetSpec:
+def label_set_identity(bundle: Bundle, ls: LabelSetDef) -> dict[str, Any]:
+    """What names a compiled label set and what its labels are checked against, the same in
+    its catalog spec and in the compiled set (and so in its content hash)."""
     family = family_of(ls)
+    return {
+        "slug": ls.slug,
+        "benchmark": bundle.slug,
+        "image_set": ls.example_set,
+        "kind": family.label_kind,
+        "family": family.name,
+        "num_classes": bundle.classes.count,
+        "size": bundle.example_set(ls.example_set).size,
+    }
+
+
+def label_set_spec_from_bundle(bundle: Bundle, ls: LabelSetDef) -> LabelSetSpec:
     # the family's parameters that are plain values (the catalog's key; the rest is the
     # bundle definition's, leaderboard/catalog/bundle_definition.py)
     params = tuple((key, value) for key, value in ls.fields.params().items()
                    if isinstance(value, int | float | str | bool))
     return LabelSetSpec(
-        slug=ls.slug,
-        benchmark=bundle.slug,
-        image_set=ls.example_set,
-        kind=family.label_kind,
-        family=family.name,
+        **label_set_identity(bundle, ls),
         name=ls.name,
         description=ls.description,
         citation=bundle.citation(ls.citation),
         files=label_set_files(bundle, ls),
-        num_classes=bundle.classes.count,
-        size=bundle.example_set(ls.example_set).size,
         params=params,
         optional_source=optional_source(bundle, ls),
     )
@@ -164,16 +172,7 @@ def compile_bundle_label_set(
     missing = sorted(set(family.arrays) - set(arrays))
     if missing:
         raise ValueError(f"label set {ls.slug!r}: the {family.name} builder gave no {missing}")
-    fields = {
-        "slug": ls.slug,
-        "benchmark": data.bundle.slug,
-        "image_set": ls.example_set,
-        "kind": family.label_kind,
-        "family": family.name,
-        "num_classes": data.bundle.classes.count,
-        "size": data.bundle.example_set(ls.example_set).size,
-    }
-    compiled = builders.make_compiled(fields, arrays, meta)
+    compiled = builders.make_compiled(label_set_identity(data.bundle, ls), arrays, meta)
     if cached is not None:
         builders.save_compiled(compiled, cached)
     return compiled

@@ -28,6 +28,14 @@ LABEL_FILES = {
 }
 
 
+def api_client(user: User | None = None) -> APIClient:
+    """A DRF test client, authenticated as `user` (anonymous without one)."""
+    client = APIClient()
+    if user is not None:
+        client.force_authenticate(user)
+    return client
+
+
 def token_client(user: User) -> APIClient:
     """A client that sends `Authorization: Token <key>` for this user."""
     client = APIClient()

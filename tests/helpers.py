@@ -56,6 +56,16 @@ def imagenet_original_labels_by_file_number(data_dir: Path) -> list[int]:
     return out
 
 
+def mnist_labels(data_dir: Path) -> np.ndarray:
+    """MNIST's original test labels (the data directory's original_labels.npy), as int64."""
+    return np.load(data_dir / "mnist/original_labels.npy").astype(np.int64)
+
+
+def mnist_probs(data_dir: Path) -> np.ndarray:
+    """cleanlab's cross-validated probabilities of the MNIST test set."""
+    return np.load(data_dir / "mnist/cleanlab_cv_probabilities.npy")
+
+
 def process_group_stop(process: subprocess.Popen[bytes], *, timeout: float = 20.0,
                        first: signal.Signals = signal.SIGTERM) -> None:
     """Stop a process started in a session of its own (`start_new_session=True`) and every

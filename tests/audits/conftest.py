@@ -27,14 +27,6 @@ def maintainer(username: str = "maint") -> User:
             or factories.user_create(username, staff=True))
 
 
-def mnist_probs(data_dir: Path) -> np.ndarray:
-    return np.load(data_dir / "mnist/cleanlab_cv_probabilities.npy")
-
-
-def mnist_labels(data_dir: Path) -> np.ndarray:
-    return np.load(data_dir / "mnist/original_labels.npy").astype(np.int64)
-
-
 def submit_mnist(values: np.ndarray, tmp_path: Path, name: str = "cleanlab-cv",
                  *, scored: bool = True) -> Submission:
     """Submit MNIST predictions as a new user; scored in this process unless told not to."""

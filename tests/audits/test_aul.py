@@ -22,8 +22,9 @@ from leaderboard.audits.models import Audit
 from leaderboard.review.ground_truth.models import GroundTruthCandidate
 from leaderboard.tasks.cpu import run_confident_learning_audit
 from leaderboard.tasks.gpu import run_aul_audit
-from tests.audits.conftest import maintainer, mnist_labels, run_in_process, start
-from tests.review.conftest import api_client
+from tests.api_support import api_client
+from tests.audits.conftest import maintainer, run_in_process, start
+from tests.helpers import mnist_labels
 
 SMALL = {"epochs": 2, "max_candidates": 30}
 # What a 2-epoch probe (seed 0, one CPU thread) gives on the real MNIST test set.

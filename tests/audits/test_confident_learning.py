@@ -15,16 +15,9 @@ from pytest_django.fixtures import Settings
 
 from leaderboard.audits.models import Audit
 from leaderboard.review.ground_truth.models import GroundTruthCandidate
-from tests.audits.conftest import (
-    maintainer,
-    mnist_labels,
-    mnist_probs,
-    run_in_process,
-    start,
-    submit_mnist,
-    validated,
-)
-from tests.review.conftest import api_client
+from tests.api_support import api_client
+from tests.audits.conftest import maintainer, run_in_process, start, submit_mnist, validated
+from tests.helpers import mnist_labels, mnist_probs
 from workers.audits import softmax
 
 

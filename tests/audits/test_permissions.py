@@ -10,8 +10,9 @@ from leaderboard.audits import services as audits
 from leaderboard.audits.inputs import AuditError
 from leaderboard.audits.models import Audit
 from tests import factories
+from tests.api_support import api_client
 from tests.audits.conftest import maintainer
-from tests.review.conftest import api_client, reviewers
+from tests.review.conftest import reviewers
 
 pytestmark = pytest.mark.django_db
 

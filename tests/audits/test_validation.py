@@ -15,8 +15,9 @@ from pytest_django.fixtures import Settings
 from leaderboard.audits.inputs import AuditError
 from leaderboard.audits.models import Audit
 from tests import factories
-from tests.audits.conftest import maintainer, mnist_labels, mnist_probs, start, submit_mnist
-from tests.review.conftest import api_client
+from tests.api_support import api_client
+from tests.audits.conftest import maintainer, start, submit_mnist
+from tests.helpers import mnist_labels, mnist_probs
 
 pytestmark = pytest.mark.django_db
 

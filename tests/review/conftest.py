@@ -7,7 +7,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 from django.contrib.auth.models import Group, User
-from rest_framework.test import APIClient
 
 from leaderboard.catalog.models import LabelSet
 from leaderboard.catalog.selectors import benchmark_get
@@ -26,13 +25,6 @@ def reviewers(n: int, prefix: str = "reviewer") -> list[User]:
     for user in users:
         user.groups.add(group)
     return users
-
-
-def api_client(user: User | None = None) -> APIClient:
-    client = APIClient()
-    if user is not None:
-        client.force_authenticate(user)
-    return client
 
 
 def resnet50_top1(data_dir: Path) -> np.ndarray:

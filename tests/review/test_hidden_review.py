@@ -20,7 +20,8 @@ from leaderboard.review.rescoring import services as rescoring
 from leaderboard.submissions.services import submission_create
 from leaderboard.tasks.cpu import score_submission
 from tests import factories
-from tests.review.conftest import api_client, reviewers
+from tests.api_support import api_client
+from tests.review.conftest import reviewers
 from tests.workers.scoring.bundles.bundle_files import manifest, write_bundle
 
 pytestmark = pytest.mark.django_db

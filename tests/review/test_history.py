@@ -18,7 +18,8 @@ from leaderboard.review.rescoring import services as rescoring
 from leaderboard.submissions.models import Score, Submission
 from leaderboard.tasks.cpu import rescore_version
 from tests import factories
-from tests.review.conftest import api_client, resnet50_top1, submit_imagenet
+from tests.api_support import api_client
+from tests.review.conftest import resnet50_top1, submit_imagenet
 from workers.scoring import revisions
 
 pytestmark = pytest.mark.django_db

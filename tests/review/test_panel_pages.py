@@ -18,7 +18,8 @@ from pytest_django.fixtures import Settings
 
 from leaderboard.review.mistakes.selectors import submission_panel_major_hits
 from leaderboard.review.views import ReviewVoteForm
-from tests.review.conftest import api_client, reviewers, submit_imagenet
+from tests.api_support import api_client
+from tests.review.conftest import reviewers, submit_imagenet
 
 pytestmark = pytest.mark.django_db
 

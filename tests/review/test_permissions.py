@@ -9,7 +9,8 @@ from pytest_django.fixtures import Settings
 from leaderboard.catalog.models import LabelSet
 from leaderboard.review.models import ReviewItem
 from tests import factories
-from tests.review.conftest import api_client, reviewers
+from tests.api_support import api_client
+from tests.review.conftest import reviewers
 
 pytestmark = pytest.mark.django_db
 

@@ -7,7 +7,8 @@ import pytest
 from leaderboard.catalog.models import LabelSet
 from leaderboard.review import selectors as selectors_review
 from leaderboard.review.models import ReviewItem, ReviewVote
-from tests.review.conftest import api_client, reviewers
+from tests.api_support import api_client
+from tests.review.conftest import reviewers
 
 pytestmark = pytest.mark.django_db
 

@@ -17,7 +17,8 @@ from leaderboard.catalog.label_set_version_files import compiled_for_version
 from leaderboard.catalog.models import Benchmark, LabelSet, LabelSetVersion
 from leaderboard.review.models import ReviewItem, ReviewVote
 from tests import factories
-from tests.review.conftest import api_client, resnet50_top1, reviewers, submit_imagenet
+from tests.api_support import api_client
+from tests.review.conftest import resnet50_top1, reviewers, submit_imagenet
 from workers.scoring import datasets
 
 pytestmark = pytest.mark.django_db

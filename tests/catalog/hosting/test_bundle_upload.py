@@ -19,19 +19,13 @@ from rest_framework.test import APIClient
 
 from leaderboard.catalog.models import Benchmark, BundleUpload, ImageSet, LabelSet, LabelSetVersion
 from tests import factories
+from tests.api_support import api_client
 from tests.catalog.toy_bundle import LABELS, MANIFEST, SLUG, process, toy_zip
 from tests.workers.scoring.bundles.bundle_files import npy_bytes, toml_dumps, zip_bytes
 
 pytestmark = pytest.mark.django_db
 
 API = "/api/bundles/"
-
-
-def api_client(user: User | None = None) -> APIClient:
-    client = APIClient()
-    if user is not None:
-        client.force_authenticate(user)
-    return client
 
 
 @pytest.fixture

@@ -13,12 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import User
-from rest_framework.test import APIClient
 
 from leaderboard.catalog.models import BundleUpload
 from leaderboard.templatetags.leaderboard_extras import percent
 from tests import factories
+from tests.api_support import api_client
 from tests.browser import NEEDS_CHROMIUM, browser_log_in
 from tests.catalog.toy_bundle import CORRECTED, EXAMPLE_SET, LABELS, SLUG, UNKNOWN, toy_zip
 from tests.conftest import wait_for_status
@@ -37,12 +36,6 @@ def by_hand(predictions: list[int]) -> dict[str, tuple[int, int]]:
     pruned = [i for i in range(len(LABELS)) if i not in UNKNOWN]
     corrected = sum(predictions[i] == CORRECTED.get(i, LABELS[i]) for i in pruned)
     return {"original": (original, len(LABELS)), "corrected": (corrected, len(pruned))}
-
-
-def api_client(user: User) -> APIClient:
-    client = APIClient()
-    client.force_authenticate(user)
-    return client
 
 
 def wait_for_upload(upload_id: int, log: Path, timeout: float = 90) -> BundleUpload:

@@ -26,7 +26,8 @@ from leaderboard.submissions.models import Score, Submission
 from leaderboard.submissions.services import submission_create
 from leaderboard.tasks.cpu import score_submission
 from tests import factories
-from tests.review.conftest import api_client, reviewers
+from tests.api_support import api_client
+from tests.review.conftest import reviewers
 
 pytestmark = pytest.mark.django_db
 

@@ -24,7 +24,8 @@ from leaderboard.review.mistakes import services as mistake_services
 from leaderboard.review.models import PanelMistake, ReviewItem
 from leaderboard.review.selectors import review_item_detail
 from leaderboard.submissions.models import Score
-from tests.review.conftest import api_client, reviewers, submit_imagenet
+from tests.api_support import api_client
+from tests.review.conftest import reviewers, submit_imagenet
 
 pytestmark = pytest.mark.django_db
 

@@ -9,17 +9,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.helpers import mnist_labels, mnist_probs
 from workers.scoring import datasets
 
 
-@pytest.fixture(scope="session")
-def mnist_labels(data_dir: Path) -> np.ndarray:
-    return np.load(data_dir / "mnist/original_labels.npy").astype(np.int64)
+@pytest.fixture(scope="session", name="mnist_labels")
+def mnist_labels_fixture(data_dir: Path) -> np.ndarray:
+    return mnist_labels(data_dir)
 
 
-@pytest.fixture(scope="session")
-def mnist_probs(data_dir: Path) -> np.ndarray:
-    return np.load(data_dir / "mnist/cleanlab_cv_probabilities.npy")
+@pytest.fixture(scope="session", name="mnist_probs")
+def mnist_probs_fixture(data_dir: Path) -> np.ndarray:
+    return mnist_probs(data_dir)
 
 
 @pytest.fixture(scope="session")

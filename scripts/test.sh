@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Run every check: ruff, mypy, the import contracts, migrations up to date, then every test on a
-# throwaway PostgreSQL cluster (the production database) with, beside them, the quick benches
-# (two lanes: those of the namespace topology, and those of one process) and, in a lane of its
-# own, the SQLite-specific tests and the path of scripts/serve.sh's defaults on SQLite
-# (`-m sqlite`). The tests run in PYTEST_WORKERS processes (pytest-xdist; default: one per core), each with a database and a
+# throwaway PostgreSQL cluster (the production database) with the quick benches beside them (two
+# lanes: those of the namespace topology, and those of one process), then the SQLite-specific
+# tests and the path of scripts/serve.sh's defaults on SQLite (`-m sqlite`). The tests run in
+# PYTEST_WORKERS processes (pytest-xdist; default: one per core), each with a database and a
 # Redis database of its own. Without PostgreSQL every test runs on SQLite.
 # First installs the missing system packages (Debian: python3-venv, redis-server, postgresql,
 # chromium for the browser tests, wrk for the benches, nginx-light and openssl for the proxy's
@@ -223,19 +223,18 @@ background_steps \
     "benchmarks: label audits (quick)" "REDIS_URL=$bench_redis .venv/bin/python bench/audit.py --quick" \
     "benchmarks: boosting attack on a hidden label set (quick)" "REDIS_URL=$bench_redis .venv/bin/python bench/ladder.py --quick"
 if [ -n "${PG_URL:-}" ]; then
-    # The SQLite-specific tests in a lane of their own, in one process beside the PostgreSQL
-    # pass (most of their time is starting processes, not CPU), on Redis database 9 (the
-    # PostgreSQL pass's processes take 0, 1, ... and 11-14, the benches 8). pytest exits 5
-    # when no test is selected (a -k that matches no SQLite-specific test).
-    sqlite_redis=$(.venv/bin/python -c 'import sys, urllib.parse as u
-print(u.urlunsplit(u.urlsplit(sys.argv[1])._replace(path="/9")))' "${REDIS_URL:-redis://127.0.0.1:6379/0}")
-    background_steps \
-        "pytest (SQLite: the SQLite-specific tests and scripts/serve.sh's path)" \
-        "env -u DATABASE_URL REDIS_URL=$sqlite_redis .venv/bin/python -m pytest -p no:xdist -m sqlite $(printf '%q ' "$@"); status=\$?; [ \$status -eq 5 ] && exit 0; exit \$status"
     # --durations: the slowest tests named in every CI log, to keep them cheap
     step "pytest (PostgreSQL: every test)" env DATABASE_URL="$PG_URL" "${PYTEST[@]}" \
         --durations=30 "$@"
+    # pytest exits 5 when no test is selected (a -k that matches no SQLite-specific test)
+    sqlite_tests() {
+        env -u DATABASE_URL "${PYTEST[@]}" -m sqlite "$@"
+        local status=$?
+        [ "$status" -eq 5 ] && return 0
+        return "$status"
+    }
     background_steps_wait
+    step "pytest (SQLite: the SQLite-specific tests and scripts/serve.sh's path)" sqlite_tests "$@"
 else
     [ -z "$initdb" ] && echo && echo "== PostgreSQL is not installed (/usr/lib/postgresql/*/bin/initdb): every test on SQLite"
     step "pytest (SQLite: every test)" env -u DATABASE_URL "${PYTEST[@]}" "$@"

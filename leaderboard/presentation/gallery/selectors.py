@@ -36,7 +36,6 @@ from leaderboard.submissions.stored_files import stored_compact
 from workers.scoring.families.registry import family_named
 
 PAGE_SIZE = 60
-SECTIONS = ("imagenet-m", "corrected")
 MATCHES = ("original", "corrected", "neither")
 
 
@@ -139,7 +138,8 @@ def _corrected(submission: Submission, score: Score) -> GallerySection:
 
 
 def submission_gallery(*, submission: Submission) -> dict[str, GallerySection]:
-    """The sections the submission has a score for, in SECTIONS order (none unless scored)."""
+    """The sections the submission has a score for, `imagenet-m` then `corrected` (none unless
+    scored)."""
     if submission.status != Submission.Status.SCORED:
         return {}
     scores = submission_scores(submission=submission)

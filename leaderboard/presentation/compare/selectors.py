@@ -36,6 +36,7 @@ from workers.scoring.significance import both_correct, hits_count, mcnemar_p, un
 # Disagreements per page (docs/api.md §6.6): `page_size` may ask for up to EXAMPLES_MAX_PAGE.
 EXAMPLES_PAGE_SIZE = 50
 EXAMPLES_MAX_PAGE = 200
+SIDES = ("first", "second")
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,7 @@ from leaderboard.submissions.stored_files import stored_compact
 from workers.scoring.families.registry import family_named
 
 PAGE_SIZE = 60
+SECTIONS = ("imagenet-m", "corrected")
 MATCHES = ("original", "corrected", "neither")
 
 
@@ -138,8 +139,7 @@ def _corrected(submission: Submission, score: Score) -> GallerySection:
 
 
 def submission_gallery(*, submission: Submission) -> dict[str, GallerySection]:
-    """The sections the submission has a score for, `imagenet-m` then `corrected` (none unless
-    scored)."""
+    """The sections the submission has a score for, in SECTIONS order (none unless scored)."""
     if submission.status != Submission.Status.SCORED:
         return {}
     scores = submission_scores(submission=submission)

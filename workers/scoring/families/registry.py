@@ -69,6 +69,11 @@ def family_for_bundle_kind(kind: str, layout: str | None = None) -> Family:
         raise UnknownFamilyError(f"no label-set family for bundle kind {named}") from None
 
 
+def reference_family() -> Family:
+    """The family of the labels every other label set is compared with."""
+    return next(f for f in FAMILIES.values() if f.reference)
+
+
 def missing_arrays(ls: CompiledLabelSet) -> list[str]:
     """The arrays its family's builder gives now that this compiled set (an older build)
     lacks: the family's `upgrade` adds them."""

@@ -6,9 +6,8 @@ It does so for the small benchmarks only: an MNIST CNN and a CIFAR-10 ResNet-20 
 norm on the shortcut where the shape changes). Anything else is submitted as ONNX.
 
 The module and parameter names are part of the public contract (they are the keys a
-submitter's `state_dict()` must have), so they must not change once published; uploads are
-checked against the torch-free tables in workers/inference/state_dicts.py, which a test keeps
-equal to these networks' state dicts (`expected_tensors`, `ignored_tensors`).
+submitter's `state_dict()` must have), so they must not change once published; the web page
+can show them with `describe_state_dict`.
 """
 
 from __future__ import annotations
@@ -20,8 +19,8 @@ from torch import nn
 
 from workers.inference.state_dicts import ARCHITECTURES, IGNORED_SUFFIX, Architecture
 
-__all__ = ["ARCHITECTURES", "IGNORED_SUFFIX", "Architecture", "build", "expected_tensors",
-           "ignored_tensors"]
+__all__ = ["ARCHITECTURES", "IGNORED_SUFFIX", "Architecture", "build", "describe_state_dict",
+           "expected_tensors", "ignored_tensors"]
 
 
 class MnistCNN(nn.Module):
@@ -120,3 +119,7 @@ def ignored_tensors(benchmark: str) -> frozenset[str]:
     """The optional int64-scalar keys (BatchNorm counters) of `benchmark`'s network."""
     return frozenset(k for k in build(benchmark).state_dict() if k.endswith(IGNORED_SUFFIX))
 
+
+def describe_state_dict(benchmark: str) -> list[tuple[str, tuple[int, ...]]]:
+    """(key, shape) in module order, for the web page's 'what to upload' section."""
+    return list(expected_tensors(benchmark).items())

@@ -35,16 +35,27 @@ import onnxruntime as ort  # noqa: E402
 import torch  # noqa: E402
 from safetensors.torch import save_file  # noqa: E402
 
-from workers.inference import architectures, load_images  # noqa: E402
+from workers.inference import ImageSource, architectures, load_images  # noqa: E402
+from workers.inference.preprocessing import Preprocessing, preprocessing_of  # noqa: E402
 from workers.inference.sandbox import RunReport, default_threads, run_checkpoint_report  # noqa: E402
 from workers.scoring import datasets  # noqa: E402
 
 
-def export(benchmark: str, shape: tuple[int, ...], out: Path) -> dict[str, Path]:
-    """The server's network for `benchmark`, seeded, as .onnx and .safetensors files."""
+def inputs_of(slug: str) -> Preprocessing:
+    """What the built-in benchmark's bundle declares a checkpoint receives."""
+    from workers.scoring.bundles import builtin_bundle
+
+    inputs = preprocessing_of(builtin_bundle(slug))
+    assert inputs is not None
+    return inputs
+
+
+def export(inputs: Preprocessing, out: Path) -> dict[str, Path]:
+    """The server's network the inputs name, seeded, as .onnx and .safetensors files."""
     torch.manual_seed(0)
-    model = architectures.build(benchmark)
-    paths = {"onnx": out / f"{benchmark}.onnx", "safetensors": out / f"{benchmark}.safetensors"}
+    key, shape = str(inputs.architecture), inputs.input_shape
+    model = architectures.build(key)
+    paths = {"onnx": out / f"{key}.onnx", "safetensors": out / f"{key}.safetensors"}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         torch.onnx.export(
@@ -56,10 +67,10 @@ def export(benchmark: str, shape: tuple[int, ...], out: Path) -> dict[str, Path]
     return paths
 
 
-def best_run(path: Path, benchmark: str, images: np.ndarray, device: str, repeats: int,
+def best_run(path: Path, inputs: Preprocessing, images: np.ndarray, device: str, repeats: int,
              batch_size: int | None = None) -> RunReport:
     runs = [
-        run_checkpoint_report(path, benchmark=benchmark, images=images, device=device,
+        run_checkpoint_report(path, inputs=inputs, images=images, device=device,
                               batch_size=batch_size)
         for _ in range(repeats)
     ]  # fmt: skip
@@ -86,7 +97,7 @@ def in_process(paths: dict[str, Path], images: np.ndarray, batch: int) -> tuple[
         session.run(None, {"image": images[s : s + batch]})
     onnx_s = time.perf_counter() - start
     torch.manual_seed(0)
-    model = architectures.build("mnist").to(memory_format=torch.channels_last)  # type: ignore[call-overload]
+    model = architectures.build("mnist-cnn").to(memory_format=torch.channels_last)  # type: ignore[call-overload]
     start = time.perf_counter()
     with torch.inference_mode():
         for s in range(0, len(images), batch):
@@ -100,12 +111,15 @@ import sys
 from pathlib import Path
 sys.path.insert(0, sys.argv[1])
 from workers.inference import detect_and_validate
+from workers.inference.preprocessing import preprocessing_of
+from workers.scoring.bundles import builtin_bundle
 def rss(field):
     with open("/proc/self/status") as handle:
         return int(dict(line.split(":", 1) for line in handle)[field].split()[0]) * 1024
 open("/proc/self/clear_refs", "w").write("5")  # reset the peak to here
 before = rss("VmRSS")
-detect_and_validate(sys.argv[2], benchmark="mnist", original_name="big.onnx",
+detect_and_validate(sys.argv[2], inputs=preprocessing_of(builtin_bundle("mnist")),
+                    original_name="big.onnx",
                     max_bytes=1 << 31, parse_onnx=sys.argv[3] == "parse")
 print(rss("VmHWM") - before)
 """
@@ -147,7 +161,9 @@ def main() -> None:
         devices.append("cuda")
 
     start = time.perf_counter()
-    images = load_images("mnist", data_dir=args.data_dir)
+    mnist = inputs_of("mnist")
+    images = load_images(ImageSource("idx", args.data_dir / "mnist/t10k-images-idx3-ubyte.gz"),
+                         inputs=mnist, size=10000)
     n = len(images)
     print(
         f"MNIST test set, {n:,} real images, preprocessed once in "
@@ -163,28 +179,29 @@ def main() -> None:
             f"{'met' if web < TARGET_UPLOAD_MEMORY * size else 'MISSED'}); parsing the graph "
             f"there would take +{parsed / 2**20:.0f} MB ({parsed / size:.1f}x)"
         )
-        paths = export("mnist", (1, 28, 28), Path(tmp))
+        paths = export(mnist, Path(tmp))
         for device in devices:
             print(f"{device.upper()}, through run_checkpoint (sandboxed child process):")
             for fmt in ("onnx", "safetensors"):
-                show(f"MNIST CNN, {fmt}", best_run(paths[fmt], "mnist", images, device, repeats), n)
+                show(f"MNIST CNN, {fmt}", best_run(paths[fmt], mnist, images, device, repeats), n)
         if args.quick:
             return
         print("CPU, ONNX batch-size sweep (inference only):")
         for batch in (16, 64, 256, 512, 2048):
-            report = best_run(paths["onnx"], "mnist", images, "cpu", repeats, batch_size=batch)
+            report = best_run(paths["onnx"], mnist, images, "cpu", repeats, batch_size=batch)
             print(f"  batch {batch:5d}  {n / report.inference_seconds:9,.0f} img/s")
         onnx_s, torch_s = in_process(paths, images, 64)
         print(
             f"CPU, the same inference in this process without a child (batch 64): onnxruntime "
             f"{n / onnx_s:,.0f} img/s, torch {n / torch_s:,.0f} img/s"
         )
-        resnet = export("cifar10", (3, 32, 32), Path(tmp))
+        cifar10 = inputs_of("cifar10")
+        resnet = export(cifar10, Path(tmp))
         synthetic = np.random.default_rng(0).standard_normal((n, 3, 32, 32), dtype=np.float32)
         print(f"ResNet-20 on {n:,} synthetic CIFAR-10-shaped images (no CIFAR images here):")
         for device in devices:
             for fmt in ("onnx", "safetensors"):
-                report = best_run(resnet[fmt], "cifar10", synthetic, device, 1)
+                report = best_run(resnet[fmt], cifar10, synthetic, device, 1)
                 show(f"{device} ResNet-20, {fmt}", report, n)
 
 

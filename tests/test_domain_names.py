@@ -50,10 +50,6 @@ REMAINING: dict[str, int] = {
     "leaderboard/submissions/views.py": 1,
     "workers/scoring/ranking.py": 3,
     "workers/scoring/scorer.py": 1,
-    # a checkpoint's inputs by benchmark slug (to be declared in the bundles)
-    "workers/inference/architectures.py": 2,
-    "workers/inference/preprocessing.py": 6,
-    "workers/inference/state_dicts.py": 6,
 }
 
 

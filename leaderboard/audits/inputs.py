@@ -7,20 +7,24 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 from django.conf import settings
 
 from leaderboard.audits.models import Audit
+from leaderboard.catalog.image_sources import (
+    benchmark_preprocessing,
+    image_set_names,
+    image_set_source,
+    image_set_source_problem,
+)
 from leaderboard.catalog.label_set_version_files import compiled_for_version
 from leaderboard.catalog.models import Benchmark, ImageSet, LabelSet
 from leaderboard.catalog.selectors import label_set_version_current
 from leaderboard.common.errors import ServiceError
 from leaderboard.submissions.models import Submission, SubmissionFile
 from leaderboard.submissions.stored_files import stored_compact, uploaded_file_paths
-from workers.scoring import datasets
 from workers.scoring.predictions import PredictionError, parse_predictions
 
 MAX_CANDIDATES_DEFAULT = 100
@@ -159,43 +163,48 @@ def given_labels(original: LabelSet) -> np.ndarray:
     return np.asarray(compiled_for_version(version).arrays["labels"], dtype=np.int64)
 
 
-def _cifar10_batch() -> Path | None:
-    path = getattr(settings, "EVALSERVER_CIFAR10_TEST_BATCH", None)
-    return Path(path) if path else None
+# The AUL probe trains on the whole image set in memory: a larger one is refused (ImageNet's
+# 50,000 images of 224x224 would take 30 GB); confident learning needs no images.
+MAX_AUDIT_PIXELS = 2 * 10**9
 
 
 def audit_images_check(image_set: ImageSet) -> None:
     """Refuse an AUL audit of an image set the server has no images of (nothing is read)."""
-    slug = image_set.slug
-    if slug == "mnist-test":
-        path = Path(settings.EVALSERVER_DATA_DIR) / "mnist/t10k-images-idx3-ubyte.gz"
-        if path.is_file():
-            return
-        raise AuditError("no_images", f"no images configured for {slug}: {path} is missing",
+    benchmark = image_set.benchmark
+    inputs = benchmark_preprocessing(benchmark=benchmark)
+    if inputs is not None and image_set.images:
+        c, h, w = inputs.input_shape
+        if image_set.size * c * h * w > MAX_AUDIT_PIXELS:
+            raise AuditError(
+                "no_images", f"no images configured for the AUL probe on {image_set.slug}: "
+                f"it trains on the whole image set in memory ({image_set.size:,} images of "
+                f"{h}x{w}, {image_set.size * c * h * w * 4 / 1e9:.0f} GB); use confident "
+                "learning there", field="benchmark")
+    problem = image_set_source_problem(image_set=image_set)
+    if problem is not None:
+        raise AuditError("no_images", f"no images configured for {image_set.slug}: {problem}",
                          field="benchmark")
-    if slug == "cifar10-test":
-        batch = _cifar10_batch()
-        if batch is not None and batch.is_file():
-            return
-        raise AuditError("no_images", f"no images configured for {slug}: set "
-                         "EVALSERVER_CIFAR10_TEST_BATCH to the CIFAR-10 python test_batch file",
-                         field="benchmark")
-    if slug == "imagenet-val":
-        raise AuditError("no_images", "no images configured for the AUL probe on imagenet-val: "
-                         "it trains on the whole image set in memory (50,000 images of "
-                         "224x224, 30 GB); use confident learning there", field="benchmark")
-    raise AuditError("no_images", f"no images configured for {slug}", field="benchmark")
 
 
 def audit_images(image_set: ImageSet) -> np.ndarray:
-    """The image set's images in canonical order: [N, H, W] or [N, C, H, W]."""
+    """The image set's pixels in canonical order, uint8 [N, C, H, W] (the probe standardizes
+    each channel itself: docs/audits.md)."""
     audit_images_check(image_set)
-    if image_set.slug == "mnist-test":
-        return datasets.read_mnist_images(Path(settings.EVALSERVER_DATA_DIR))
+    source = image_set_source(image_set=image_set)
+    assert source is not None
     # the checkpoint worker's loader, imported only where images are read (a worker)
-    from workers.inference.images import load_images
+    from workers.inference.images import load_images, source_pixels
 
-    return load_images(image_set.slug, cifar10_batch=_cifar10_batch())
+    if source.format == "folder":
+        inputs = benchmark_preprocessing(benchmark=image_set.benchmark)
+        assert inputs is not None
+        return load_images(source, inputs=inputs, size=image_set.size,
+                           names=image_set_names(image_set=image_set))
+    pixels = source_pixels(source)
+    if pixels.shape[0] != image_set.size:
+        raise AuditError("no_images", f"{image_set.slug}: the source holds {pixels.shape[0]} "
+                         f"images, expected {image_set.size}", field="benchmark")
+    return pixels
 
 
 # ---------------------------------------------------------------- submissions' scores

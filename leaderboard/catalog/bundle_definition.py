@@ -6,12 +6,21 @@ load; never versioned. Used by leaderboard/catalog/bundle_loading.py.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from workers.scoring.bundles import Bundle, BundleData, LabelSetDef, benchmark_spec_from_bundle
+from workers.inference.preprocessing import preprocessing_of
+from workers.inference.state_dicts import architecture_check
+from workers.scoring.bundles import (
+    Bundle,
+    BundleData,
+    BundleError,
+    LabelSetDef,
+    benchmark_spec_from_bundle,
+)
 from workers.scoring.catalog import BenchmarkSpec
 
 
@@ -41,6 +50,8 @@ def bundle_definition(bundle: Bundle, data: BundleData, *, source: str) -> Bundl
             "first_number": example_set.first_number,
             "example_names": ([names.name(i) for i in range(example_set.size)]
                               if example_set.naming == "file" else None),
+            "images": ({k: v for k, v in dataclasses.asdict(example_set.images).items() if v}
+                       if example_set.images is not None else {}),
         }
     return BundleDefinition(
         spec=benchmark_spec_from_bundle(bundle),
@@ -49,6 +60,7 @@ def bundle_definition(bundle: Bundle, data: BundleData, *, source: str) -> Bundl
             "modality": bundle.modality,
             "citations": [bundle.citation(key) for key in bundle.cites],
             "headline": bundle.headline,
+            "inputs": _inputs(bundle),
             "class_names": list(classes.names),
             "class_keys": list(classes.keys) if classes.keys is not None else None,
             "source": source,
@@ -63,6 +75,23 @@ def bundle_definition(bundle: Bundle, data: BundleData, *, source: str) -> Bundl
         hidden_splits={ls.slug: (data.private_mask(ls), ls.split_fraction, ls.split_seed)
                        for ls in bundle.label_sets if ls.hidden},
     )
+
+
+def _inputs(bundle: Bundle) -> dict[str, Any]:
+    """What a checkpoint receives, as the Benchmark row keeps it ({}: no checkpoints); the
+    architecture it names must be one the server defines, for its number of classes."""
+    preprocessing = preprocessing_of(bundle)
+    if preprocessing is None:
+        return {}
+    if preprocessing.architecture is not None:
+        try:
+            architecture_check(preprocessing.architecture, num_classes=bundle.classes.count)
+        except ValueError as error:
+            raise BundleError("bad_value", str(error), file=bundle.manifest.name,
+                              field="inputs.architecture") from None
+    stored = preprocessing.as_dict()
+    del stored["description"]  # derived: the page writes it from the rest
+    return stored
 
 
 def _vote_answers(ls: LabelSetDef) -> dict[str, Any]:

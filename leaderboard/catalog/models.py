@@ -59,6 +59,9 @@ class Benchmark(models.Model):
     citations = models.JSONField(default=list, blank=True)
     # The slug of the label set whose figure heads the benchmark (the leaderboard's default sort).
     headline = models.CharField(max_length=SLUG_MAX_LENGTH, blank=True)
+    # What a checkpoint receives (docs/bundles.md §2.1; workers.inference.Preprocessing's
+    # as_dict); {} when its bundle declares no inputs: it takes predictions only.
+    inputs = models.JSONField(default=dict, blank=True)
     # Class names in id order; class_keys, where the classes have stable keys (ImageNet's
     # WordNet ids), in the same order.
     class_names = models.JSONField(default=list, blank=True)
@@ -93,6 +96,9 @@ class ImageSet(models.Model):
     naming = models.CharField(max_length=16, choices=Naming.choices, default=Naming.INDEX)
     name_pattern = models.CharField(max_length=200, blank=True)
     first_number = models.IntegerField(default=1)
+    # Where its images are, for running checkpoints and image audits, as its bundle declares
+    # them (docs/bundles.md §4.1): {"format", "path" | "setting"}; {} when it declares none.
+    images = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ("benchmark__slug", "slug")

@@ -24,6 +24,12 @@ from django.conf import settings
 from django.core.files.base import ContentFile, File
 from django.db import transaction
 
+from leaderboard.catalog.image_sources import (
+    benchmark_preprocessing,
+    image_set_names,
+    image_set_source,
+    image_set_source_problem,
+)
 from leaderboard.catalog.models import Benchmark, ImageSet
 from leaderboard.common.errors import ServiceError
 from leaderboard.common.storage import stored_file_path
@@ -40,21 +46,13 @@ class CheckpointSubmissionError(ServiceError):
     """A checkpoint the server refuses at upload."""
 
 
-def _image_source(image_set: str) -> dict[str, Any] | None:
-    """load_images' keyword arguments for an image set, or None when no images are set up."""
-    sources: dict[str, tuple[str, Path | None]] = {
-        "mnist-test": ("data_dir", Path(settings.EVALSERVER_DATA_DIR)),
-        "cifar10-test": ("cifar10_batch", settings.EVALSERVER_CIFAR10_TEST_BATCH),
-        "cifar10.1-v6": ("cifar10_1_data", settings.EVALSERVER_CIFAR10_1_V6_IMAGES),
-        "imagenet-val": ("imagenet_dir", settings.EVALSERVER_IMAGENET_VAL_DIR),
-    }
-    name, path = sources.get(image_set, ("", None))
-    return {name: path} if path is not None else None
-
-
 def checkpoint_image_sets(*, benchmark: Benchmark) -> list[ImageSet]:
-    """The benchmark's image sets a checkpoint is run on: those with images on the server."""
-    return [s for s in benchmark.image_sets.order_by("slug") if _image_source(s.slug)]
+    """The benchmark's image sets a checkpoint is run on: those whose images its bundle
+    declares and the server has, when the bundle declares what a model receives."""
+    if benchmark_preprocessing(benchmark=benchmark) is None:
+        return []
+    return [s for s in benchmark.image_sets.order_by("slug")
+            if image_set_source(image_set=s) is not None]
 
 
 def _local(upload: Any) -> tuple[Path, bool]:
@@ -71,7 +69,8 @@ def _local(upload: Any) -> tuple[Path, bool]:
 
 def checkpoint_validate(*, benchmark: Benchmark, upload: Any) -> inference.CheckpointInfo:
     """Check an uploaded checkpoint without loading it; raises CheckpointSubmissionError."""
-    if not checkpoint_image_sets(benchmark=benchmark):
+    inputs = benchmark_preprocessing(benchmark=benchmark)
+    if inputs is None or not checkpoint_image_sets(benchmark=benchmark):
         raise CheckpointSubmissionError(
             "checkpoints_unavailable",
             f"this server has no images for {benchmark.slug}, so it cannot run a model on it; "
@@ -81,7 +80,7 @@ def checkpoint_validate(*, benchmark: Benchmark, upload: Any) -> inference.Check
         # parse_onnx=False: an ONNX graph is parsed by the worker's sandboxed child, not in
         # the web process (it takes ~27x the file in memory); the child refuses a bad one.
         return inference.detect_and_validate(
-            path, benchmark=benchmark.slug, original_name=Path(upload.name or "").name,
+            path, inputs=inputs, original_name=Path(upload.name or "").name,
             max_bytes=settings.EVALSERVER_CHECKPOINT_MAX_BYTES, parse_onnx=False)
     except inference.CheckpointError as exc:
         raise CheckpointSubmissionError(exc.code, exc.message, field=CHECKPOINT_FIELD,
@@ -118,19 +117,25 @@ def _device(checkpoint_format: str) -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-def _images(image_set: str) -> Path:
+def _images(image_set: ImageSet, inputs: inference.Preprocessing) -> Path:
     """The image set preprocessed once per worker host (a cached .npy, memory-mapped by the
-    child), so loading images never paces the model."""
-    benchmark = inference.images.resolve_image_set(image_set)[0]
-    prep = inference.PREPROCESSING[benchmark]
-    key = hashlib.sha256(repr(prep).encode()).hexdigest()[:12]
+    child), so loading images never paces the model; keyed by the declared inputs and
+    source, so a changed declaration is preprocessed again."""
+    source = image_set_source(image_set=image_set)
+    if source is None:
+        raise inference.CheckpointError(
+            "images_invalid", f"no images for {image_set.slug}: "
+            f"{image_set_source_problem(image_set=image_set)}")
+    key = hashlib.sha256(repr((inputs, source, image_set.size)).encode()).hexdigest()[:12]
     folder = Path(settings.EVALSERVER_CACHE_DIR) / "images"
-    path = folder / f"{image_set}-{key}.npy"
+    path = folder / f"{image_set.slug}-{key}.npy"
     if not path.is_file():
         folder.mkdir(parents=True, exist_ok=True)
         partial = folder / f".{path.name}.{os.getpid()}.tmp.npy"
+        names = image_set_names(image_set=image_set) if source.format == "folder" else None
         try:
-            inference.load_images(image_set, out=partial, **(_image_source(image_set) or {}))
+            inference.load_images(source, inputs=inputs, size=image_set.size, names=names,
+                                  out=partial)
             os.replace(partial, path)  # atomic: another worker may be writing the same
         finally:
             partial.unlink(missing_ok=True)
@@ -146,6 +151,11 @@ def submission_infer(*, submission_id: int, task_id: str) -> bool:
     submission = Submission.objects.select_related("benchmark", "checkpoint").get(
         id=submission_id)
     checkpoint: CheckpointFile = submission.checkpoint
+    inputs = benchmark_preprocessing(benchmark=submission.benchmark)
+    if inputs is None:
+        raise inference.CheckpointError(
+            "images_invalid", f"{submission.benchmark.slug}'s bundle no longer declares what "
+            "a model receives")
     device = _device(checkpoint.format)
     runs: list[tuple[ImageSet, np.ndarray]] = []
     rates = []
@@ -153,7 +163,7 @@ def submission_infer(*, submission_id: int, task_id: str) -> bool:
     with stored_file_path(checkpoint.file) as path:
         for image_set in checkpoint_image_sets(benchmark=submission.benchmark):
             report = inference.run_checkpoint_report(
-                path, benchmark=submission.benchmark.slug, images=_images(image_set.slug),
+                path, inputs=inputs, images=_images(image_set, inputs),
                 device=device, checkpoint_format=checkpoint.format,
                 # CUDA maps tens of GB of address space: the GPU's memory is the bound there
                 memory_limit_bytes=(None if device == "cuda"

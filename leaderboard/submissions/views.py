@@ -16,6 +16,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
+from leaderboard.catalog.image_sources import benchmark_preprocessing
 from leaderboard.catalog.models import Benchmark, ImageSet
 from leaderboard.catalog.selectors import benchmark_list
 from leaderboard.common.uploads import upload_csrf_failure, upload_too_large
@@ -38,7 +39,6 @@ from leaderboard.submissions.services import (
     submission_quota_left,
     submission_visibility_set,
 )
-from workers.inference.preprocessing import PREPROCESSING
 from workers.inference.state_dicts import ARCHITECTURES  # torch-free tables, no torch import
 
 Status = Submission.Status
@@ -107,12 +107,17 @@ def _create(form: SubmissionForm, owner: User) -> Submission | int:
 
 
 def checkpoint_help(benchmarks: list[Benchmark]) -> list[dict[str, Any]]:
-    """Per benchmark: the image sets a model is run on, its input, the safetensors layout."""
-    return [{"benchmark": b,
-             "image_sets": checkpoints.checkpoint_image_sets(benchmark=b),
-             "preprocessing": PREPROCESSING[b.slug].describe() if b.slug in PREPROCESSING
-             else "",
-             "architecture": ARCHITECTURES.get(b.slug)} for b in benchmarks]
+    """Per benchmark: the image sets a model is run on, its input, the safetensors layout
+    (as its bundle declares them)."""
+    out = []
+    for b in benchmarks:
+        inputs = benchmark_preprocessing(benchmark=b)
+        out.append({"benchmark": b,
+                    "image_sets": checkpoints.checkpoint_image_sets(benchmark=b),
+                    "preprocessing": inputs.describe() if inputs else "",
+                    "architecture": ARCHITECTURES.get(inputs.architecture or "")
+                    if inputs else None})
+    return out
 
 
 def _render_submit(request: HttpRequest, form: SubmissionForm, benchmarks: list[Benchmark],

@@ -122,7 +122,8 @@ def test_it_refuses_aul_where_the_server_has_no_images(loaded: Settings,
     loaded.EVALSERVER_CIFAR10_TEST_BATCH = None
     assert _error(_refused(kind="aul", benchmark="cifar10")) == (
         "no_images", "no images configured for cifar10-test: set EVALSERVER_CIFAR10_TEST_BATCH "
-        "to the CIFAR-10 python test_batch file", "benchmark")
+        "to the CIFAR python batch file (such as cifar-10-batches-py/test_batch) of its images",
+        "benchmark")
     loaded.EVALSERVER_CIFAR10_TEST_BATCH = tmp_path / "missing_test_batch"
     assert _refused(kind="aul", benchmark="cifar10").code == "no_images"
     exc = _refused(kind="aul", benchmark="imagenet")

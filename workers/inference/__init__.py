@@ -1,12 +1,15 @@
 """Checkpoint submissions, without Django: check an uploaded model, run it safely, get scores.
 
-    info = detect_and_validate(path, benchmark="mnist", original_name="model.onnx")
-    images = load_images("mnist", data_dir=data_dir)           # float32 [N, C, H, W], once
-    scores = run_checkpoint(path, benchmark="mnist", images=images,
-                            checkpoint_format=info.format)     # float32 [N, 10]
+    inputs = preprocessing_of(bundle)      # what the benchmark's bundle declares, or None
+    info = detect_and_validate(path, inputs=inputs, original_name="model.onnx")
+    images = load_images(ImageSource("idx", idx_path), inputs=inputs,
+                         size=10000)                       # float32 [N, C, H, W], once
+    scores = run_checkpoint(path, inputs=inputs, images=images,
+                            checkpoint_format=info.format)  # float32 [N, num_classes]
 
 Accepted: ONNX (any architecture) and safetensors state dicts for the networks this package
-defines (`architectures`). Every refusal or failed run is a CheckpointError with a `code`.
+defines (`architectures`), when the benchmark's bundle names one (docs/bundles.md §2.1).
+Every refusal or failed run is a CheckpointError with a `code`.
 Names are imported lazily: the child process imports this package too, and must not pay for
 torch or Pillow before it has limited itself, and `architectures` imports torch.
 """
@@ -20,8 +23,8 @@ if TYPE_CHECKING:
     from workers.inference import architectures
     from workers.inference.errors import CheckpointError
     from workers.inference.formats import CheckpointInfo, detect_and_validate
-    from workers.inference.images import load_images
-    from workers.inference.preprocessing import PREPROCESSING, Preprocessing
+    from workers.inference.images import ImageSource, load_images
+    from workers.inference.preprocessing import Preprocessing, preprocessing_of
     from workers.inference.sandbox import (
         RunReport,
         choose_batch_size,
@@ -33,9 +36,10 @@ _LAZY = {
     "CheckpointError": "workers.inference.errors",
     "CheckpointInfo": "workers.inference.formats",
     "detect_and_validate": "workers.inference.formats",
+    "ImageSource": "workers.inference.images",
     "load_images": "workers.inference.images",
-    "PREPROCESSING": "workers.inference.preprocessing",
     "Preprocessing": "workers.inference.preprocessing",
+    "preprocessing_of": "workers.inference.preprocessing",
     "RunReport": "workers.inference.sandbox",
     "choose_batch_size": "workers.inference.sandbox",
     "run_checkpoint": "workers.inference.sandbox",
@@ -43,21 +47,22 @@ _LAZY = {
 }
 
 __all__ = [
-    "PREPROCESSING",
     "CheckpointError",
     "CheckpointInfo",
+    "ImageSource",
     "Preprocessing",
     "RunReport",
     "architectures",
     "choose_batch_size",
     "detect_and_validate",
     "load_images",
+    "preprocessing_of",
     "run_checkpoint",
     "run_checkpoint_report",
 ]
 
 
-# submodules reachable as attributes (inference.images.resolve_image_set) before any import
+# submodules reachable as attributes (inference.images.read_cifar10_batch) before any import
 _SUBMODULES = frozenset({
     "architectures", "child", "errors", "formats", "images", "onnx_format", "preprocessing",
     "safetensors_format", "sandbox",

@@ -1,7 +1,7 @@
 """The small architectures the server defines itself, for safetensors state-dict submissions.
 
 A safetensors file holds only tensors, never code, so the server must supply the network.
-It does so for the small benchmarks only: an MNIST CNN and a CIFAR-10 ResNet-20 (He et al.,
+It does so for small images only: an MNIST CNN and a CIFAR-10 ResNet-20 (He et al.,
 2016, section 4.2: 3 stages of 3 basic blocks, 16/32/64 channels, 1x1 convolution + batch
 norm on the shortcut where the shape changes). Anything else is submitted as ONNX.
 
@@ -92,34 +92,35 @@ class CifarResNet(nn.Module):
         return self.fc(x)
 
 
-def build(benchmark: str) -> nn.Module:
-    """A freshly initialised network for `benchmark`, in eval mode."""
-    if benchmark == "mnist":
-        model: nn.Module = MnistCNN()
-    elif benchmark == "cifar10":
-        model = CifarResNet()
-    else:
+# The networks, by the key a bundle names them with (state_dicts.ARCHITECTURES).
+NETWORKS: dict[str, type[nn.Module]] = {"mnist-cnn": MnistCNN, "cifar-resnet20": CifarResNet}
+
+
+def build(architecture: str) -> nn.Module:
+    """A freshly initialised network of the named architecture, in eval mode."""
+    network = NETWORKS.get(architecture)
+    if network is None:
         raise KeyError(
-            f"the server defines no architecture for benchmark {benchmark!r} (it does for: "
+            f"the server defines no architecture {architecture!r} (it does: "
             f"{', '.join(sorted(ARCHITECTURES))}); submit an ONNX model instead"
         )
-    return model.eval()
+    return network().eval()
 
 
 @cache
-def expected_tensors(benchmark: str) -> dict[str, tuple[int, ...]]:
-    """Shape of every floating-point tensor the state dict of `benchmark`'s network must hold
+def expected_tensors(architecture: str) -> dict[str, tuple[int, ...]]:
+    """Shape of every floating-point tensor the architecture's state dict must hold
     (parameters and BatchNorm running statistics), by key; the ignored counters excluded."""
-    state = build(benchmark).state_dict()
+    state = build(architecture).state_dict()
     return {k: tuple(v.shape) for k, v in state.items() if not k.endswith(IGNORED_SUFFIX)}
 
 
 @cache
-def ignored_tensors(benchmark: str) -> frozenset[str]:
-    """The optional int64-scalar keys (BatchNorm counters) of `benchmark`'s network."""
-    return frozenset(k for k in build(benchmark).state_dict() if k.endswith(IGNORED_SUFFIX))
+def ignored_tensors(architecture: str) -> frozenset[str]:
+    """The optional int64-scalar keys (BatchNorm counters) of the architecture's network."""
+    return frozenset(k for k in build(architecture).state_dict() if k.endswith(IGNORED_SUFFIX))
 
 
-def describe_state_dict(benchmark: str) -> list[tuple[str, tuple[int, ...]]]:
+def describe_state_dict(architecture: str) -> list[tuple[str, tuple[int, ...]]]:
     """(key, shape) in module order, for the web page's 'what to upload' section."""
-    return list(expected_tensors(benchmark).items())
+    return list(expected_tensors(architecture).items())

@@ -87,14 +87,20 @@ def _image_reader(path: Path) -> tuple[int, Any]:
     return int(shape[0]), read
 
 
+def _inputs(args: argparse.Namespace) -> Any:
+    """The benchmark's declared inputs (workers.inference.preprocessing), sent as JSON."""
+    from workers.inference.preprocessing import Preprocessing
+
+    return Preprocessing.from_dict(json.loads(args.inputs))
+
+
 def _run_onnx(args: argparse.Namespace, n: int, read: Any, scores: Any) -> dict[str, Any]:
     import numpy as np
     import onnxruntime as ort
 
     from workers.inference.onnx_format import inspect_onnx
-    from workers.inference.preprocessing import preprocessing_for
 
-    prep = preprocessing_for(args.benchmark)
+    prep = _inputs(args)
     data = Path(args.model).read_bytes()  # validated and loaded from these same bytes
     _, summary = inspect_onnx(data, input_shape=prep.input_shape, num_classes=prep.num_classes)
     options = ort.SessionOptions()
@@ -137,13 +143,13 @@ def _run_torch(args: argparse.Namespace, n: int, read: Any, scores: Any) -> dict
 
     torch.set_num_threads(args.threads)
     data = Path(args.model).read_bytes()  # checked and loaded from these same bytes
-    inspect_safetensors(data, args.benchmark)
+    inspect_safetensors(data, _inputs(args).architecture)
     try:
         tensors = load(data)
     except Exception as exc:  # the library refused what our check accepted
         raise CheckpointError("safetensors_load_failed", f"could not load it: {exc}") from None
     del data
-    model = architectures.build(args.benchmark)
+    model = architectures.build(str(_inputs(args).architecture))
     state = model.state_dict()
     for key, value in state.items():
         if key in tensors:  # F16/BF16 weights run in float32, as the images are float32
@@ -181,11 +187,9 @@ def _store(scores: Any, start: int, stop: int, y: Any) -> None:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     import numpy as np
 
-    from workers.inference.preprocessing import preprocessing_for
-
     began = time.perf_counter()
     n, read = _image_reader(Path(args.images))
-    scores = np.empty((n, preprocessing_for(args.benchmark).num_classes), dtype=np.float32)
+    scores = np.empty((n, _inputs(args).num_classes), dtype=np.float32)
     runner = _run_onnx if args.format == "onnx" else _run_torch
     facts = runner(args, n, read, scores)
     finished = time.perf_counter()
@@ -215,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("command", choices=("run", "diagnose"))
     parser.add_argument("--format", choices=("onnx", "safetensors"))
     parser.add_argument("--model")
-    parser.add_argument("--benchmark")
+    parser.add_argument("--inputs")  # the benchmark's declared inputs, as JSON
     parser.add_argument("--images")
     parser.add_argument("--scores")
     parser.add_argument("--status", required=True)

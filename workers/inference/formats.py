@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from workers.inference.errors import CheckpointError
-from workers.inference.preprocessing import preprocessing_for
+from workers.inference.preprocessing import Preprocessing
 
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024  # as EVALSERVER_MAX_UPLOAD_BYTES; protobuf caps ONNX at 2 GB
 
@@ -44,7 +44,6 @@ class CheckpointInfo:
     """What detect_and_validate found: enough to store with the submission and to run it."""
 
     format: str  # "onnx" | "safetensors"
-    benchmark: str
     sha256: str
     size_bytes: int
     original_name: str
@@ -109,12 +108,13 @@ def claimed_format(original_name: str) -> str:
 def detect_and_validate(
     path: Path | str,
     *,
-    benchmark: str,
+    inputs: Preprocessing,
     original_name: str,
     max_bytes: int = DEFAULT_MAX_BYTES,
     parse_onnx: bool = True,
 ) -> CheckpointInfo:
-    """Identify and fully check an uploaded checkpoint for `benchmark`, loading nothing.
+    """Identify and fully check an uploaded checkpoint for a benchmark that declares these
+    `inputs` (docs/bundles.md §2.1), loading nothing.
 
     `parse_onnx=False` leaves an ONNX file's graph unparsed: parsing one takes about 27 times
     the file's size in memory and seconds of CPU, too much for a web request, so the web
@@ -126,7 +126,6 @@ def detect_and_validate(
     Raises CheckpointError naming the problem; returns a CheckpointInfo otherwise.
     """
     path = Path(path)
-    prep = preprocessing_for(benchmark)
     size = path.stat().st_size
     if size == 0:
         raise CheckpointError("empty_file", "the file is empty")
@@ -155,11 +154,10 @@ def detect_and_validate(
     if fmt == "safetensors":
         from workers.inference.safetensors_format import inspect_safetensors
 
-        header = inspect_safetensors(path, benchmark)
+        header = inspect_safetensors(path, inputs.architecture)
         dtypes = sorted({e.dtype for e in header.tensors.values()})
         return CheckpointInfo(
             "safetensors",
-            benchmark,
             sha256,
             size,
             original_name,
@@ -171,16 +169,15 @@ def detect_and_validate(
             },
         )
     if not parse_onnx:
-        return CheckpointInfo("onnx", benchmark, sha256, size, original_name,
+        return CheckpointInfo("onnx", sha256, size, original_name,
                               details={"graph": "checked by the worker before it runs"})
     from workers.inference.onnx_format import inspect_onnx
 
     _, summary = inspect_onnx(
-        path.read_bytes(), input_shape=prep.input_shape, num_classes=prep.num_classes
+        path.read_bytes(), input_shape=inputs.input_shape, num_classes=inputs.num_classes
     )
     return CheckpointInfo(
         "onnx",
-        benchmark,
         sha256,
         size,
         original_name,

@@ -1,10 +1,13 @@
 """The images a checkpoint is run on, preprocessed once into one float32 [N, C, H, W] array.
 
-Sources, each in its image set's canonical order (the order scores are stored in):
-- MNIST: the real t10k IDX file of the data directory;
-- CIFAR-10: the official python "test_batch" (cifar-10-batches-py), configured by a
-  maintainer; CIFAR-10.1: the official cifar10.1_v4/v6_data.npy files;
-- ImageNet: a maintainer-configured folder of ILSVRC2012_val_%08d.JPEG files, by file number.
+Where an example set's images are and how they are stored is declared by its bundle
+(`images = { format, path | setting }`, docs/bundles.md §4.1), each in the example set's
+canonical order (the order scores are stored in):
+- `idx`: an IDX image file, gzipped or not (MNIST's t10k);
+- `cifar-batch`: a python batch of the CIFAR releases (cifar-10-batches-py/test_batch);
+- `npy`: a uint8 [N, H, W, C] or [N, H, W] array (the CIFAR-10.1 data files);
+- `folder`: one image file per example, named by the example's name (ImageNet's JPEGs).
+How they are turned into a model's input is the benchmark's declared `Preprocessing`.
 The array is computed once per image set and then memory-mapped by every run (see sandbox),
 so decoding and normalising never sit inside a model's timed loop.
 """
@@ -12,36 +15,38 @@ so decoding and normalising never sit inside a model's timed loop.
 from __future__ import annotations
 
 import codecs
+import gzip
 import importlib
 import os
 import pickle
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from PIL import Image
 
-from workers.inference.preprocessing import PREPROCESSING, preprocessing_for
-from workers.scoring.bundles import builtin_bundle
-from workers.scoring.datasets import DataError, imagenet_file_name, read_mnist_images
+from workers.inference.preprocessing import Preprocessing
+from workers.scoring.bundles.model import IMAGE_FORMATS
+from workers.scoring.datasets import DataError
 
 CHUNK = 512  # images decoded and normalised at a time: bounds the uint8 staging memory
 
 
-def resolve_image_set(benchmark_or_image_set: str) -> tuple[str, str, int]:
-    """(benchmark, image set slug, size) for a benchmark (its main image set) or an image-set
-    slug, among the built-in benchmarks whose checkpoints are run (`PREPROCESSING`); the
-    sizes are those of the benchmarks' bundles (benchmarks/*.toml)."""
-    for benchmark in PREPROCESSING:
-        bundle = builtin_bundle(benchmark)
-        slug = bundle.main_example_set if benchmark_or_image_set == benchmark \
-            else benchmark_or_image_set
-        for image_set in bundle.example_sets:
-            if image_set.slug == slug:
-                return benchmark, slug, image_set.size
-    raise KeyError(f"unknown benchmark or image set {benchmark_or_image_set!r}")
+@dataclass(frozen=True)
+class ImageSource:
+    """An example set's images on this host: their declared format and where they are."""
+
+    format: str  # one of IMAGE_FORMATS
+    path: Path
+    name: str = ""  # the example set's slug, for messages
+
+    def __post_init__(self) -> None:
+        if self.format not in IMAGE_FORMATS:
+            raise ValueError(f"unknown image format {self.format!r} (known: "
+                             f"{', '.join(IMAGE_FORMATS)})")
 
 
 # -- CIFAR-10's pickled test batch -----------------------------------------------------------
@@ -111,83 +116,113 @@ def read_cifar10_batch(path: Path) -> tuple[np.ndarray, list[int]]:
     return data.reshape(-1, 3, 32, 32), [int(v) for v in labels]
 
 
-def read_cifar10_1(path: Path) -> np.ndarray:
-    """uint8 [N, 3, 32, 32] from an official cifar10.1_v*_data.npy (uint8 [N, 32, 32, 3])."""
+def read_npy_images(path: Path) -> np.ndarray:
+    """uint8 [N, C, H, W] from a uint8 [N, H, W, C] (or [N, H, W]) .npy file, such as the
+    official cifar10.1_v*_data.npy."""
     if not Path(path).is_file():
-        raise DataError(f"missing CIFAR-10.1 data file: {path}")
+        raise DataError(f"missing image array file: {path}")
     data = np.load(path, allow_pickle=False)
-    if data.dtype != np.uint8 or data.ndim != 4 or data.shape[1:] != (32, 32, 3):
-        raise DataError(f"{path}: expected uint8 [N, 32, 32, 3], got {data.dtype} {data.shape}")
+    if data.dtype != np.uint8 or data.ndim not in (3, 4):
+        raise DataError(f"{path}: expected uint8 [N, H, W, C] or [N, H, W], got {data.dtype} "
+                        f"{list(data.shape)}")
+    data = data[..., None] if data.ndim == 3 else data
     return np.ascontiguousarray(data.transpose(0, 3, 1, 2))
 
 
-# -- ImageNet's JPEG folder -----------------------------------------------------------------
+def read_idx_images(path: Path) -> np.ndarray:
+    """uint8 [N, 1, H, W] from an IDX image file (magic 2051), gzipped if its name ends .gz."""
+    if not Path(path).is_file():
+        raise DataError(f"missing IDX image file: {path}")
+    opener: Callable[..., Any] = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rb") as handle:
+        raw = handle.read()
+    magic, count, rows, cols = (np.frombuffer(raw[:16], dtype=">i4") if len(raw) >= 16
+                                else (0, 0, 0, 0))
+    if magic != 2051 or len(raw) != 16 + count * rows * cols:
+        raise DataError(f"{path}: not an IDX image file")
+    return np.frombuffer(raw[16:], dtype=np.uint8).reshape(count, 1, rows, cols)
 
-def imagenet_paths(folder: Path, count: int) -> list[Path]:
-    """The first `count` validation files in canonical order; all must exist."""
-    paths = [Path(folder) / imagenet_file_name(i) for i in range(count)]
+
+# -- a folder of image files ------------------------------------------------------------------
+
+def folder_paths(folder: Path, names: Sequence[str]) -> list[Path]:
+    """The example's image files in canonical order (named by the example names); all must
+    exist."""
+    paths = [Path(folder) / name for name in names]
     missing = [p.name for p in paths if not p.is_file()]
     if missing:
         raise DataError(
-            f"the ImageNet folder {folder} lacks {len(missing)} of the {count} validation "
-            f"images, first {missing[0]}"
+            f"the image folder {folder} lacks {len(missing)} of the {len(paths)} images, "
+            f"first {missing[0]}"
         )
     return paths
 
 
+def _decode(path: Path, inputs: Preprocessing) -> np.ndarray:
+    """One image file -> uint8 [C, H, W] as the inputs declare (resized and cropped, or
+    already of the declared size)."""
+    with Image.open(path) as image:
+        if inputs.resize_shorter is not None:
+            return inputs.resize_and_crop(image)
+        array = np.asarray(image.convert("L" if inputs.color == "grayscale" else "RGB"),
+                           dtype=np.uint8)
+    array = array.transpose(2, 0, 1) if array.ndim == 3 else array[None]
+    if array.shape != inputs.input_shape:
+        raise DataError(f"{path.name} is {array.shape[2]}x{array.shape[1]}; the benchmark's "
+                        f"inputs are {inputs.input_shape[2]}x{inputs.input_shape[1]} and "
+                        "declare no resizing")
+    return array
+
+
 # -- the public entry point -----------------------------------------------------------------
 
+def source_pixels(source: ImageSource) -> np.ndarray:
+    """uint8 [N, C, H, W] of a source held in one file (any but a folder)."""
+    if source.format == "idx":
+        return read_idx_images(source.path)
+    if source.format == "cifar-batch":
+        return read_cifar10_batch(source.path)[0]
+    return read_npy_images(source.path)
+
+
 def load_images(
-    benchmark_or_image_set: str,
+    source: ImageSource,
     *,
-    data_dir: Path | None = None,
-    cifar10_batch: Path | None = None,
-    cifar10_1_data: Path | None = None,
-    imagenet_dir: Path | None = None,
-    expected_size: int | None = None,
+    inputs: Preprocessing,
+    size: int,
+    names: Sequence[str] | None = None,
     limit: int | None = None,
     out: Path | None = None,
     workers: int | None = None,
 ) -> np.ndarray:
-    """Preprocessed float32 [N, C, H, W] images of an image set, in canonical order.
+    """Preprocessed float32 [N, C, H, W] images of an example set, in canonical order.
 
-    expected_size: how many images the source must hold (default: the bundle's size; tests
-    pass a small number for small fixture folders). limit: keep only the first `limit`.
-    out: write into this .npy file (memory-mapped) instead of memory; use it for ImageNet,
-    whose 50,000 preprocessed images take 30 GB. workers: JPEG-decoding threads.
+    size: how many images the source must hold (the example set's size; tests pass a small
+    number for small fixture folders). names: the example names, for a `folder` source (the
+    first `size`). limit: keep only the first `limit`. out: write into this .npy file
+    (memory-mapped) instead of memory; use it for large sets (ImageNet's 50,000 preprocessed
+    images take 30 GB). workers: image-decoding threads.
     """
-    benchmark, image_set, declared_size = resolve_image_set(benchmark_or_image_set)
-    prep = preprocessing_for(benchmark)
-    size = declared_size if expected_size is None else expected_size
     count = size if limit is None else min(limit, size)
-
-    pixels: np.ndarray | None = None  # uint8 [N, C, H, W], for the in-memory sources
-    decode: Callable[[int], np.ndarray] | None = None  # index -> uint8 [C, H, W] (ImageNet)
-    if image_set == "mnist-test":
-        if data_dir is None:
-            raise DataError("MNIST images are read from the data directory: pass data_dir")
-        pixels = read_mnist_images(Path(data_dir))[:, None]
-    elif image_set == "cifar10-test":
-        if cifar10_batch is None:
-            raise DataError("CIFAR-10 images need the cifar-10-batches-py test_batch file")
-        pixels = read_cifar10_batch(Path(cifar10_batch))[0]
-    elif image_set.startswith("cifar10.1-"):
-        if cifar10_1_data is None:
-            raise DataError(f"{image_set} images need the official cifar10.1_*_data.npy file")
-        pixels = read_cifar10_1(Path(cifar10_1_data))
-    else:
-        if imagenet_dir is None:
-            raise DataError("ImageNet images need a folder of ILSVRC2012_val_*.JPEG files")
-        paths = imagenet_paths(Path(imagenet_dir), count)
+    pixels: np.ndarray | None = None  # uint8 [N, C, H, W], for the one-file sources
+    decode: Callable[[int], np.ndarray] | None = None  # index -> uint8 [C, H, W] (a folder)
+    if source.format == "folder":
+        if names is None:
+            raise DataError("a folder of images needs the example names")
+        paths = folder_paths(source.path, list(names)[:count])
 
         def decode(index: int) -> np.ndarray:
-            with Image.open(paths[index]) as image:
-                return prep.resize_and_crop(image)
+            return _decode(paths[index], inputs)
+    else:
+        pixels = source_pixels(source)
+        if pixels.shape[0] != size:
+            raise DataError(f"{source.name or source.path.name}: the source holds "
+                            f"{pixels.shape[0]} images, expected {size}")
+        if inputs.resize_shorter is not None:
+            raise DataError(f"{source.format} images are used at their size; the benchmark's "
+                            "inputs declare a resize")
 
-    if pixels is not None and pixels.shape[0] != size:
-        raise DataError(f"{image_set}: the source holds {pixels.shape[0]} images, expected {size}")
-
-    shape = (count, *prep.input_shape)
+    shape = (count, *inputs.input_shape)
     result: np.ndarray
     if out is not None:
         result = np.lib.format.open_memmap(out, mode="w+", dtype=np.float32, shape=shape)
@@ -202,7 +237,7 @@ def load_images(
             else:
                 assert decode is not None
                 chunk = np.stack(list(pool.map(decode, range(start, stop))))
-            result[start:stop] = prep.normalize(chunk)
+            result[start:stop] = inputs.normalize(chunk)
     if isinstance(result, np.memmap):
         result.flush()
     return result

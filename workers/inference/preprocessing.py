@@ -1,43 +1,52 @@
-"""The preprocessing the server applies to each benchmark's images before a checkpoint sees them.
+"""What a checkpoint receives: a benchmark's declared inputs (its bundle's `[inputs]` table,
+docs/bundles.md §2.1) as the one object that both describes and computes them.
 
-It is declared as data (`PREPROCESSING`) so that the web page can show submitters exactly what
-their model will receive (`describe()`, `as_dict()`), and the same objects do the arithmetic
-(`normalize`, `resize_and_crop`), so the page and the computation cannot drift apart.
-The recipes are the conventional ones (torchvision's `ToTensor` then `Normalize`; for ImageNet
-`Resize(256)` then `CenterCrop(224)`), so a model trained with them needs no adaptation.
+The web page shows submitters exactly what their model will receive (`describe()`,
+`as_dict()`), and the same object does the arithmetic (`normalize`, `resize_and_crop`), so the
+page and the computation cannot drift apart. The steps are the conventional ones
+(torchvision's `ToTensor` then `Normalize`; with `resize_shorter` and `center_crop`,
+`Resize` then `CenterCrop` first), so a model trained with them needs no adaptation. It
+travels as JSON (`as_dict`, `from_dict`): in the benchmark's row and to the sandboxed child.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 import numpy as np
 from PIL import Image
 
-from workers.scoring.bundles import builtin_bundle
+from workers.scoring.bundles.model import Bundle
 
 
 @dataclass(frozen=True)
 class Preprocessing:
-    """What a model receives for one benchmark: a float32 NCHW array built this way."""
+    """What a model receives for one benchmark: a float32 NCHW array built this way, and the
+    number of scores it must return per image."""
 
-    benchmark: str
-    image_set: str  # the image set whose canonical order the scores must follow
     input_shape: tuple[int, int, int]  # (C, H, W) of one image
     color: str  # "grayscale" | "RGB"
     mean: tuple[float, ...]  # per channel, applied after dividing by pixel_divisor
     std: tuple[float, ...]
+    num_classes: int
     resize_shorter: int | None = None  # resize so that the shorter side has this many pixels
     center_crop: int | None = None  # then cut the central square of this size
     interpolation: str | None = None
+    architecture: str | None = None  # the server's network for a safetensors state dict
     layout: str = "NCHW"
     dtype: str = "float32"
     pixel_divisor: float = 255.0
 
-    @property
-    def num_classes(self) -> int:
-        return builtin_bundle(self.benchmark).classes.count
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Preprocessing:
+        """The object `as_dict` wrote (extra keys such as the description are ignored)."""
+        known = {f.name for f in fields(cls)}
+        values = {k: v for k, v in data.items() if k in known}
+        values["input_shape"] = tuple(values["input_shape"])
+        values["mean"], values["std"] = tuple(values["mean"]), tuple(values["std"])
+        return cls(**values)
 
     def describe(self) -> str:
         """One plain-English paragraph for submitters."""
@@ -60,11 +69,11 @@ class Preprocessing:
         )
 
     def as_dict(self) -> dict[str, Any]:
-        """JSON-ready form for the API and the web page (includes the sentence)."""
+        """JSON-ready form for the benchmark's row, the API and the web page (includes the
+        sentence)."""
         data = asdict(self)
         data["input_shape"] = list(self.input_shape)
         data["mean"], data["std"] = list(self.mean), list(self.std)
-        data["num_classes"] = self.num_classes
         data["description"] = self.describe()
         return data
 
@@ -88,13 +97,14 @@ class Preprocessing:
         return out
 
     def resize_and_crop(self, image: Image.Image) -> np.ndarray:
-        """A decoded PIL image -> uint8 [C, H, W] (the geometric steps; ImageNet only).
+        """A decoded PIL image -> uint8 [C, H, W] (the geometric steps, for inputs that
+        declare them).
 
         Matches torchvision: Resize(256) keeps the aspect ratio with the long side truncated
         to int(256 * long / short), and CenterCrop rounds the offsets with round().
         """
         if self.resize_shorter is None or self.center_crop is None:
-            raise ValueError(f"{self.benchmark} images are not resized")
+            raise ValueError("these inputs declare no resize_shorter and center_crop")
         image = image.convert("L" if self.color == "grayscale" else "RGB")
         width, height = image.size
         short, long = sorted((width, height))
@@ -113,43 +123,14 @@ def _fmt(values: tuple[float, ...]) -> str:
     return "(" + ", ".join(f"{v:g}" for v in values) + ")"
 
 
-PREPROCESSING: dict[str, Preprocessing] = {
-    "mnist": Preprocessing(
-        benchmark="mnist",
-        image_set="mnist-test",
-        input_shape=(1, 28, 28),
-        color="grayscale",
-        mean=(0.1307,),
-        std=(0.3081,),
-    ),
-    "cifar10": Preprocessing(
-        benchmark="cifar10",
-        image_set="cifar10-test",
-        input_shape=(3, 32, 32),
-        color="RGB",
-        mean=(0.4914, 0.4822, 0.4465),
-        std=(0.2470, 0.2435, 0.2616),
-    ),
-    "imagenet": Preprocessing(
-        benchmark="imagenet",
-        image_set="imagenet-val",
-        input_shape=(3, 224, 224),
-        color="RGB",
-        mean=(0.485, 0.456, 0.406),
-        std=(0.229, 0.224, 0.225),
-        resize_shorter=256,
-        center_crop=224,
-        interpolation="bilinear",
-    ),
-}
-
-
-def preprocessing_for(benchmark: str) -> Preprocessing:
-    """The declared preprocessing of a benchmark; a KeyError names the known ones."""
-    try:
-        return PREPROCESSING[benchmark]
-    except KeyError:
-        raise KeyError(
-            f"no checkpoint preprocessing for benchmark {benchmark!r}; "
-            f"known: {', '.join(sorted(PREPROCESSING))}"
-        ) from None
+def preprocessing_of(bundle: Bundle) -> Preprocessing | None:
+    """What a checkpoint submitted to the bundle's benchmark receives; None when the bundle
+    declares no `[inputs]` (the benchmark takes predictions only)."""
+    inputs = bundle.inputs
+    if inputs is None:
+        return None
+    return Preprocessing(
+        input_shape=inputs.shape, color=inputs.color, mean=inputs.mean, std=inputs.std,
+        num_classes=bundle.classes.count, resize_shorter=inputs.resize_shorter,
+        center_crop=inputs.center_crop, interpolation=inputs.interpolation,
+        architecture=inputs.architecture)

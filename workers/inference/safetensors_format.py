@@ -232,18 +232,20 @@ def _names(keys: list[str], limit: int = 5) -> str:
     return shown + (f" and {len(keys) - limit} more" if len(keys) > limit else "")
 
 
-def inspect_safetensors(source: Path | bytes, benchmark: str) -> SafetensorsHeader:
-    """The full pre-load check of a safetensors file (or its bytes) for `benchmark`."""
+def inspect_safetensors(source: Path | bytes, architecture: str | None) -> SafetensorsHeader:
+    """The full pre-load check of a safetensors file (or its bytes) as a state dict of the
+    architecture the benchmark names (None: it names none)."""
     # The torch-free tables (the web process checks uploads and never imports torch).
     from workers.inference import state_dicts
 
-    if benchmark not in state_dicts.ARCHITECTURES:
+    if architecture not in state_dicts.ARCHITECTURES:
         raise CheckpointError(
             "unsupported_format",
-            f"safetensors state dicts are accepted only for the benchmarks whose network the "
-            f"server defines ({', '.join(sorted(state_dicts.ARCHITECTURES))}); for "
-            f"{benchmark} upload an ONNX model",
+            "safetensors state dicts are accepted only for the benchmarks whose bundle names a "
+            f"network the server defines ({', '.join(sorted(state_dicts.ARCHITECTURES))}); "
+            "this one names none: upload an ONNX model",
         )
     header = read_header(source)
-    validate_against(header, state_dicts.STATE_DICTS[benchmark], state_dicts.IGNORED[benchmark])
+    validate_against(header, state_dicts.STATE_DICTS[architecture],
+                     state_dicts.IGNORED[architecture])
     return header

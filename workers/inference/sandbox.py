@@ -37,7 +37,7 @@ import numpy as np
 
 from workers.inference.errors import CODES, CheckpointError
 from workers.inference.formats import detect_and_validate
-from workers.inference.preprocessing import preprocessing_for
+from workers.inference.preprocessing import Preprocessing
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_MEMORY_LIMIT = 4 * 1024**3
@@ -239,7 +239,7 @@ def _prepare_images(images: np.ndarray | Path, work: Path, shape: tuple[int, int
 def run_checkpoint_report(
     path: Path | str,
     *,
-    benchmark: str,
+    inputs: Preprocessing,
     images: np.ndarray | Path,
     device: str = "cpu",
     batch_size: int | None = None,
@@ -258,10 +258,10 @@ def run_checkpoint_report(
         raise ValueError(f"checkpoint_format must be 'onnx' or 'safetensors', not "
                          f"{checkpoint_format!r}")
     path = Path(path).resolve()
-    prep = preprocessing_for(benchmark)
+    prep = inputs
     if checkpoint_format is None:  # check again: the file may not be the one validated
         checkpoint_format = detect_and_validate(
-            path, benchmark=benchmark, original_name=path.name
+            path, inputs=inputs, original_name=path.name
         ).format
     threads = threads or default_threads()
     batch_size = batch_size or choose_batch_size(device, prep.input_shape)
@@ -283,7 +283,7 @@ def run_checkpoint_report(
             "run",
             "--format", checkpoint_format,
             "--model", str(path),
-            "--benchmark", benchmark,
+            "--inputs", json.dumps(inputs.as_dict()),
             "--images", str(images_path),
             "--scores", str(scores_path),
             "--status", str(status_path),
@@ -327,7 +327,7 @@ def _read_status(path: Path) -> dict[str, Any] | None:
 def run_checkpoint(
     path: Path | str,
     *,
-    benchmark: str,
+    inputs: Preprocessing,
     images: np.ndarray | Path,
     device: str = "cpu",
     batch_size: int | None = None,
@@ -351,7 +351,7 @@ def run_checkpoint(
     """
     return run_checkpoint_report(
         path,
-        benchmark=benchmark,
+        inputs=inputs,
         images=images,
         device=device,
         batch_size=batch_size,

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 import torch
 
-from workers.inference import architectures, load_images
+from tests.workers.inference.support import MNIST
+from workers.inference import ImageSource, architectures, load_images
 
 TRAIN_IMAGES = 2000
 
@@ -18,7 +19,8 @@ TRAIN_IMAGES = 2000
 @pytest.fixture(scope="session")
 def mnist_images(data_dir: Path) -> np.ndarray:
     """The 10,000 real MNIST test images as the server preprocesses them."""
-    return load_images("mnist", data_dir=data_dir)
+    return load_images(ImageSource("idx", data_dir / "mnist/t10k-images-idx3-ubyte.gz"),
+                       inputs=MNIST, size=10000)
 
 
 @pytest.fixture(scope="session")
@@ -34,7 +36,7 @@ def trained_mnist(mnist_images: np.ndarray, mnist_labels: np.ndarray) -> torch.n
     torch.manual_seed(0)
     # channels-last trains this CNN about ten times faster on CPU; the weights are the same
     layout = torch.channels_last
-    model = architectures.build("mnist").to(memory_format=layout).train()
+    model = architectures.build("mnist-cnn").to(memory_format=layout).train()
     optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
     images = torch.from_numpy(mnist_images[:TRAIN_IMAGES]).contiguous(memory_format=layout)
     labels = torch.from_numpy(mnist_labels[:TRAIN_IMAGES])

@@ -21,6 +21,7 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper
 
+from tests.workers.inference.support import MNIST
 from workers.inference.errors import CODES, CheckpointError
 from workers.inference.formats import CheckpointInfo, detect_and_validate
 from workers.inference.safetensors_format import (
@@ -30,8 +31,8 @@ from workers.inference.safetensors_format import (
 )
 from workers.inference.state_dicts import IGNORED, STATE_DICTS
 
-BENCHMARK = "mnist"
-EXPECTED = STATE_DICTS[BENCHMARK]
+ARCHITECTURE = "mnist-cnn"
+EXPECTED = STATE_DICTS[ARCHITECTURE]
 COUNTER = "conv1.num_batches_tracked"  # not an mnist key: refused as unexpected
 # mostly the accepted names, in any case; then names refused whatever the bytes
 NAMES = ("model.onnx", "model.onnx", "model.safetensors", "model.safetensors", "Model.ONNX",
@@ -108,7 +109,7 @@ def raw_headers(draw: st.DrawFn) -> bytes:
 
 def assert_fits_mnist(header: SafetensorsHeader, size: int) -> None:
     """What inspect_safetensors promises of a header it accepts."""
-    assert set(EXPECTED) <= set(header.tensors) <= set(EXPECTED) | IGNORED[BENCHMARK]
+    assert set(EXPECTED) <= set(header.tensors) <= set(EXPECTED) | IGNORED[ARCHITECTURE]
     position = 0
     for entry in sorted(header.tensors.values(), key=lambda e: e.begin):
         assert entry.begin == position and entry.dtype in FLOAT_DTYPES
@@ -132,7 +133,7 @@ def test_it_accepts_or_refuses_by_code_a_mutated_safetensors_header(
 ) -> None:
     content, untouched = file
     try:
-        header = inspect_safetensors(content, BENCHMARK)
+        header = inspect_safetensors(content, ARCHITECTURE)
     except CheckpointError as error:
         assert refused_by_code(error).startswith("safetensors_")
         assert not untouched, error
@@ -145,7 +146,7 @@ def test_it_accepts_or_refuses_by_code_a_mutated_safetensors_header(
 @given(content=raw_headers())
 def test_it_refuses_by_code_any_random_safetensors_header(content: bytes) -> None:
     try:
-        header = inspect_safetensors(content, BENCHMARK)
+        header = inspect_safetensors(content, ARCHITECTURE)
     except CheckpointError as error:
         assert refused_by_code(error).startswith("safetensors_")
         return
@@ -229,7 +230,7 @@ def test_it_accepts_or_refuses_by_code_any_uploaded_checkpoint(
         path = Path(directory) / "upload"
         path.write_bytes(content)
         try:
-            info = detect_and_validate(path, benchmark=BENCHMARK, original_name=name,
+            info = detect_and_validate(path, inputs=MNIST, original_name=name,
                                        max_bytes=1 << 20, parse_onnx=parse_onnx)
         except CheckpointError as error:
             refused_by_code(error)
@@ -256,6 +257,6 @@ def test_it_refuses_an_onnx_element_type_that_names_no_type(
     path.write_bytes(_tiny_onnx(elem_in, elem_out, ["N", 1, 28, 28], ["N", 10], 17, 8))
 
     with pytest.raises(CheckpointError) as caught:
-        detect_and_validate(path, benchmark=BENCHMARK, original_name=path.name)
+        detect_and_validate(path, inputs=MNIST, original_name=path.name)
 
     assert (caught.value.code, caught.value.message) == (code, message)

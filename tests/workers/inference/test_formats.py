@@ -16,20 +16,22 @@ import torch
 from safetensors.torch import save_file
 
 from tests.workers.inference import builders
+from tests.workers.inference.support import CIFAR10, IMAGENET, MNIST
 from workers.inference import CheckpointError, architectures, detect_and_validate, run_checkpoint
 from workers.inference.errors import CODES
+from workers.inference.preprocessing import Preprocessing
 
 
-def refused(path: Path, name: str | None = None, benchmark: str = "mnist") -> CheckpointError:
+def refused(path: Path, name: str | None = None, inputs: Preprocessing = MNIST) -> CheckpointError:
     with pytest.raises(CheckpointError) as caught:
-        detect_and_validate(path, benchmark=benchmark, original_name=name or path.name)
+        detect_and_validate(path, inputs=inputs, original_name=name or path.name)
     assert caught.value.code in CODES
     return caught.value
 
 
 def mnist_state(seed: int = 0) -> dict[str, np.ndarray]:
     torch.manual_seed(seed)
-    return {k: v.numpy() for k, v in architectures.build("mnist").state_dict().items()}
+    return {k: v.numpy() for k, v in architectures.build("mnist-cnn").state_dict().items()}
 
 
 def write(tmp_path: Path, name: str, data: bytes) -> Path:
@@ -72,7 +74,7 @@ def test_it_refuses_a_torch_save_zip_and_a_real_torch_save_file(tmp_path: Path, 
         archive.writestr("archive/data.pkl", builders.hostile_pickle(target))
         archive.writestr("archive/version", "3\n")
     real = tmp_path / f"real-{name}"
-    torch.save(architectures.build("mnist").state_dict(), real)
+    torch.save(architectures.build("mnist-cnn").state_dict(), real)
     for path in (crafted, real):
         assert refused(path, name).code == "pickle_refused"
     assert not target.exists()
@@ -84,7 +86,7 @@ def test_it_refuses_a_pickle_through_run_checkpoint_too(
     target = tmp_path / "pwned"
     path = write(tmp_path, "model.onnx", builders.hostile_pickle(target, shell=True))
     with pytest.raises(CheckpointError) as caught:
-        run_checkpoint(path, benchmark="mnist", images=mnist_images[:4])
+        run_checkpoint(path, inputs=MNIST, images=mnist_images[:4])
     assert caught.value.code == "pickle_refused"
     assert not target.exists()
 
@@ -124,7 +126,7 @@ def test_it_refuses_bytes_that_are_not_what_the_name_claims(tmp_path: Path) -> N
 def test_it_refuses_a_file_over_the_size_limit(tmp_path: Path) -> None:
     path = builders.save(builders.linear_model(), tmp_path / "m.onnx")
     with pytest.raises(CheckpointError) as caught:
-        detect_and_validate(path, benchmark="mnist", original_name="m.onnx", max_bytes=1000)
+        detect_and_validate(path, inputs=MNIST, original_name="m.onnx", max_bytes=1000)
     assert caught.value.code == "checkpoint_too_large"
 
 
@@ -133,23 +135,22 @@ def test_it_refuses_a_file_over_the_size_limit(tmp_path: Path) -> None:
 
 def test_it_accepts_a_state_dict_saved_by_safetensors_and_describes_it(tmp_path: Path) -> None:
     path = tmp_path / "m.safetensors"
-    save_file(architectures.build("mnist").state_dict(), path, metadata={"epochs": "1"})
-    info = detect_and_validate(path, benchmark="mnist", original_name="My Model.SafeTensors")
+    save_file(architectures.build("mnist-cnn").state_dict(), path, metadata={"epochs": "1"})
+    info = detect_and_validate(path, inputs=MNIST, original_name="My Model.SafeTensors")
     assert info.format == "safetensors"
-    assert info.benchmark == "mnist"
     assert info.size_bytes == path.stat().st_size
     assert len(info.sha256) == 64
     assert info.details == {"tensors": 8, "dtypes": ["F32"], "metadata": {"epochs": "1"}}
 
 
 def test_it_accepts_resnet_state_dicts_with_or_without_batchnorm_counters(tmp_path: Path) -> None:
-    state = architectures.build("cifar10").state_dict()
+    state = architectures.build("cifar-resnet20").state_dict()
     with_counters, without = tmp_path / "a.safetensors", tmp_path / "b.safetensors"
     save_file(state, with_counters)
     save_file({k: v for k, v in state.items() if "num_batches" not in k}, without)
-    assert detect_and_validate(with_counters, benchmark="cifar10",
+    assert detect_and_validate(with_counters, inputs=CIFAR10,
                                original_name="a.safetensors").details["tensors"] == 128
-    assert detect_and_validate(without, benchmark="cifar10",
+    assert detect_and_validate(without, inputs=CIFAR10,
                                original_name="b.safetensors").details["tensors"] == 107
 
 
@@ -230,9 +231,9 @@ def test_it_refuses_a_state_dict_of_the_wrong_shape_keys_or_network(tmp_path: Pa
     assert "'fc1.bias'" in refused(tmp_path / "missing.safetensors").message
     assert "[5, 64]" in refused(tmp_path / "wide.safetensors").message
     resnet = tmp_path / "resnet.safetensors"
-    save_file(architectures.build("cifar10").state_dict(), resnet)
-    assert refused(resnet, benchmark="mnist").code == "safetensors_missing_key"
-    assert refused(resnet, benchmark="imagenet").code == "unsupported_format"
+    save_file(architectures.build("cifar-resnet20").state_dict(), resnet)
+    assert refused(resnet, inputs=MNIST).code == "safetensors_missing_key"
+    assert refused(resnet, inputs=IMAGENET).code == "unsupported_format"
 
 
 # ---------------------------------------------------------------- ONNX
@@ -240,12 +241,12 @@ def test_it_refuses_a_state_dict_of_the_wrong_shape_keys_or_network(tmp_path: Pa
 
 def test_it_accepts_an_onnx_model_and_reports_its_signature(tmp_path: Path) -> None:
     path = builders.save(builders.linear_model(), tmp_path / "m.onnx")
-    info = detect_and_validate(path, benchmark="mnist", original_name="m.onnx")
+    info = detect_and_validate(path, inputs=MNIST, original_name="m.onnx")
     assert (info.format, info.fixed_batch) == ("onnx", None)
     assert info.details == {"opset": 17, "input": "x", "output": "y", "output_dtype": "float32",
                             "nodes": 3, "producer": ""}
     fixed = builders.save(builders.linear_model(batch=1), tmp_path / "fixed.onnx")
-    assert detect_and_validate(fixed, benchmark="mnist", original_name="f.onnx").fixed_batch == 1
+    assert detect_and_validate(fixed, inputs=MNIST, original_name="f.onnx").fixed_batch == 1
 
 
 @pytest.mark.parametrize("location", ["../../etc/passwd", "/etc/passwd", "weights.bin"])
@@ -282,7 +283,7 @@ def test_it_refuses_an_onnx_input_or_output_the_benchmark_cannot_feed(tmp_path: 
     assert refused(five).code == "onnx_output_shape"
     assert refused(builders.save(double, tmp_path / "d.onnx")).code == "onnx_input_type"
     assert refused(builders.save(two_inputs, tmp_path / "t.onnx")).code == "onnx_input_shape"
-    assert refused(rgb, benchmark="cifar10").code == "onnx_input_shape"
+    assert refused(rgb, inputs=CIFAR10).code == "onnx_input_shape"
 
 
 def test_it_refuses_an_onnx_graph_the_checker_rejects(tmp_path: Path) -> None:

@@ -7,17 +7,27 @@ import gzip
 import json
 import pickle
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 from PIL import Image
 
 from tests.workers.inference import builders
-from workers.inference import PREPROCESSING, load_images
+from tests.workers.inference.support import CIFAR10, IMAGENET, MNIST
+from workers.inference import ImageSource, load_images
 from workers.inference.images import read_cifar10_batch
 from workers.scoring.datasets import DataError, imagenet_file_name
 
-IMAGENET = PREPROCESSING["imagenet"]
+
+def cifar(path: Path, size: int = 10000) -> np.ndarray:
+    return load_images(ImageSource("cifar-batch", path), inputs=CIFAR10, size=size)
+
+
+def imagenet(folder: Path, size: int = 50000, **kwargs: Any) -> np.ndarray:
+    names = [imagenet_file_name(i) for i in range(size)]
+    return load_images(ImageSource("folder", folder), inputs=IMAGENET, size=size, names=names,
+                       **kwargs)
 
 
 def test_it_preprocesses_the_real_mnist_test_images(
@@ -30,23 +40,23 @@ def test_it_preprocesses_the_real_mnist_test_images(
     assert mnist_images.shape == (10000, 1, 28, 28)
     np.testing.assert_allclose(mnist_images, expected, atol=1e-6)
     assert mnist_images.min() == np.float32(np.float32(-0.1307) / np.float32(0.3081))
-    assert load_images("mnist-test", data_dir=data_dir, limit=5).shape == (5, 1, 28, 28)
+    idx = ImageSource("idx", data_dir / "mnist/t10k-images-idx3-ubyte.gz")
+    assert load_images(idx, inputs=MNIST, size=10000, limit=5).shape == (5, 1, 28, 28)
 
 
 def test_it_declares_each_benchmarks_preprocessing_in_plain_words() -> None:
-    mnist, cifar, imagenet = (PREPROCESSING[b] for b in ("mnist", "cifar10", "imagenet"))
-    assert mnist.describe() == (
+    assert MNIST.describe() == (
         "Each image is a 28x28 grayscale image, used at that size. Its pixel values (0-255) are "
         "divided by 255, then normalized per channel as (x - mean) / std with mean (0.1307) and "
         "std (0.3081). The model receives a float32 array of shape [N, 1, 28, 28] (NCHW: batch, "
         "channel, height, width) and must return 10 scores per image (logits or "
         "probabilities; the highest score is the prediction), shape [N, 10]."
     )
-    assert cifar.mean == (0.4914, 0.4822, 0.4465) and cifar.std == (0.2470, 0.2435, 0.2616)
-    assert imagenet.describe().startswith(
+    assert CIFAR10.mean == (0.4914, 0.4822, 0.4465) and CIFAR10.std == (0.2470, 0.2435, 0.2616)
+    assert IMAGENET.describe().startswith(
         "Each image is converted to RGB, resized so that its shorter side is 256 pixels "
         "(bilinear interpolation, keeping the aspect ratio) and center-cropped to 224x224.")
-    data = json.loads(json.dumps(imagenet.as_dict()))
+    data = json.loads(json.dumps(IMAGENET.as_dict()))
     assert data["input_shape"] == [3, 224, 224]
     assert (data["layout"], data["dtype"], data["num_classes"]) == ("NCHW", "float32", 1000)
     assert data["mean"] == [0.485, 0.456, 0.406] and data["std"] == [0.229, 0.224, 0.225]
@@ -69,7 +79,7 @@ def write_cifar_batch(path: Path, count: int = 50, protocol: int = 2) -> np.ndar
 def test_it_reads_a_cifar10_batch_in_channel_planes(tmp_path: Path, protocol: int) -> None:
     path = tmp_path / "test_batch"
     data = write_cifar_batch(path, protocol=protocol)
-    images = load_images("cifar10", cifar10_batch=path, expected_size=50)
+    images = cifar(path, size=50)
     assert images.shape == (50, 3, 32, 32)
     # image 3, green channel (values 1024..2047 of its row), row 5, column 7
     green = data[3, 1024 + 5 * 32 + 7]
@@ -82,11 +92,11 @@ def test_it_refuses_a_cifar10_batch_of_the_wrong_size_or_layout(tmp_path: Path) 
     path = tmp_path / "test_batch"
     write_cifar_batch(path)
     with pytest.raises(DataError, match="holds 50 images, expected 10000"):
-        load_images("cifar10", cifar10_batch=path)
+        cifar(path)
     not_a_batch = tmp_path / "list_batch"
     not_a_batch.write_bytes(pickle.dumps([1, 2, 3]))
     with pytest.raises(DataError, match="not a CIFAR-10 python batch"):
-        load_images("cifar10", cifar10_batch=not_a_batch, expected_size=3)
+        cifar(not_a_batch, size=3)
 
 
 @pytest.mark.parametrize("shell", [False, True], ids=["open", "os.system"])
@@ -97,7 +107,7 @@ def test_it_reads_the_cifar10_pickle_with_a_restricted_unpickler(
     path = tmp_path / "test_batch"
     path.write_bytes(builders.hostile_pickle(target, shell=shell, protocol=2))
     with pytest.raises(DataError, match="is not allowed"):
-        load_images("cifar10", cifar10_batch=path, expected_size=50)
+        cifar(path, size=50)
     assert not target.exists()
 
 
@@ -134,7 +144,7 @@ def normalized(rgb: tuple[float, float, float]) -> np.ndarray:
 def test_it_reads_an_imagenet_folder_in_file_number_order(
     imagenet_dir: Path, tmp_path: Path
 ) -> None:
-    images = load_images("imagenet", imagenet_dir=imagenet_dir, expected_size=20, workers=2)
+    images = imagenet(imagenet_dir, size=20, workers=2)
     assert images.dtype == np.float32
     assert images.shape == (20, 3, 224, 224)
     # 512x256 and 256x512 keep their size (shorter side 256) and are cropped at (144, 16)
@@ -151,8 +161,7 @@ def test_it_reads_an_imagenet_folder_in_file_number_order(
         np.testing.assert_allclose(images[i], np.broadcast_to(colour, (3, 224, 224)),
                                    atol=tolerance)
     out = tmp_path / "imagenet.npy"
-    mapped = load_images("imagenet-val", imagenet_dir=imagenet_dir, expected_size=20, limit=4,
-                         out=out)
+    mapped = imagenet(imagenet_dir, size=20, limit=4, out=out)
     np.testing.assert_array_equal(np.load(out), images[:4])
     assert mapped.shape == (4, 3, 224, 224)
 
@@ -160,9 +169,9 @@ def test_it_reads_an_imagenet_folder_in_file_number_order(
 def test_it_names_the_first_missing_imagenet_file(imagenet_dir: Path) -> None:
     (imagenet_dir / imagenet_file_name(7)).unlink()
     with pytest.raises(DataError) as caught:
-        load_images("imagenet", imagenet_dir=imagenet_dir, expected_size=20)
+        imagenet(imagenet_dir, size=20)
     assert str(caught.value) == (
-        f"the ImageNet folder {imagenet_dir} lacks 1 of the 20 validation images, "
+        f"the image folder {imagenet_dir} lacks 1 of the 20 images, "
         "first ILSVRC2012_val_00000008.JPEG")
-    with pytest.raises(DataError, match="lacks 49981 of the 50000 validation images"):
-        load_images("imagenet", imagenet_dir=imagenet_dir)
+    with pytest.raises(DataError, match="lacks 49981 of the 50000 images"):
+        imagenet(imagenet_dir)

@@ -12,7 +12,7 @@ PROBE = """
 import json, sys
 import workers.inference as inference
 light = sorted(m for m in ("torch", "onnx", "onnxruntime", "PIL") if m in sys.modules)
-inference.images.resolve_image_set("mnist")
+inference.images.ImageSource("idx", "t10k.gz")
 inference.detect_and_validate, inference.run_checkpoint, inference.architectures.build
 for name in ("child", "formats", "onnx_format", "safetensors_format", "sandbox"):
     getattr(inference, name)

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from tests.workers.inference import builders
+from tests.workers.inference.support import MNIST
 from workers.inference import CheckpointError, choose_batch_size, run_checkpoint
 from workers.inference.sandbox import PROJECT_ROOT, diagnose_child, run_checkpoint_report
 
@@ -32,7 +33,7 @@ def onnx_file(tmp_path: Path, model_name: str) -> Path:
 
 def run_error(path: Path, images: np.ndarray, **kwargs: object) -> CheckpointError:
     with pytest.raises(CheckpointError) as caught:
-        run_checkpoint(path, benchmark="mnist", images=images, **kwargs)  # type: ignore[arg-type]
+        run_checkpoint(path, inputs=MNIST, images=images, **kwargs)  # type: ignore[arg-type]
     return caught.value
 
 
@@ -47,7 +48,7 @@ def test_it_runs_an_onnx_model_in_a_child_and_returns_its_scores(
     tmp_path: Path, mnist_images: np.ndarray
 ) -> None:
     path = onnx_file(tmp_path, "linear_model")
-    report = run_checkpoint_report(path, benchmark="mnist", images=mnist_images[:1000],
+    report = run_checkpoint_report(path, inputs=MNIST, images=mnist_images[:1000],
                                    batch_size=300, threads=1)
     assert report.scores.dtype == np.float32
     assert report.scores.shape == (1000, 10)
@@ -64,7 +65,7 @@ def test_it_runs_a_fixed_batch_model_at_its_batch_size_and_reads_images_from_a_p
     path = builders.save(builders.linear_model(batch=4), tmp_path / "fixed.onnx")
     npy = tmp_path / "images.npy"
     np.save(npy, mnist_images[:7])  # two batches of 4, the last one padded
-    report = run_checkpoint_report(path, benchmark="mnist", images=npy, device="cuda")
+    report = run_checkpoint_report(path, inputs=MNIST, images=npy, device="cuda")
     assert report.batch_size == 4
     assert report.device == "cpu"  # no GPU here: CUDA requests fall back to the CPU
     np.testing.assert_allclose(report.scores, linear_reference(mnist_images[:7]), atol=1e-4)
@@ -78,7 +79,7 @@ def test_it_ends_a_model_past_the_memory_limit_as_out_of_memory_and_keeps_workin
     assert error.code == "model_out_of_memory"
     assert "memory" in error.message
     fine = onnx_file(tmp_path, "linear_model")
-    scores = run_checkpoint(fine, benchmark="mnist", images=mnist_images[:64],
+    scores = run_checkpoint(fine, inputs=MNIST, images=mnist_images[:64],
                             memory_limit_bytes=GIB, threads=1)
     np.testing.assert_allclose(scores, linear_reference(mnist_images[:64]), atol=1e-4)
 
@@ -140,7 +141,8 @@ def test_it_kills_the_child_when_the_worker_that_started_it_dies(tmp_path: Path)
     code = (
         "import numpy as np, sys\n"
         "from workers.inference import run_checkpoint\n"
-        "run_checkpoint(sys.argv[1], benchmark='mnist', threads=1, wall_seconds=120,\n"
+        "from tests.workers.inference.support import MNIST\n"
+        "run_checkpoint(sys.argv[1], inputs=MNIST, threads=1, wall_seconds=120,\n"
         "               images=np.zeros((4, 1, 28, 28), np.float32), work_dir=sys.argv[2])\n"
     )  # a killed worker cannot remove its private directory: keep it under tmp_path
     worker = subprocess.Popen([sys.executable, "-c", code, str(endless), str(tmp_path)],
@@ -203,7 +205,7 @@ def test_it_refuses_images_of_the_wrong_shape_before_starting_a_child(tmp_path: 
     assert run_error(path, wrong[:0, :1]).message == (
         "images must be float32 [N, 1, 28, 28] with N > 0, got float32 [0, 1, 28, 28]")
     with pytest.raises(ValueError, match="device must be 'cpu' or 'cuda'"):
-        run_checkpoint(path, benchmark="mnist", images=wrong[:, :1], device="gpu")
+        run_checkpoint(path, inputs=MNIST, images=wrong[:, :1], device="gpu")
 
 
 def test_it_starts_children_with_a_scrubbed_environment_and_limits(

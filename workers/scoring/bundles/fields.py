@@ -166,6 +166,21 @@ class Table:
                 )
         return tuple(values)
 
+    def number_list(self, key: str, default: Any = _MISSING) -> Any:
+        """An array of floats (an integer is taken as one, a boolean is not)."""
+        values = self._get(key, default, list, "an array of numbers")
+        if values is None:
+            return None
+        for i, value in enumerate(values):
+            if not isinstance(value, int | float) or isinstance(value, bool):
+                raise BundleError(
+                    "wrong_type",
+                    f"expected a number, got {type_name(value)}",
+                    file=self.file,
+                    field=f"{self.field(key)}[{i}]",
+                )
+        return tuple(float(v) for v in values)
+
     def table(self, key: str, default: Any = _MISSING) -> Any:
         value = self._get(key, default, dict, "a table")
         if value is None:

@@ -16,6 +16,7 @@ from ..families.registry import family_named
 from .bounded import LimitExceeded, bounded_check
 from .errors import BundleError
 from .fields import Table
+from .inputs import inputs_def
 from .label_set_fields import parse_label_set
 from .layout import ManifestLayout
 from .model import (
@@ -111,6 +112,7 @@ def parse_manifest(raw: bytes, *, path: Path, limits: ManifestLimits | None = No
     _unique([s.slug for s in label_sets], file=file, field="label_sets")
     headline = top.string("headline", label_sets[0].slug)
     reviewable = top.str_list("reviewable", ())
+    inputs = inputs_def(top.table("inputs", None))
     top.done()
     bundle = Bundle(
         slug=slug,
@@ -127,6 +129,7 @@ def parse_manifest(raw: bytes, *, path: Path, limits: ManifestLimits | None = No
         headline=headline,
         reviewable=reviewable,
         manifest=path,
+        inputs=inputs,
     )
     _check_references(bundle, file=file)
     return bundle

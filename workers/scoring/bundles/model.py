@@ -20,7 +20,11 @@ MODALITIES = ("image", "text", "audio")
 FILE_ROOTS = ("data", "bundle")
 NAMINGS = ("index", "pattern", "file")
 CLASS_SOURCES = ("inline", "json_list", "folder_names", "vote_file", "records")
-IMAGE_FORMATS = ("folder", "idx")
+# How an example set's images are stored, for running checkpoints (docs/bundles.md §4.1):
+# a folder of image files named by the examples' names, an IDX file (MNIST), a python batch
+# of the CIFAR releases, or a uint8 [N, H, W, C] .npy array.
+IMAGE_FORMATS = ("folder", "idx", "cifar-batch", "npy")
+COLORS = ("grayscale", "RGB")
 # How the one number per submission of a hidden label set is released (docs/metrics.md,
 # released numbers of hidden label sets).
 RELEASES = ("exact", "ladder", "parameter_free")
@@ -31,9 +35,24 @@ DEFAULT_RELEASE = "ladder"
 class ImagesDef:
     """Where the inputs of an example set are, for running checkpoints (never for scoring)."""
 
-    format: str  # "folder" | "idx"
+    format: str  # one of IMAGE_FORMATS
     path: str | None = None  # under the file root
     setting: str | None = None  # or a server setting that names a folder
+
+
+@dataclass(frozen=True)
+class InputsDef:
+    """What a model submitted as a checkpoint receives, and which network the server builds
+    for a state dict (docs/bundles.md §2.1): declared by the benchmark, not known by slug."""
+
+    shape: tuple[int, int, int]  # (C, H, W) of one image
+    color: str  # one of COLORS
+    mean: tuple[float, ...]  # per channel, after dividing the 0-255 pixels by 255
+    std: tuple[float, ...]
+    resize_shorter: int | None = None  # resize so that the shorter side has this many pixels
+    center_crop: int | None = None  # then cut the central square of this size
+    interpolation: str | None = None
+    architecture: str | None = None  # a network the server defines, for safetensors uploads
 
 
 @dataclass(frozen=True)
@@ -77,6 +96,7 @@ class Bundle:
     headline: str
     reviewable: tuple[str, ...]
     manifest: Path  # the manifest file it was read from
+    inputs: InputsDef | None = None  # None: the benchmark takes no checkpoints
 
     def citation(self, key: str) -> str:
         return dict(self.citations)[key] if key else ""

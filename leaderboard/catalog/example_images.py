@@ -1,7 +1,8 @@
 """Example images for the review page, as inline PNG data URIs (no imaging library).
 
-Only image sets whose images the server has are drawn: MNIST's test set (from the IDX file
-in the data directory). Others answer None and the page shows the file name instead.
+Only image sets whose images the server has in one array file, as their bundle declares
+(docs/bundles.md §4.1: `idx`, `cifar-batch` or `npy`; MNIST's test set from the IDX file of the
+data directory), are drawn. Others answer None and the page shows the file name instead.
 """
 
 from __future__ import annotations
@@ -13,9 +14,11 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
-from django.conf import settings
 
-from workers.scoring import datasets
+from leaderboard.catalog.image_sources import image_set_source
+from leaderboard.catalog.models import ImageSet
+from workers.inference.images import ImageSource, source_pixels
+from workers.scoring.datasets import DataError
 
 
 def _chunk(kind: bytes, data: bytes) -> bytes:
@@ -23,36 +26,41 @@ def _chunk(kind: bytes, data: bytes) -> bytes:
             + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
 
 
-def png_gray(pixels: np.ndarray) -> bytes:
-    """An 8-bit grayscale PNG of a uint8[height, width] array."""
+def png_bytes(pixels: np.ndarray) -> bytes:
+    """An 8-bit PNG of a uint8 [height, width] (grayscale) or [height, width, 3] (RGB) array."""
     image = np.ascontiguousarray(pixels, dtype=np.uint8)
-    if image.ndim != 2 or image.size == 0:
-        raise ValueError("expected a non-empty 2-D array")
-    height, width = image.shape
+    if image.ndim not in (2, 3) or image.size == 0 or (image.ndim == 3 and image.shape[2] != 3):
+        raise ValueError("expected a non-empty [H, W] or [H, W, 3] array")
+    height, width = image.shape[:2]
     # each scanline starts with filter type 0 (none)
     raw = b"".join(b"\x00" + image[row].tobytes() for row in range(height))
-    header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    color_type = 0 if image.ndim == 2 else 2
+    header = struct.pack(">IIBBBBB", width, height, 8, color_type, 0, 0, 0)
     return (b"\x89PNG\r\n\x1a\n" + _chunk(b"IHDR", header)
             + _chunk(b"IDAT", zlib.compress(raw, 9)) + _chunk(b"IEND", b""))
 
 
 def png_data_uri(pixels: np.ndarray) -> str:
-    return "data:image/png;base64," + base64.b64encode(png_gray(pixels)).decode("ascii")
+    return "data:image/png;base64," + base64.b64encode(png_bytes(pixels)).decode("ascii")
 
 
 @lru_cache(maxsize=2)
-def _mnist(data_dir: str) -> np.ndarray:
-    return datasets.read_mnist_images(Path(data_dir))
+def _pixels(image_format: str, path: str) -> np.ndarray:
+    """uint8 [N, C, H, W] of a one-file image source (read once, for the next pages)."""
+    return source_pixels(ImageSource(image_format, Path(path)))
 
 
 def example_image_uri(image_set: str, index: int) -> str | None:
     """The example's image as a data URI, or None when the server has no images for it."""
-    if image_set != "mnist-test":
+    row = ImageSet.objects.filter(slug=image_set).first()
+    source = image_set_source(image_set=row) if row is not None else None
+    if source is None or source.format == "folder":
         return None
     try:
-        images = _mnist(str(settings.EVALSERVER_DATA_DIR))
-    except (datasets.DataError, OSError):
+        images = _pixels(source.format, str(source.path))
+    except (DataError, OSError):
         return None
-    if not 0 <= index < len(images):
+    if not 0 <= index < len(images) or images.shape[1] not in (1, 3):
         return None
-    return png_data_uri(images[index])
+    pixels = images[index]
+    return png_data_uri(pixels[0] if pixels.shape[0] == 1 else pixels.transpose(1, 2, 0))

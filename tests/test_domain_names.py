@@ -35,10 +35,7 @@ REMAINING: dict[str, int] = {
     # the reference label set and the corrected one, by slug
     "leaderboard/audits/inputs.py": 6,
     "leaderboard/presentation/about/confusions.py": 2,
-    "leaderboard/presentation/boards/selectors.py": 2,
-    "leaderboard/presentation/boards/views.py": 1,
     "leaderboard/presentation/charts/exports.py": 1,
-    "leaderboard/presentation/charts/selectors.py": 9,
     "leaderboard/presentation/charts/views.py": 5,
     "leaderboard/presentation/compare/selectors.py": 3,
     "leaderboard/presentation/gallery/selectors.py": 6,
@@ -48,8 +45,6 @@ REMAINING: dict[str, int] = {
     "leaderboard/review/mistakes/services.py": 1,
     "leaderboard/submissions/display.py": 1,
     "leaderboard/submissions/views.py": 1,
-    "workers/scoring/ranking.py": 3,
-    "workers/scoring/scorer.py": 1,
     # a checkpoint's inputs by benchmark slug (to be declared in the bundles)
     "workers/inference/architectures.py": 2,
     "workers/inference/preprocessing.py": 6,

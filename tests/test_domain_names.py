@@ -35,8 +35,6 @@ REMAINING: dict[str, int] = {
     # the reference label set and the corrected one, by slug
     "leaderboard/audits/inputs.py": 6,
     "leaderboard/presentation/about/confusions.py": 2,
-    "leaderboard/presentation/charts/exports.py": 1,
-    "leaderboard/presentation/charts/views.py": 5,
     "leaderboard/presentation/compare/selectors.py": 3,
     "leaderboard/presentation/gallery/selectors.py": 6,
     "leaderboard/presentation/gallery/views.py": 1,

@@ -35,14 +35,9 @@ REMAINING: dict[str, int] = {
     # the reference label set and the corrected one, by slug
     "leaderboard/audits/inputs.py": 6,
     "leaderboard/presentation/about/confusions.py": 2,
-    "leaderboard/presentation/compare/selectors.py": 3,
-    "leaderboard/presentation/gallery/selectors.py": 6,
-    "leaderboard/presentation/gallery/views.py": 1,
     "leaderboard/review/label_exchange.py": 1,
     "leaderboard/review/mistakes/selectors.py": 1,
     "leaderboard/review/mistakes/services.py": 1,
-    "leaderboard/submissions/display.py": 1,
-    "leaderboard/submissions/views.py": 1,
     # a checkpoint's inputs by benchmark slug (to be declared in the bundles)
     "workers/inference/architectures.py": 2,
     "workers/inference/preprocessing.py": 6,

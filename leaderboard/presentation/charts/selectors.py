@@ -397,7 +397,7 @@ def _curves(board: Leaderboard, corrected: str, chosen: list[tuple[int, str, dic
 
 def _crossings(chosen: list[tuple[int, str, dict[str, Any]]],
                records: dict[int, Any], corrected: str) -> list[dict[str, Any]]:
-    rows = []
+    rows: list[dict[str, Any]] = []
     for (a_id, a_name, a), (b_id, b_name, b) in combinations(chosen, 2):
         if (a["n_c"], a["n_b"]) != (b["n_c"], b["n_b"]):
             continue  # scored on different correctable sets: not one chart's curves

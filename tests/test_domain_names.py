@@ -32,9 +32,9 @@ QUERY_KEYWORDS = frozenset({"slug", "slug__in", "family", "family__in", "kind", 
 
 # The occurrences left to move into the bundles and the registry (issue 33, item 3), by module.
 REMAINING: dict[str, int] = {
-    # the reference label set and the corrected one, by slug
+    # ImageNet's expert-panel files (the panel's confusions, its mistake decisions) by
+    # benchmark slug (to be declared in the bundles)
     "leaderboard/presentation/about/confusions.py": 1,
-    "leaderboard/review/label_exchange.py": 1,
     "leaderboard/review/mistakes/services.py": 1,
     # a checkpoint's inputs by benchmark slug (to be declared in the bundles)
     "workers/inference/architectures.py": 2,

@@ -28,7 +28,6 @@ import numpy as np
 from django.core.cache import cache
 
 from leaderboard.catalog.models import Benchmark, LabelSet
-from leaderboard.catalog.selectors import label_set_reference_slug
 from leaderboard.presentation.boards.hidden import revealed_private_columns
 from leaderboard.presentation.boards.selectors import (
     Leaderboard,
@@ -209,20 +208,20 @@ def submission_effective_robustness(*, submission: Submission,
         return []
     benchmark = submission.benchmark
     own = submission_scores(submission=submission)
-    reference = label_set_reference_slug(benchmark_id=benchmark.pk)
     out = []
     for slug, name in plot_choices(benchmark=benchmark).new_test_sets:
         plot = new_test_set_plot(benchmark=benchmark, label_set=slug, scale=scale)
-        fit = plot["fit"]
+        fit, reference = plot["fit"], plot["x"]["label_set"]  # x: the reference label set
         mine = next((p for p in plot["points"] if p["submission_id"] == submission.pk), None)
-        if mine is None and reference is not None and reference in own and slug in own:
+        if mine is None and reference in own and slug in own:
             mine = {"x": own[reference].accuracy, "y": own[slug].accuracy}
             if fit is not None and None not in (mine["x"], mine["y"]):
                 mine["predicted"] = fit_predict(fit, mine["x"])
                 mine["residual"] = mine["y"] - mine["predicted"]
         if fit is None or mine is None or mine.get("residual") is None:
             continue
-        out.append({"label_set": slug, "name": name, "reference": mine["x"], "new": mine["y"],
+        out.append({"label_set": slug, "name": name, "reference_slug": reference,
+                    "reference": mine["x"], "new": mine["y"],
                     "predicted": mine["predicted"], "residual": mine["residual"],
                     "slope": fit["slope"], "intercept": fit["intercept"], "n": fit["n"],
                     "scale": fit["scale"],

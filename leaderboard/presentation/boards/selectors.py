@@ -125,7 +125,8 @@ def leaderboard_get(*, benchmark: Benchmark, sort: str | None = None,
     the row above) on the sort label set, as the worker stored them
     (leaderboard/presentation/boards/rank_ub.py).
     """
-    key = f"leaderboard:t4:{benchmark.pk}:{benchmark.leaderboard_generation}:{sort}:{version}"
+    # t5: a Leaderboard has `reference` (a board cached before it would lack it)
+    key = f"leaderboard:t5:{benchmark.pk}:{benchmark.leaderboard_generation}:{sort}:{version}"
     # Only well-formed query values reach the cache; anything else is refused below.
     cacheable = _CACHEABLE_QUERY.fullmatch(f"{sort}:{version}") is not None
     cached = cache.get(key) if cacheable else None

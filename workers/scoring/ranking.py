@@ -39,6 +39,26 @@ def ranks(
     return competition_ranks(np.array([_value(r, slug, path) for r in submissions]))
 
 
+def swapped_pairs(first: Sequence[int], second: Sequence[int]) -> int:
+    """Pairs that two rankings put in strictly opposite order (ties in either are not
+    swapped), in O(n log n): walk by (first, second) and count the earlier entries ranked
+    strictly worse on `second` with a Fenwick tree."""
+    size = max([*second, 0])
+    tree = [0] * (size + 1)
+    swapped = 0
+    for seen, (_, rank) in enumerate(sorted(zip(first, second, strict=True))):
+        at, not_worse = rank, 0  # earlier entries with second <= rank
+        while at > 0:
+            not_worse += tree[at]
+            at -= at & -at
+        swapped += seen - not_worse
+        at = rank
+        while at <= size:
+            tree[at] += 1
+            at += at & -at
+    return swapped
+
+
 def new_test_set_fit(
     submissions: Sequence[Records],
     new_slug: str,

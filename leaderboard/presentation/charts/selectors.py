@@ -255,33 +255,13 @@ def label_set_plot(*, benchmark: Benchmark, label_set: str) -> dict[str, Any]:
             points.append({**_point(row, x_slug, label_set), "rank_x": int(rank_x[i]),
                            "rank_y": int(rank_y[i]), "shift": shift,
                            "direction": "up" if shift > 0 else "down" if shift < 0 else "same"})
-        swapped = swapped_pairs(rank_x.tolist(), rank_y.tolist())
+        swapped = ranking.swapped_pairs(rank_x.tolist(), rank_y.tolist())
         summary = {name: sum(p["direction"] == name for p in points)
                    for name in ("up", "down", "same")}
         return {**_axes(board, x_slug, label_set), "kind": "label_set", "points": points,
                 "inversions": {**summary, "swapped_pairs": swapped, "n": len(points)}}
 
     return _cached(benchmark, ("labels", label_set), build)
-
-
-def swapped_pairs(first: Sequence[int], second: Sequence[int]) -> int:
-    """Pairs that two rankings put in strictly opposite order (ties in either are not
-    swapped), in O(n log n): walk by (first, second) and count the earlier entries ranked
-    strictly worse on `second` with a Fenwick tree."""
-    size = max([*second, 0])
-    tree = [0] * (size + 1)
-    swapped = 0
-    for seen, (_, rank) in enumerate(sorted(zip(first, second, strict=True))):
-        at, not_worse = rank, 0  # earlier entries with second <= rank
-        while at > 0:
-            not_worse += tree[at]
-            at -= at & -at
-        swapped += seen - not_worse
-        at = rank
-        while at <= size:
-            tree[at] += 1
-            at += at & -at
-    return swapped
 
 
 # --------------------------------------------- noise prevalence (docs/metrics.md §9)

@@ -32,24 +32,10 @@ QUERY_KEYWORDS = frozenset({"slug", "slug__in", "family", "family__in", "kind", 
 
 # The occurrences left to move into the bundles and the registry (issue 33, item 3), by module.
 REMAINING: dict[str, int] = {
-    # the reference label set and the corrected one, by slug
-    "leaderboard/audits/inputs.py": 6,
-    "leaderboard/presentation/about/confusions.py": 2,
-    "leaderboard/presentation/boards/selectors.py": 2,
-    "leaderboard/presentation/boards/views.py": 1,
-    "leaderboard/presentation/charts/exports.py": 1,
-    "leaderboard/presentation/charts/selectors.py": 9,
-    "leaderboard/presentation/charts/views.py": 5,
-    "leaderboard/presentation/compare/selectors.py": 3,
-    "leaderboard/presentation/gallery/selectors.py": 6,
-    "leaderboard/presentation/gallery/views.py": 1,
-    "leaderboard/review/label_exchange.py": 1,
-    "leaderboard/review/mistakes/selectors.py": 1,
+    # ImageNet's expert-panel files (the panel's confusions, its mistake decisions) by
+    # benchmark slug (to be declared in the bundles)
+    "leaderboard/presentation/about/confusions.py": 1,
     "leaderboard/review/mistakes/services.py": 1,
-    "leaderboard/submissions/display.py": 1,
-    "leaderboard/submissions/views.py": 1,
-    "workers/scoring/ranking.py": 3,
-    "workers/scoring/scorer.py": 1,
 }
 
 

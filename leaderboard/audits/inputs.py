@@ -21,7 +21,11 @@ from leaderboard.catalog.image_sources import (
 )
 from leaderboard.catalog.label_set_version_files import compiled_for_version
 from leaderboard.catalog.models import Benchmark, ImageSet, LabelSet
-from leaderboard.catalog.selectors import label_set_version_current
+from leaderboard.catalog.selectors import (
+    label_set_correctable_slug,
+    label_set_reference_slug,
+    label_set_version_current,
+)
 from leaderboard.common.errors import ServiceError
 from leaderboard.submissions.models import Submission, SubmissionFile
 from leaderboard.submissions.stored_files import stored_compact, uploaded_file_paths
@@ -137,15 +141,19 @@ def audit_config_clean(*, kind: str, config: Mapping[str, Any]) -> dict[str, Any
 
 
 def audit_label_sets(benchmark: Benchmark) -> tuple[LabelSet, LabelSet]:
-    """(original, corrected): the labels audited and the set the candidates go to."""
-    sets = {s.slug: s for s in LabelSet.objects.filter(benchmark=benchmark,
-                                                         slug__in=("original", "corrected"))
-            .select_related("image_set", "benchmark")}
-    if "corrected" not in sets or "original" not in sets:
+    """(original, corrected): the labels audited and the set the candidates go to: the
+    benchmark's reference label set and its corrected one (the first of the correctable
+    family), asked of the rows by family whatever their slugs (docs/families.md)."""
+    slugs = (label_set_reference_slug(benchmark_id=benchmark.pk),
+             label_set_correctable_slug(benchmark_id=benchmark.pk))
+    by_slug = {s.slug: s for s in LabelSet.objects.filter(
+        benchmark=benchmark, slug__in=[slug for slug in slugs if slug is not None])
+        .select_related("image_set", "benchmark")}
+    original, corrected = (by_slug.get(slug or "") for slug in slugs)
+    if original is None or corrected is None:
         raise AuditError("no_corrected_label_set",
                          f"{benchmark.slug} has no original and corrected label sets to audit",
                          field="benchmark")
-    original, corrected = sets["original"], sets["corrected"]
     if original.labels_hidden or corrected.labels_hidden:  # its candidates would tell them
         raise AuditError("hidden_label_set", f"{benchmark.slug}'s labels are hidden: they are "
                          "not audited", field="benchmark")
@@ -156,7 +164,7 @@ def audit_label_sets(benchmark: Benchmark) -> tuple[LabelSet, LabelSet]:
 
 
 def given_labels(original: LabelSet) -> np.ndarray:
-    """The original labels (int64 [N]) of the current version of the `original` label set."""
+    """The original labels (int64 [N]) of the current version of the reference label set."""
     version = label_set_version_current(label_set=original)
     if version is None:
         raise AuditError("no_version", f"{original} has no version")

@@ -15,7 +15,11 @@ from leaderboard.catalog.models import (
     LabelSetVersion,
 )
 from workers.scoring.families.base import CLOPPER_PEARSON
-from workers.scoring.families.registry import family_named
+from workers.scoring.families.registry import (
+    correctable_family,
+    family_named,
+    reference_family,
+)
 
 
 def benchmark_list() -> QuerySet[Benchmark]:
@@ -160,3 +164,19 @@ def label_set_class_mean_slugs(*, benchmark: Benchmark) -> list[str]:
     slug: the pages name that interval only where there is one."""
     return [ls.slug for ls in LabelSet.objects.filter(benchmark=benchmark, labels_hidden=False)
             .order_by("slug") if family_named(ls.family).interval != CLOPPER_PEARSON]
+
+
+def label_set_reference_slug(*, benchmark_id: int) -> str | None:
+    """The slug of the benchmark's reference label set: its label set of the reference family
+    (the labels rank shifts are from: docs/families.md), whatever a bundle called it; None
+    for a benchmark without one."""
+    return (LabelSet.objects.filter(benchmark_id=benchmark_id, family=reference_family().name)
+            .order_by("pk").values_list("slug", flat=True).first())
+
+
+def label_set_correctable_slug(*, benchmark_id: int) -> str | None:
+    """The slug of the benchmark's corrected label set: its first of the correctable family
+    (a bundle's first threshold, the one that keeps the table's slug: docs/bundles.md §5.2);
+    None for a benchmark without one."""
+    return (LabelSet.objects.filter(benchmark_id=benchmark_id, family=correctable_family().name)
+            .order_by("pk").values_list("slug", flat=True).first())

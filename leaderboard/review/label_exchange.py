@@ -35,8 +35,6 @@ from workers.scoring.bundles import (
 from workers.scoring.catalog import MULTILABEL_SOURCE
 from workers.scoring.families.registry import FAMILIES, family_named
 
-MULTILABEL_SLUGS = ("multilabel", "imagenet-m")
-
 
 class LabelIOError(Exception):
     """A label file cannot be imported, or a version cannot be exported."""
@@ -65,7 +63,12 @@ def multilabel_import(*, path: Path, author: User | None = None,
     specs = {spec.slug: spec for spec in bench_spec.label_sets}
     compiled: dict[str, label_set_builders.CompiledLabelSet] = {}
     data = BundleData(bundle, data_dir=data_dir, sources={MULTILABEL_SOURCE: path})
-    for slug in MULTILABEL_SLUGS:
+    # the label sets built from that file, as the bundle declares them: the one whose source
+    # is the setting, and those built on it (docs/bundles.md), in the bundle's order
+    from_file = [ls.slug for ls in bundle.label_sets
+                 if (setting := data.setting_of(ls.slug)) is not None
+                 and setting.name == MULTILABEL_SOURCE]
+    for slug in from_file:
         try:  # as load_benchmarks compiles them (same content hash for the same file)
             compiled[slug] = compile_bundle_label_set(data, slug)
         except BundleError as exc:

@@ -76,8 +76,10 @@ def _figure(figure: Figure, record: dict[str, Any]) -> Line | None:
     return _acc(figure.label, value, figure.note)
 
 
-def score_view(score: Score) -> ScoreView:
-    """The lines of one score: its family's headline, then the family's figures."""
+def score_view(score: Score, *, corrected: str | None) -> ScoreView:
+    """The lines of one score: its family's headline, then the family's figures. `corrected`
+    is the slug of the benchmark's corrected label set (`label_set_correctable_slug`), the one
+    of its family with a gallery section."""
     record: dict[str, Any] = score.record or {}
     family = family_named(record.get("family") or score.label_set.family)
     headline = {"accuracy": score.accuracy, "correct": score.correct, "total": score.total,
@@ -99,5 +101,5 @@ def score_view(score: Score) -> ScoreView:
         misses=list(record.get("misses") or []) if family.gallery == "misses" else [],
         awaiting_review=int(novel) if novel is not None else None,
         gallery=family.gallery if family.gallery == "misses" or (
-            family.gallery == "correctable" and score.label_set.slug == "corrected") else "",
+            family.gallery == "correctable" and score.label_set.slug == corrected) else "",
     )

@@ -18,7 +18,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from leaderboard.catalog.image_sources import benchmark_preprocessing
 from leaderboard.catalog.models import Benchmark, ImageSet
-from leaderboard.catalog.selectors import benchmark_list
+from leaderboard.catalog.selectors import benchmark_list, label_set_correctable_slug
 from leaderboard.common.uploads import upload_csrf_failure, upload_too_large
 from leaderboard.jobs.lifecycle import PLATFORM_FAILURE_CODES
 from leaderboard.submissions import checkpoints
@@ -40,6 +40,7 @@ from leaderboard.submissions.services import (
     submission_visibility_set,
 )
 from workers.inference.state_dicts import ARCHITECTURES  # torch-free tables, no torch import
+from workers.scoring.families.registry import reference_family
 
 Status = Submission.Status
 
@@ -182,7 +183,9 @@ def _visible(request: HttpRequest, submission_id: int) -> Submission:
 
 def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
     submission = _visible(request, submission_id)
-    scores = [score_view(s) for s in submission_scores(submission=submission).values()]
+    corrected = label_set_correctable_slug(benchmark_id=submission.benchmark_id)
+    scores = [score_view(s, corrected=corrected)
+              for s in submission_scores(submission=submission).values()]
     return render(request, "leaderboard/submission_detail.html", {
         "submission": submission,
         "scores": scores,
@@ -242,8 +245,10 @@ def submission_visibility(request: HttpRequest, submission_id: int) -> HttpRespo
 @login_required
 def submission_list(request: HttpRequest) -> HttpResponse:
     submissions = list(submission_list_for_owner(owner=_user(request)))
+    reference = reference_family().name
     for submission in submissions:
-        original = [s for s in submission.scores.all() if s.label_set.slug == "original"]
+        # the score on the reference label set (of the reference family: docs/families.md)
+        original = [s for s in submission.scores.all() if s.label_set.family == reference]
         original.sort(key=lambda s: s.label_set_version.number)
         submission.original_score = original[-1] if original else None  # type: ignore[attr-defined]
     return render(request, "leaderboard/submission_list.html", {"submissions": submissions})

@@ -22,11 +22,12 @@ def signed_points(value: object) -> str:
     return f"{value * 100:+.2f}" if isinstance(value, int | float) else "—"
 
 
-@register.filter
-def fit_equation(fit: dict[str, Any] | None, new: str) -> str:
-    """The fit of `new` against original: "cifar10.1-v6 = 1.234 × original − 29.85" (in
-    percent), or "probit(cifar10.1-v6) = 1.102 × probit(original) − 0.338"."""
-    return equation(fit, new, "original") if fit else ""
+@register.simple_tag
+def fit_equation(fit: dict[str, Any] | None, new: str, reference: str) -> str:
+    """The fit of `new` against the reference label set (the plot's x, `original` on the
+    built-in benchmarks): "cifar10.1-v6 = 1.234 × original − 29.85" (in percent), or
+    "probit(cifar10.1-v6) = 1.102 × probit(original) − 0.338"."""
+    return equation(fit, new, reference) if fit else ""
 
 
 @register.inclusion_tag("leaderboard/_effective_robustness.html")

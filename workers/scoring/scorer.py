@@ -20,7 +20,7 @@ import numpy as np
 from .bundles import builtin_bundle, builtin_slugs
 from .bundles.examples import ExampleNames
 from .families.base import ExampleNamer, ScoreInputs
-from .families.registry import family_named
+from .families.registry import family_named, reference_family
 from .hits import NovelPairs, Record
 from .label_set_builders import CompiledLabelSet
 from .predictions import Predictions
@@ -93,7 +93,8 @@ def score_predictions(
     set it leaves out gets `default_example_namer`.
 
     A family with `gap_to_reference` (new test sets) also gets `gap` = the accuracy on the
-    benchmark's `original` label set minus its own, when the submission has predictions on
+    benchmark's reference label set (of the reference family, `original` on the built-in
+    benchmarks) minus its own, when the submission has predictions on
     that label set's image set.
     """
     records: dict[str, Record] = {}
@@ -109,7 +110,10 @@ def score_predictions(
         hits[ls.slug] = headline_hits(ls, predictions[ls.image_set])
         if pairs is not None:
             novel[ls.slug] = pairs
-    reference_accuracy = records.get("original", {}).get("accuracy")
+    # the reference label set is the one of the reference family, whatever its slug
+    reference = reference_family().name
+    reference_accuracy = next((r["accuracy"] for r in records.values()
+                               if r["family"] == reference), None)
     for record in records.values():
         if family_named(record["family"]).gap_to_reference:
             new = record["accuracy"]

@@ -70,7 +70,8 @@ def parser() -> argparse.ArgumentParser:
     _command(commands, "benchmarks", cmd_benchmarks, "the benchmarks and their label sets")
     board = _command(commands, "leaderboard", cmd_leaderboard, "a benchmark's leaderboard")
     board.add_argument("benchmark")
-    board.add_argument("--sort", default="original", help="label set to rank by")
+    board.add_argument("--sort", default="", help="label set to rank by (default: the "
+                       "benchmark's reference label set, `original` on the built-in ones)")
     board.add_argument("--version", default="", help="label-set version hash to show")
     # the server's largest page by default: the fewest requests for a whole board
     board.add_argument("--page-size", type=int, default=1000,

@@ -83,11 +83,12 @@ class Client:
         answer: list[dict[str, Any]] = self.api.request("GET", "/api/benchmarks/")
         return answer
 
-    def leaderboard(self, benchmark: str, *, sort: str = "original", version: str = "",
+    def leaderboard(self, benchmark: str, *, sort: str = "", version: str = "",
                     page_size: int = 1000) -> dict[str, Any]:
-        """The whole board: every page read in order (docs/api.md §5.2)."""
-        query = {"sort": sort, "page_size": str(page_size), **({"version": version}
-                                                                if version else {})}
+        """The whole board: every page read in order (docs/api.md §5.2), sorted by `sort`, by
+        default the benchmark's reference label set (the server's default)."""
+        query = {**({"sort": sort} if sort else {}), "page_size": str(page_size),
+                 **({"version": version} if version else {})}
         path = f"/api/benchmarks/{quote(benchmark)}/leaderboard/"
         board: dict[str, Any] = self.api.request("GET", path, query=query)
         page = 1

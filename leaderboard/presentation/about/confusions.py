@@ -25,7 +25,11 @@ from django.core.cache import cache
 
 from leaderboard.catalog.label_set_version_files import LabelStoreError, compiled_for_version
 from leaderboard.catalog.models import Benchmark, LabelSet
-from leaderboard.catalog.selectors import benchmark_class_names, label_set_version_current
+from leaderboard.catalog.selectors import (
+    benchmark_class_names,
+    label_set_correctable_slug,
+    label_set_version_current,
+)
 from leaderboard.review.selectors import ClassLabel
 from leaderboard.submissions.models import Submission, SubmissionFile
 from leaderboard.submissions.stored_files import stored_compact
@@ -157,12 +161,14 @@ def _our_sums(label_set: LabelSet, content_hash: str) -> dict[str, Any] | None:
 
 def benchmark_confusions(*, benchmark: Benchmark,
                          limit: int = TOP_CONFUSIONS) -> BenchmarkConfusions | None:
-    """The panel's most confused pairs beside ours (on the `corrected` label set's current
-    version, the one the about page describes); None when the benchmark has neither."""
+    """The panel's most confused pairs beside ours (on the current version of the benchmark's
+    corrected label set, the first of the correctable family: the one the about page
+    describes); None when the benchmark has neither."""
     panel = panel_confusions(benchmark=benchmark)
     label_set = (LabelSet.objects.select_related("benchmark")
-                 .filter(benchmark=benchmark, slug="corrected", labels_hidden=False,
-                         family__in=GROUND_TRUTH_FAMILIES).first())
+                 .filter(benchmark=benchmark,
+                         slug=label_set_correctable_slug(benchmark_id=benchmark.pk) or "",
+                         labels_hidden=False, family__in=GROUND_TRUTH_FAMILIES).first())
     version = None if label_set is None else label_set_version_current(label_set=label_set)
     sums = (None if label_set is None or version is None
             else _our_sums(label_set, version.content_hash))

@@ -59,7 +59,7 @@ class LeaderboardView(APIView):
         query = LeaderboardQueryInput(data={k: v for k, v in request.query_params.items()
                                             if v != "" or k not in ("page", "page_size")})
         query.is_valid(raise_exception=True)
-        sort: str = query.validated_data["sort"]
+        sort: str | None = query.validated_data["sort"]  # None: the reference label set
         version: str | None = query.validated_data["version"] or None
         number: int = query.validated_data["page"]
         size: int = query.validated_data["page_size"]
@@ -70,7 +70,7 @@ class LeaderboardView(APIView):
             return not_modified(etag=etag, cache_control=PUBLIC_CACHE_CONTROL)
         origin = request.build_absolute_uri("/")[:-1]
 
-        def url(n: int) -> str:
+        def url(n: int, sort: str) -> str:
             return origin + request.path + "?" + urlencode(
                 {"sort": sort, **({"version": version} if version else {}),
                  "page": str(n), "page_size": str(size)})
@@ -81,8 +81,9 @@ class LeaderboardView(APIView):
             if number > 1 and (number - 1) * size >= count:
                 raise NotFound(f"no page {number} of {count} rows at {size} a page")
             return leaderboard_json(LeaderboardPage(
-                board, number, size, next=url(number + 1) if number * size < count else None,
-                previous=url(number - 1) if number > 1 else None))
+                board, number, size,
+                next=url(number + 1, board.sort) if number * size < count else None,
+                previous=url(number - 1, board.sort) if number > 1 else None))
 
         # Each page's body is the same for every caller (public, anonymous read): cached
         # bytes of that page alone (a first page of a 10,000-row board reads ~100 KB, not the

@@ -61,7 +61,7 @@ def leaderboard_csv(request: HttpRequest, slug: str) -> HttpResponse | Streaming
         benchmark = benchmark_get(slug=slug)
     except Benchmark.DoesNotExist:
         raise Http404("no such benchmark") from None
-    sort = request.GET.get("sort") or "original"
+    sort = request.GET.get("sort") or None  # None: the reference label set (leaderboard_get)
     version = request.GET.get("version") or None
     etag = board_etag(benchmark=benchmark, format=source_format(modules=CSV_MODULES))
     if etag_matches(request=request, etag=etag):

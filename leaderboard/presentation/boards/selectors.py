@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 from django.core.cache import cache
@@ -20,7 +20,7 @@ from leaderboard.presentation.boards.rank_ub import leaderboard_significance_add
 from leaderboard.submissions.models import Score, Submission
 from workers.scoring import ranking
 from workers.scoring.families.base import CLOPPER_PEARSON
-from workers.scoring.families.registry import family_named
+from workers.scoring.families.registry import family_named, reference_family
 
 _CACHEABLE_QUERY = re.compile(r"[-\w.]{1,64}:[0-9a-fA-F]{0,64}|[-\w.]{1,64}:None", re.ASCII)
 
@@ -45,9 +45,10 @@ class LeaderboardColumn:
     # How its cells' intervals are computed (docs/metrics.md §1.3, §1.7): "clopper_pearson",
     # or "normal" for a mean over classes (the multi-label scores since the class mean).
     ci_method: str = "clopper_pearson"
-    # The column its rank shifts are from: the original labels, or for a hidden label set's
-    # revealed private part, its public part (the shake-up: docs/metrics.md §17.4).
-    shift_from: str = "original"
+    # The column its rank shifts are from: the benchmark's reference label set (of the
+    # reference family: docs/families.md), or for a hidden label set's revealed private part,
+    # its public part (the shake-up: docs/metrics.md §17.4).
+    shift_from: str = field(kw_only=True)
 
     @property
     def rescoring(self) -> bool:
@@ -58,6 +59,8 @@ class LeaderboardColumn:
 class Leaderboard:
     benchmark: str
     sort: str
+    # the slug of the column rank shifts are from (the reference label set: leaderboard_get)
+    reference: str
     columns: list[LeaderboardColumn]
     rows: list[dict[str, Any]]
     # False while the worker has not computed rank_ub for these rows (docs/metrics.md §10.3)
@@ -108,18 +111,22 @@ def _ci_method(label_set: LabelSet, version: LabelSetVersion) -> str:
     return method if isinstance(method, str) else CLOPPER_PEARSON
 
 
-def leaderboard_get(*, benchmark: Benchmark, sort: str = "original",
+def leaderboard_get(*, benchmark: Benchmark, sort: str | None = None,
                     version: str | None = None) -> Leaderboard:
     """Public scored submissions with scores, ranks and rank shifts (cached per generation),
     on each label set's current version (the newest published one: docs/metrics.md §14), or
-    on the version `version` names.
+    on the version `version` names; sorted by `sort`, by default the reference label set.
 
-    rank_shift = rank under `original` minus rank under each label set (positive = moved up).
+    The reference label set is the benchmark's of the reference family (docs/families.md;
+    `original` on the built-in benchmarks), else its first column.
+    rank_shift = rank under the reference minus rank under each label set (positive = moved
+    up).
     Each row also has `rank_ub` (1 + the rows significantly better) and `mcnemar_p` (against
     the row above) on the sort label set, as the worker stored them
     (leaderboard/presentation/boards/rank_ub.py).
     """
-    key = f"leaderboard:t4:{benchmark.pk}:{benchmark.leaderboard_generation}:{sort}:{version}"
+    # t5: a Leaderboard has `reference` (a board cached before it would lack it)
+    key = f"leaderboard:t5:{benchmark.pk}:{benchmark.leaderboard_generation}:{sort}:{version}"
     # Only well-formed query values reach the cache; anything else is refused below.
     cacheable = _CACHEABLE_QUERY.fullmatch(f"{sort}:{version}") is not None
     cached = cache.get(key) if cacheable else None
@@ -127,6 +134,9 @@ def leaderboard_get(*, benchmark: Benchmark, sort: str = "original",
         return cast(Leaderboard, cached)
     columns = _columns(benchmark, version)
     slugs = [ls.slug for ls, _, _ in columns]
+    reference = next((ls.slug for ls, _, _ in columns
+                      if ls.family == reference_family().name), slugs[0] if slugs else "")
+    sort = sort or reference
     phases = hidden_phases(columns=columns)
     private = revealed_private_slugs(columns=columns, phases=phases)
     if sort not in slugs + private:
@@ -164,8 +174,8 @@ def leaderboard_get(*, benchmark: Benchmark, sort: str = "original",
     for i, (sub_id, model_name, owner, created) in enumerate(subs):
         ranks = {slug: int(rank_arrays[slug][i]) for slug in slugs
                  if scores[sub_id].get(slug, {}).get("accuracy") is not None}
-        shift = {slug: ranks[shift_from.get(slug, "original")] - ranks[slug] for slug in ranks
-                 if shift_from.get(slug, "original") in ranks}
+        shift = {slug: ranks[shift_from.get(slug, reference)] - ranks[slug] for slug in ranks
+                 if shift_from.get(slug, reference) in ranks}
         rows.append({"submission_id": sub_id, "model_name": model_name, "owner": owner,
                      "created": created, "scores": scores[sub_id], "ranks": ranks,
                      "rank_shift": shift})
@@ -183,11 +193,11 @@ def leaderboard_get(*, benchmark: Benchmark, sort: str = "original",
             benchmark=benchmark, version=sort_version, sort=sort, rows=rows, digests=digests,
             # a pinned version may be older: the worker computes current ones
             current=version is None)
-    board = Leaderboard(benchmark.slug, sort, [
+    board = Leaderboard(benchmark.slug, sort, reference, [
         LeaderboardColumn(ls.slug, ls.name, v.number,
                           None if ls.labels_hidden else v.content_hash,
                           None if pending is None else pending.number,
-                          ci_method=_ci_method(ls, v))
+                          ci_method=_ci_method(ls, v), shift_from=reference)
         for ls, v, pending in columns] + [
         LeaderboardColumn(c.slug, c.name, c.version.number, None,  # a hidden label set's
                           shift_from=c.public_slug) for c in hidden.private],

@@ -24,8 +24,12 @@ PAGE_SIZE_MAX = 1000
 
 
 class LeaderboardQueryInput(serializers.Serializer):
-    sort = serializers.CharField(default="original",
-                                 help_text="the label set to rank by (default `original`)")
+    # the default, the benchmark's reference label set, is the board's to resolve
+    # (leaderboard_get): a bundle may call it anything
+    sort = serializers.CharField(
+        required=False, default=None,
+        help_text="the label set to rank by (default: the benchmark's reference label set, "
+                  "`original` on the built-in benchmarks)")
     version = serializers.CharField(
         required=False, allow_blank=True, default="",
         help_text="content hash (at least 6 leading characters) of one label-set version "
@@ -54,8 +58,9 @@ class LeaderboardQuerySchema(LeaderboardQueryInput):
                  if LabelSet._meta.db_table in connection.introspection.table_names() else [])
         if slugs:
             fields["sort"] = serializers.ChoiceField(
-                choices=slugs, default="original",
-                help_text="the label set to rank by (default `original`): one of the "
+                choices=slugs, required=False,
+                help_text="the label set to rank by (default: the benchmark's reference label "
+                          "set, `original` on the built-in benchmarks): one of the "
                           "benchmark's label sets (GET /api/benchmarks/{slug}/ lists them)")
         return fields
 
@@ -80,7 +85,8 @@ class LeaderboardColumnOutput(serializers.Serializer):
     pending_version = serializers.IntegerField(
         allow_null=True, help_text="the number of that newer version, or null")
     shift_from = serializers.CharField(
-        help_text="the column each row's rank shift in this column is from: `original`, or "
+        help_text="the column each row's rank shift in this column is from: the benchmark's "
+                  "reference label set (`original` on the built-in benchmarks), or "
                   "for a hidden label set's revealed private part (slug `<label set>-private`) "
                   "the public part, i.e. the shake-up (docs/metrics.md §17.4)")
 
@@ -107,7 +113,8 @@ class LeaderboardRowOutput(serializers.Serializer):
                                   help_text="rank under each label set (1 = best; ties share)")
     rank_shift = serializers.DictField(
         child=serializers.IntegerField(),
-        help_text="rank under `original` minus rank under the label set (positive = moved up)")
+        help_text="rank under the reference label set (the columns' `shift_from`) minus rank "
+                  "under the label set (positive = moved up)")
     rank_ub = serializers.IntegerField(
         allow_null=True,
         help_text="1 + the number of rows significantly better on the sort label set: ranked "

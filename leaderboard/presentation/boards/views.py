@@ -80,7 +80,8 @@ def _cells(board: Leaderboard, row: dict[str, Any]) -> list[dict[str, Any]]:
         "column": column,
         "score": row["scores"].get(column.slug),
         "rank": row["ranks"].get(column.slug),
-        "shift": None if column.slug == "original" else row["rank_shift"].get(column.slug),
+        "shift": (None if column.slug == board.reference
+                  else row["rank_shift"].get(column.slug)),
         "active": column.slug == board.sort,
     } for column in board.columns]
 
@@ -146,7 +147,7 @@ def leaderboard(request: HttpRequest, slug: str) -> HttpResponse:
         benchmark = benchmark_get(slug=slug)
     except Benchmark.DoesNotExist:
         raise Http404("no such benchmark") from None
-    sort = request.GET.get("sort") or "original"
+    sort = request.GET.get("sort") or None  # None: the reference label set (leaderboard_get)
     version = request.GET.get("version") or None
     number = _page_number(request)
     size = PAGE_SIZE

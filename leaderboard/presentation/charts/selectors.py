@@ -38,12 +38,15 @@ from leaderboard.presentation.caching import source_format
 from leaderboard.submissions.models import Score, Submission
 from leaderboard.submissions.selectors import submission_scores
 from workers.scoring import ranking
-from workers.scoring.families.registry import FAMILIES, family_named
+from workers.scoring.families.corrected import NOISE_CURVES
+from workers.scoring.families.registry import FAMILIES, correctable_family, family_named
 from workers.scoring.stats import FIT_SCALES, noise_prevalence_curve, scale_forward, scale_inverse
 
-ORIGINAL = "original"
-NOISE_LABEL_SET = "corrected"
-DEFAULT_CURVES = 5  # the top submissions on `corrected` when no ids are given
+# The x of the new-test-set and label-set charts is the benchmark's reference label set (the
+# board's `reference`), the noise-prevalence curves' label set its corrected one (the first
+# of the correctable family): asked of the rows, whatever a bundle called them
+# (docs/families.md).
+DEFAULT_CURVES = 5  # the top submissions on the corrected label set when no ids are given
 MAX_CURVES = 8
 CURVE_POINTS = 101  # samples of each noise-prevalence curve, evenly spaced in prevalence
 FIT_BOOTSTRAP = 1000
@@ -67,14 +70,19 @@ class PlotQueryError(ValueError):
 class PlotChoices:
     new_test_sets: list[tuple[str, str]]  # (slug, name), the default first
     label_sets: list[tuple[str, str]]
-    noise: bool  # the benchmark has a `corrected` label set
+    corrected: str | None  # the slug of the benchmark's corrected label set, if any
+
+    @property
+    def noise(self) -> bool:
+        """Whether the noise-prevalence chart has a label set to draw."""
+        return self.corrected is not None
 
 
 def plot_choices(*, benchmark: Benchmark) -> PlotChoices:
     """The label sets each chart can show on this benchmark."""
     # Not a hidden label set: its plots come with its reveal (docs/metrics.md §17).
     rows = list(LabelSet.objects.filter(benchmark=benchmark, labels_hidden=False)
-                .values_list("slug", "name", "family"))
+                .order_by("pk").values_list("slug", "name", "family"))
     new = sorted(((s, n) for s, n, f in rows if family_named(f).gap_to_reference), reverse=True)
     # The label-set scatter's y: the families drawn against the original labels, in their
     # order, a label set named as its family first.
@@ -85,8 +93,9 @@ def plot_choices(*, benchmark: Benchmark) -> PlotChoices:
     # shake-up (docs/metrics.md §17.4).
     private = [(slug, f"{name} (private part)") for slug, name in revealed_private_columns(
         benchmark=benchmark)]
+    correctable = correctable_family().name
     return PlotChoices(new, [(s, n) for s, n, _ in labels] + private,
-                       any(s == NOISE_LABEL_SET for s, _, _ in rows))
+                       next((s for s, _, f in rows if f == correctable), None))
 
 
 def _cached(benchmark: Benchmark, parts: Sequence[object],
@@ -162,10 +171,11 @@ def new_test_set_plot(*, benchmark: Benchmark, label_set: str,
 
     def build() -> dict[str, Any]:
         board = _board(benchmark)
-        rows = _pairs(board, ORIGINAL, label_set)
-        points = [_point(r, ORIGINAL, label_set) for r in rows]
+        rows = _pairs(board, board.reference, label_set)
+        points = [_point(r, board.reference, label_set) for r in rows]
         result = ranking.new_test_set_fit([r["scores"] for r in rows], label_set,
-                                       n_boot=FIT_BOOTSTRAP, seed=FIT_SEED, scale=scale)
+                                          original=board.reference,
+                                          n_boot=FIT_BOOTSTRAP, seed=FIT_SEED, scale=scale)
         fit = None
         if result is not None:
             line, used = result
@@ -176,7 +186,7 @@ def new_test_set_plot(*, benchmark: Benchmark, label_set: str,
                    "n": int(used.size), "bootstrap": FIT_BOOTSTRAP, "seed": FIT_SEED,
                    "grid": line.grid.tolist(), "line": line.predict(line.grid).tolist(),
                    "band_low": line.band_low.tolist(), "band_high": line.band_high.tolist()}
-        return {**_axes(board, ORIGINAL, label_set), "kind": "new_test_set",
+        return {**_axes(board, board.reference, label_set), "kind": "new_test_set",
                 "points": points, "fit": fit}
 
     return _cached(benchmark, ("new", label_set, scale), build)
@@ -201,16 +211,17 @@ def submission_effective_robustness(*, submission: Submission,
     out = []
     for slug, name in plot_choices(benchmark=benchmark).new_test_sets:
         plot = new_test_set_plot(benchmark=benchmark, label_set=slug, scale=scale)
-        fit = plot["fit"]
+        fit, reference = plot["fit"], plot["x"]["label_set"]  # x: the reference label set
         mine = next((p for p in plot["points"] if p["submission_id"] == submission.pk), None)
-        if mine is None and ORIGINAL in own and slug in own:
-            mine = {"x": own[ORIGINAL].accuracy, "y": own[slug].accuracy}
+        if mine is None and reference in own and slug in own:
+            mine = {"x": own[reference].accuracy, "y": own[slug].accuracy}
             if fit is not None and None not in (mine["x"], mine["y"]):
                 mine["predicted"] = fit_predict(fit, mine["x"])
                 mine["residual"] = mine["y"] - mine["predicted"]
         if fit is None or mine is None or mine.get("residual") is None:
             continue
-        out.append({"label_set": slug, "name": name, "original": mine["x"], "new": mine["y"],
+        out.append({"label_set": slug, "name": name, "reference_slug": reference,
+                    "reference": mine["x"], "new": mine["y"],
                     "predicted": mine["predicted"], "residual": mine["residual"],
                     "slope": fit["slope"], "intercept": fit["intercept"], "n": fit["n"],
                     "scale": fit["scale"],
@@ -230,10 +241,10 @@ def label_set_plot(*, benchmark: Benchmark, label_set: str) -> dict[str, Any]:
 
     def build() -> dict[str, Any]:
         board = _board(benchmark)
-        # x is the column the board's rank shifts are from: the original labels, or a
+        # x is the column the board's rank shifts are from: the reference label set, or a
         # revealed private part's public part
         column = _column(board, label_set)
-        x_slug = column.shift_from if column is not None else ORIGINAL
+        x_slug = column.shift_from if column is not None else board.reference
         rows = _pairs(board, x_slug, label_set)
         records = [r["scores"] for r in rows]
         rank_x = ranking.ranks(records, x_slug)
@@ -244,33 +255,13 @@ def label_set_plot(*, benchmark: Benchmark, label_set: str) -> dict[str, Any]:
             points.append({**_point(row, x_slug, label_set), "rank_x": int(rank_x[i]),
                            "rank_y": int(rank_y[i]), "shift": shift,
                            "direction": "up" if shift > 0 else "down" if shift < 0 else "same"})
-        swapped = swapped_pairs(rank_x.tolist(), rank_y.tolist())
+        swapped = ranking.swapped_pairs(rank_x.tolist(), rank_y.tolist())
         summary = {name: sum(p["direction"] == name for p in points)
                    for name in ("up", "down", "same")}
         return {**_axes(board, x_slug, label_set), "kind": "label_set", "points": points,
                 "inversions": {**summary, "swapped_pairs": swapped, "n": len(points)}}
 
     return _cached(benchmark, ("labels", label_set), build)
-
-
-def swapped_pairs(first: Sequence[int], second: Sequence[int]) -> int:
-    """Pairs that two rankings put in strictly opposite order (ties in either are not
-    swapped), in O(n log n): walk by (first, second) and count the earlier entries ranked
-    strictly worse on `second` with a Fenwick tree."""
-    size = max([*second, 0])
-    tree = [0] * (size + 1)
-    swapped = 0
-    for seen, (_, rank) in enumerate(sorted(zip(first, second, strict=True))):
-        at, not_worse = rank, 0  # earlier entries with second <= rank
-        while at > 0:
-            not_worse += tree[at]
-            at -= at & -at
-        swapped += seen - not_worse
-        at = rank
-        while at <= size:
-            tree[at] += 1
-            at += at & -at
-    return swapped
 
 
 # --------------------------------------------- noise prevalence (docs/metrics.md §9)
@@ -294,11 +285,13 @@ def parse_ids(raw: str | None) -> list[int] | None:
     return ids
 
 
-def _noise_inputs(benchmark: Benchmark, ids: Sequence[int]) -> dict[int, tuple[str, Any]]:
-    """submission id -> (model name, the noise_prevalence inputs of its corrected score on the
-    leaderboard's version), for public scored submissions that have usable inputs."""
+def _noise_inputs(benchmark: Benchmark, corrected: str,
+                  ids: Sequence[int]) -> dict[int, tuple[str, Any]]:
+    """submission id -> (model name, the noise_prevalence inputs of its score on the corrected
+    label set `corrected`, on the leaderboard's version), for public scored submissions that
+    have usable inputs."""
     board = _board(benchmark)
-    column = _column(board, NOISE_LABEL_SET)
+    column = _column(board, corrected)
     if column is None:
         return {}
     rows = Score.objects.filter(
@@ -321,8 +314,9 @@ def noise_prevalence_plot(*, benchmark: Benchmark, ids: Sequence[int] | None = N
     N evenly spaced from |C| / |P| to 1; and every crossing of two submissions' curves (same
     labels) with its removal fraction x, prevalence and accuracy: a crossing strictly inside
     0 < x < 1, where the two swap rank (curves that only meet at an end tie there and are not
-    listed). Default submissions: the top DEFAULT_CURVES on `corrected`."""
-    if not plot_choices(benchmark=benchmark).noise:
+    listed). Default submissions: the top DEFAULT_CURVES on the corrected label set."""
+    corrected = plot_choices(benchmark=benchmark).corrected
+    if corrected is None:
         raise PlotQueryError("no_corrected_labels",
                              f"{benchmark.slug} has no corrected label set", "benchmark")
 
@@ -330,30 +324,31 @@ def noise_prevalence_plot(*, benchmark: Benchmark, ids: Sequence[int] | None = N
         board = _board(benchmark)
         chosen = list(ids or [])
         if ids is None:
-            ranked = sorted((r for r in board.rows if NOISE_LABEL_SET in r["ranks"]),
-                            key=lambda r: (r["ranks"][NOISE_LABEL_SET], r["submission_id"]))
-            found = _noise_inputs(benchmark, [r["submission_id"] for r in ranked[:MAX_CURVES]])
+            ranked = sorted((r for r in board.rows if corrected in r["ranks"]),
+                            key=lambda r: (r["ranks"][corrected], r["submission_id"]))
+            found = _noise_inputs(benchmark, corrected,
+                                  [r["submission_id"] for r in ranked[:MAX_CURVES]])
             chosen = [r["submission_id"] for r in ranked if r["submission_id"] in found]
             chosen = chosen[:DEFAULT_CURVES]
         else:
-            found = _noise_inputs(benchmark, chosen)
+            found = _noise_inputs(benchmark, corrected, chosen)
             missing = [i for i in chosen if i not in found]
             if missing:
                 raise PlotQueryError(
                     "unknown_submission", "not a public scored submission of "
                     f"{benchmark.slug} with a corrected score: "
                     + ", ".join(f"#{i}" for i in missing), "ids")
-        return _curves(board, [(i, *found[i]) for i in chosen], default=ids is None)
+        return _curves(board, corrected, [(i, *found[i]) for i in chosen], default=ids is None)
 
     return _cached(benchmark, ("noise", ",".join(map(str, ids)) if ids is not None else ""),
                    build)
 
 
-def _curves(board: Leaderboard, chosen: list[tuple[int, str, dict[str, Any]]],
+def _curves(board: Leaderboard, corrected: str, chosen: list[tuple[int, str, dict[str, Any]]],
             *, default: bool) -> dict[str, Any]:
-    column = _column(board, NOISE_LABEL_SET)
+    column = _column(board, corrected)
     out: dict[str, Any] = {
-        "benchmark": board.benchmark, "kind": "noise_prevalence", "label_set": NOISE_LABEL_SET,
+        "benchmark": board.benchmark, "kind": "noise_prevalence", "label_set": corrected,
         "version": column.version_number if column else None,
         "version_hash": column.version_hash if column else None, "default": default,
         "n_c": None, "n_b": None, "x": [], "prevalence": [], "submissions": [], "crossings": []}
@@ -364,29 +359,29 @@ def _curves(board: Leaderboard, chosen: list[tuple[int, str, dict[str, Any]]],
     prevalence = np.linspace(n_c / (n_c + n_b), 1.0, CURVE_POINTS)
     x = np.clip((n_c + n_b - n_c / prevalence) / n_b, 0.0, 1.0) if n_b else prevalence * 0
     x[0], x[-1] = 0.0, 1.0
-    records = {sub_id: {NOISE_LABEL_SET: {"noise_prevalence": inputs}}
-               for sub_id, _, inputs in chosen}
+    records = {sub_id: {corrected: {"noise_prevalence": inputs}} for sub_id, _, inputs in chosen}
     out.update(n_c=n_c, n_b=n_b, x=x.tolist())
     for sub_id, name, inputs in chosen:
-        curves = ranking.noise_prevalence(records[sub_id], x=x)
+        curves = ranking.noise_prevalence(records[sub_id], slug=corrected, x=x)
         assert curves is not None
-        out["prevalence"] = curves["original"]["prevalence"]
+        # both curves have the prevalence of x (it depends on |C| and |B| only)
+        out["prevalence"] = curves[NOISE_CURVES[-1][0]]["prevalence"]
+        # each curve's accuracies under its labeling's name, the original labels' first
         out["submissions"].append({
             "submission_id": sub_id, "model_name": name, "inputs": dict(inputs),
-            "original": curves["original"]["accuracy"],
-            "corrected": curves["corrected"]["accuracy"]})
-    out["crossings"] = _crossings(chosen, records)
+            **{labels: curves[labels]["accuracy"] for labels, _ in reversed(NOISE_CURVES)}})
+    out["crossings"] = _crossings(chosen, records, corrected)
     return out
 
 
 def _crossings(chosen: list[tuple[int, str, dict[str, Any]]],
-               records: dict[int, Any]) -> list[dict[str, Any]]:
-    rows = []
+               records: dict[int, Any], corrected: str) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
     for (a_id, a_name, a), (b_id, b_name, b) in combinations(chosen, 2):
         if (a["n_c"], a["n_b"]) != (b["n_c"], b["n_b"]):
             continue  # scored on different correctable sets: not one chart's curves
-        found = ranking.noise_prevalence_crossings(records[a_id], records[b_id])
-        for labels, key in (("original", "acc_c_original"), ("corrected", "acc_c_corrected")):
+        found = ranking.noise_prevalence_crossings(records[a_id], records[b_id], slug=corrected)
+        for labels, key in NOISE_CURVES:
             cross = found[labels]
             if cross is None or a[key] is None or b[key] is None or not 0 < cross["x"] < 1:
                 continue  # curves meeting at an end (equal A_C, or equal at x = 0) tie there
@@ -399,5 +394,7 @@ def _crossings(chosen: list[tuple[int, str, dict[str, Any]]],
                          "second": b_id, "second_name": b_name, "x": cross["x"],
                          "prevalence": cross["prevalence"], "accuracy": float(accuracy),
                          "ahead_before": a_id if a_first else b_id})
-    rows.sort(key=lambda r: (r["labels"] != "corrected", r["prevalence"]))
+    # the corrected labels' crossings first (NOISE_CURVES' order), each by prevalence
+    order = {labels: i for i, (labels, _) in enumerate(NOISE_CURVES)}
+    rows.sort(key=lambda r: (order[r["labels"]], r["prevalence"]))
     return rows

@@ -27,6 +27,7 @@ from leaderboard.catalog.selectors import (
     benchmark_get,
     label_set_class_mean_slugs,
     label_set_hidden_count,
+    label_set_reference_slug,
 )
 from leaderboard.presentation.caching import cached_render, source_format
 from leaderboard.presentation.charts import selectors as selectors_plots
@@ -109,7 +110,9 @@ def _scatter_sections(request: HttpRequest, benchmark: Benchmark,
     out: dict[str, Any] = {"new": _chosen(request, "new", choices.new_test_sets),
                            "labels": _chosen(request, "labels", choices.label_sets),
                            "scale": _scale(request), "scales": FIT_SCALES}
-    specs = (("new_test_set", "new-test-set", out["new"]),
+    # the sections: a new test set's accuracy against the reference's with its fit
+    # (`new_fit`), another label set's against the reference's, and their ranks
+    specs = (("new_fit", "new-test-set", out["new"]),
              ("label_set", "label-set", out["labels"]), ("ranks", "ranks", out["labels"]))
     for key, kind, slug in specs:
         if slug is None:
@@ -123,9 +126,9 @@ def _scatter_sections(request: HttpRequest, benchmark: Benchmark,
         out[key] = {"data": data,
                     **_both(benchmark, SVG[kind], data, link, kind, (slug, out["scale"])),
                     "downloads": _downloads(benchmark, kind, slug, out["scale"])}
-    if isinstance(out["new_test_set"], dict) and "data" in out["new_test_set"]:
-        points = out["new_test_set"]["data"]["points"]  # most effectively robust first
-        out["new_test_set"]["table"] = sorted(points, key=lambda p: -p.get("residual", 0.0))
+    if isinstance(out["new_fit"], dict) and "data" in out["new_fit"]:
+        points = out["new_fit"]["data"]["points"]  # most effectively robust first
+        out["new_fit"]["table"] = sorted(points, key=lambda p: -p.get("residual", 0.0))
     return out
 
 
@@ -177,8 +180,10 @@ def plots(request: HttpRequest, slug: str) -> HttpResponse:
     # hidden label sets have no plots: the page says so rather than "only original labels"
     context["hidden_label_sets"] = label_set_hidden_count(benchmark=benchmark)
     context["class_mean_label_sets"] = label_set_class_mean_slugs(benchmark=benchmark)
+    # the scatter's x when it is not a private part's public part (docs/families.md)
+    context["reference"] = label_set_reference_slug(benchmark_id=benchmark.pk)
     failed = any(isinstance(context.get(k), dict) and "error" in context[k]
-                 for k in ("new_test_set", "label_set", "noise"))
+                 for k in ("new_fit", "label_set", "noise"))
     return render(request, "leaderboard/plots_index.html", context, status=400 if failed else 200)
 
 

@@ -23,8 +23,13 @@ from django.utils.http import urlencode
 
 from leaderboard.catalog.label_set_version_files import compiled_for_version
 from leaderboard.catalog.models import ImageSet, LabelSet, LabelSetVersion
-from leaderboard.catalog.selectors import image_set_example_namer
+from leaderboard.catalog.selectors import (
+    image_set_example_namer,
+    label_set_correctable_slug,
+    label_set_reference_slug,
+)
 from leaderboard.common.errors import ServiceError
+from leaderboard.presentation.gallery.selectors import CORRECTABLE, MISSES
 from leaderboard.presentation.gallery.selectors import PAGE_SIZE as GALLERY_PAGE_SIZE
 from leaderboard.review.selectors import example_classes
 from leaderboard.submissions.models import Score, Submission
@@ -208,10 +213,12 @@ def comparison_get(*, first: Submission, second: Submission) -> Comparison:
 
 
 def comparison_label_set_default(*, comparison: Comparison) -> str | None:
-    """The label set whose disagreements are listed unless one is asked for: `original`
-    when paired, else the first paired one (None: none is)."""
+    """The label set whose disagreements are listed unless one is asked for: the benchmark's
+    reference label set (`original` on the built-in ones) when paired, else the first paired
+    one (None: none is)."""
     paired = [c.slug for c in comparison.label_sets if c.paired]
-    return "original" if "original" in paired else next(iter(paired), None)
+    reference = label_set_reference_slug(benchmark_id=comparison.first.benchmark_id)
+    return reference if reference in paired else next(iter(paired), None)
 
 
 def _accepted(compiled: CompiledLabelSet, evaluated: np.ndarray, index: int
@@ -235,20 +242,20 @@ def _accepted(compiled: CompiledLabelSet, evaluated: np.ndarray, index: int
 
 
 def _gallery_url(submission: Submission, compared: LabelSetComparison, score: Score | None,
-                 compiled: CompiledLabelSet, index: int) -> str | None:
+                 compiled: CompiledLabelSet, index: int, *, corrected: str | None) -> str | None:
     """The example's card in the submission's mistake gallery, where it has one: on the
-    correctable set C of the corrected labels, or among its misses on a listed subset
-    (leaderboard/presentation/gallery/)."""
+    correctable set C of the corrected labels (the benchmark's label set `corrected`), or
+    among its misses on a listed subset (leaderboard/presentation/gallery/: a section is
+    named by its label set's slug)."""
     gallery = family_named(compiled.family).gallery
-    if gallery == "correctable" and compared.slug == "corrected":
+    if gallery == CORRECTABLE and compared.slug == corrected:
         members = np.flatnonzero(np.asarray(compiled.arrays["correctable"]))
-        section = "corrected"
-    elif gallery == "misses" and score is not None:
+    elif gallery == MISSES and score is not None:
         members = np.array(sorted(int(m["index"]) for m in (score.record or {}).get("misses")
                                   or [] if isinstance(m, dict)), dtype=np.int64)
-        section = "imagenet-m"
     else:
         return None
+    section = compared.slug
     at = int(np.searchsorted(members, index))
     if at >= members.size or members[at] != index:
         return None
@@ -288,6 +295,7 @@ def comparison_examples_get(*, comparison: Comparison, label_set: str, page: int
     scores = {s.submission_id: s for s in Score.objects.filter(
         submission__in=[comparison.first, comparison.second],
         label_set_version=compared.version)}
+    corrected = label_set_correctable_slug(benchmark_id=comparison.first.benchmark_id)
     rows = []
     for position in differ[(page - 1) * page_size:page * page_size].tolist():
         index = int(evaluated[position])
@@ -296,5 +304,6 @@ def comparison_examples_get(*, comparison: Comparison, label_set: str, page: int
         rows.append(ExampleRow(
             index=index, right=right, file_name=name(index),
             labels={slug: _accepted(c, masks[slug], index) for slug, c in same_images.items()},
-            gallery_url=_gallery_url(wrong, compared, scores.get(wrong.pk), compiled, index)))
+            gallery_url=_gallery_url(wrong, compared, scores.get(wrong.pk), compiled, index,
+                                     corrected=corrected)))
     return ExamplePage(label_set, int(differ.size), page, page_size, page_count, rows)

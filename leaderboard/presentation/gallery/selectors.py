@@ -1,11 +1,14 @@
 """Reads for a submission's mistake gallery (`/submissions/<id>/mistakes/`).
 
-Two sections, each from the submission's newest score on that label set:
+Two sections, in this order, each from the submission's newest score on its label set and
+named by that label set's slug (`imagenet-m` and `corrected` on ImageNet); each is declared by
+its family's `gallery` (docs/families.md):
 
-- `imagenet-m`: its misses on ImageNet-M, as the score record lists them (`misses`), with
+- `misses` (ImageNet-M): its misses on ImageNet-M, as the score record lists them (`misses`), with
   the example's original label, the labels the annotators accepted and whether the predicted
   class was judged wrong or never judged.
-- `corrected`: every example of the correctable set C of the `corrected` label set (where
+- `correctable`: every example of the correctable set C of the benchmark's corrected label
+  set (the first of its family: `label_set_correctable_slug`; where
   the corrected label differs from the original), with the given (original) label, the
   corrected label, the submission's top-1 class (from its stored compact predictions) and
   which of the two labels it matches: `original`, `corrected` or `neither`. On C every
@@ -27,17 +30,18 @@ from leaderboard.catalog.models import Benchmark, ImageSet, LabelSet, LabelSetVe
 from leaderboard.catalog.selectors import (
     benchmark_class_names,
     image_set_example_namer,
+    label_set_correctable_slug,
     label_set_version_current,
 )
 from leaderboard.review.selectors import ClassLabel, example_classes
 from leaderboard.submissions.models import Score, Submission, SubmissionFile
 from leaderboard.submissions.selectors import submission_scores
 from leaderboard.submissions.stored_files import stored_compact
-from workers.scoring.families.registry import family_named
+from workers.scoring.families.corrected import C_MATCHES as MATCHES
+from workers.scoring.families.registry import family_named, reference_family
 
 PAGE_SIZE = 60
-SECTIONS = ("imagenet-m", "corrected")
-MATCHES = ("original", "corrected", "neither")
+MISSES, CORRECTABLE = "misses", "correctable"  # the sections' kinds: families' `gallery`
 
 
 @dataclass(frozen=True)
@@ -53,7 +57,8 @@ class MistakeRow:
 
 @dataclass(frozen=True)
 class GallerySection:
-    slug: str
+    slug: str  # its label set's slug: the page's `?set=`
+    kind: str  # MISSES or CORRECTABLE
     name: str
     label_set_slug: str
     version: LabelSetVersion
@@ -82,9 +87,12 @@ def _top1(row: SubmissionFile) -> np.ndarray:
 
 
 def _original_labels(label_set: LabelSet) -> np.ndarray | None:
-    """The original labels of the label set's image set (current `original` version)."""
-    source = LabelSet.objects.filter(benchmark_id=label_set.benchmark_id, slug="original",
-                                     image_set_id=label_set.image_set_id).first()
+    """The original labels of the label set's image set: the current version of its label set
+    of the reference family (docs/families.md), whatever its slug."""
+    source = (LabelSet.objects.filter(benchmark_id=label_set.benchmark_id,
+                                      family=reference_family().name,
+                                      image_set_id=label_set.image_set_id)
+              .order_by("pk").first())
     original = None if source is None else label_set_version_current(label_set=source)
     if original is None:
         return None
@@ -107,7 +115,8 @@ def _imagenet_m(score: Score) -> GallerySection:
             accepted=tuple(example_classes(accepted_keys, index, compiled.num_classes)),
             judged_wrong=predicted in example_classes(wrong_keys, index, compiled.num_classes)))
     return GallerySection(
-        slug="imagenet-m", name=label_set.name, label_set_slug=label_set.slug, version=version,
+        slug=label_set.slug, kind=MISSES, name=label_set.name, label_set_slug=label_set.slug,
+        version=version,
         image_set=label_set.image_set.slug, total=int(score.total), rows=rows,
         counts={"miss": len(rows)})
 
@@ -118,7 +127,8 @@ def _corrected(submission: Submission, score: Score) -> GallerySection:
     arrays = compiled.arrays
     members = np.flatnonzero(arrays["correctable"])
     base: dict[str, Any] = {
-        "slug": "corrected", "name": label_set.name, "label_set_slug": label_set.slug,
+        "slug": label_set.slug, "kind": CORRECTABLE, "name": label_set.name,
+        "label_set_slug": label_set.slug,
         "version": version, "image_set": label_set.image_set.slug, "total": int(members.size)}
     stored = (SubmissionFile.objects.filter(submission=submission,
                                             image_set_id=label_set.image_set_id)
@@ -139,32 +149,32 @@ def _corrected(submission: Submission, score: Score) -> GallerySection:
 
 
 def submission_gallery(*, submission: Submission) -> dict[str, GallerySection]:
-    """The sections the submission has a score for, in SECTIONS order (none unless scored)."""
+    """The sections the submission has a score for, by slug, the misses first (none unless
+    scored)."""
     if submission.status != Submission.Status.SCORED:
         return {}
     scores = submission_scores(submission=submission)
     sections: dict[str, GallerySection] = {}
     # Each section comes with the family that declares it (workers/scoring/families: `gallery`)
     listed = next((s for s in scores.values()
-                   if family_named(s.label_set.family).gallery == "misses"), None)
+                   if family_named(s.label_set.family).gallery == MISSES), None)
     if listed is not None:
-        sections["imagenet-m"] = _or_error("imagenet-m", listed, lambda: _imagenet_m(listed))
-    corrected = scores.get("corrected")
-    if (corrected is not None
-            and family_named(corrected.label_set.family).gallery == "correctable"):
-        sections["corrected"] = _or_error("corrected", corrected,
-                                          lambda: _corrected(submission, corrected))
+        sections[listed.label_set.slug] = _or_error(MISSES, listed, lambda: _imagenet_m(listed))
+    corrected = scores.get(label_set_correctable_slug(benchmark_id=submission.benchmark_id) or "")
+    if corrected is not None:
+        sections[corrected.label_set.slug] = _or_error(
+            CORRECTABLE, corrected, lambda: _corrected(submission, corrected))
     return sections
 
 
-def _or_error(slug: str, score: Score, build: Callable[[], GallerySection]) -> GallerySection:
+def _or_error(kind: str, score: Score, build: Callable[[], GallerySection]) -> GallerySection:
     """The section, or an empty one that says why its labels could not be read."""
     try:
         return build()
     except LabelStoreError as exc:
         label_set = score.label_set
         return GallerySection(
-            slug=slug, name=label_set.name, label_set_slug=label_set.slug,
+            slug=label_set.slug, kind=kind, name=label_set.name, label_set_slug=label_set.slug,
             version=score.label_set_version, image_set=label_set.image_set.slug,
             total=0, rows=[], counts={}, error=f"The labels of this version are unavailable: {exc}")
 

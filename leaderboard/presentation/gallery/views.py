@@ -45,13 +45,15 @@ def submission_mistakes(request: HttpRequest, submission_id: int) -> HttpRespons
     chosen = request.GET.get("set") or next(iter(sections), "")
     match = request.GET.get("match") or None
     raw_page = request.GET.get("page") or "1"
-    if (sections and chosen not in sections) or (match is not None and (
-            chosen != "corrected" or match not in selectors_gallery.MATCHES)):
+    section = sections.get(chosen)
+    if (sections and section is None) or (match is not None and (
+            section is None or section.kind != selectors_gallery.CORRECTABLE
+            or match not in selectors_gallery.MATCHES)):
         raise Http404("no such gallery")
     context: dict[str, Any] = {"submission": submission, "sections": list(sections.values()),
-                               "section_slugs": list(sections), "chosen": chosen, "match": match,
+                               "kinds": [s.kind for s in sections.values()],
+                               "chosen": chosen, "match": match,
                                "matches": selectors_gallery.MATCHES}
-    section = sections.get(chosen)
     if section is not None:
         paginator = Paginator(selectors_gallery.section_rows(section, match),
                               selectors_gallery.PAGE_SIZE, allow_empty_first_page=True)

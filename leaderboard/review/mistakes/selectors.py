@@ -18,6 +18,7 @@ from leaderboard.review.models import MistakeCategory, PanelMistake, Severity
 from leaderboard.review.selectors import ClassLabel
 from leaderboard.submissions.models import Submission, SubmissionFile
 from workers.scoring.compact import compact_member_names, npz_member_rows
+from workers.scoring.families.registry import reference_family
 
 
 @dataclass(frozen=True)
@@ -45,8 +46,10 @@ class PanelMajorHits:
 
 
 def _original_labels(image_set_id: int, benchmark_id: int) -> np.ndarray | None:
-    source = LabelSet.objects.filter(benchmark_id=benchmark_id, slug="original",
-                                     image_set_id=image_set_id).first()
+    """The image set's given labels: its label set of the reference family (docs/families.md),
+    whatever its slug."""
+    source = (LabelSet.objects.filter(benchmark_id=benchmark_id, family=reference_family().name,
+                                      image_set_id=image_set_id).order_by("pk").first())
     current = None if source is None else label_set_version_current(label_set=source)
     if current is None:
         return None

@@ -74,6 +74,15 @@ def test_it_adds_the_gap_to_original_on_a_new_test_set() -> None:
     assert scores.records["tiny-new"]["gap"] == 2 / 6 - 2 / 4
 
 
+def test_it_takes_the_gap_from_the_reference_label_set_whatever_its_slug() -> None:
+    given = _ls("original", {"labels": np.arange(6)}, size=6, slug="given")
+    new = _ls("new_test_set", {"labels": np.array([1, 2, 3, 4])}, size=4,
+              slug="tiny-new", image_set="tiny-new")
+    scores = score_predictions({"tiny-test": _topk(SINGLE_ROWS),
+                               "tiny-new": _topk([[1], [0], [3], [9]])}, [given, new])
+    assert scores.records["tiny-new"]["gap"] == 2 / 6 - 2 / 4
+
+
 def test_it_gives_no_gap_without_original_predictions_and_skips_unsubmitted_sets() -> None:
     original = _ls("original", {"labels": np.arange(6)}, size=6)
     new = _ls("new_test_set", {"labels": np.array([1, 2, 3, 4])}, size=4,

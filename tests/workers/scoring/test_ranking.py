@@ -92,7 +92,7 @@ def _corrected_record(acc_c_original: float | None, acc_c_corrected: float | Non
 
 
 def test_it_samples_both_noise_prevalence_curves_at_21_removal_fractions() -> None:
-    curves = noise_prevalence(_corrected_record(0.2, 0.6, 0.9))
+    curves = noise_prevalence(_corrected_record(0.2, 0.6, 0.9), slug="corrected")
     assert curves["x"] == pytest.approx([i / 20 for i in range(21)], abs=1e-15)
     for name, acc_c in (("original", 0.2), ("corrected", 0.6)):
         for i, x in enumerate(curves["x"]):
@@ -106,7 +106,8 @@ def test_it_samples_both_noise_prevalence_curves_at_21_removal_fractions() -> No
 
 
 def test_it_samples_the_noise_prevalence_curves_at_given_fractions() -> None:
-    curves = noise_prevalence(_corrected_record(0.2, 0.6, 0.9), x=np.array([0.0, 0.5]))
+    curves = noise_prevalence(_corrected_record(0.2, 0.6, 0.9), x=np.array([0.0, 0.5]),
+                              slug="corrected")
     assert curves["x"] == [0.0, 0.5]
     assert curves["original"]["accuracy"] == pytest.approx([(20 + 810) / 1000, (20 + 405) / 550],
                                                            rel=1e-14)
@@ -123,13 +124,13 @@ def test_it_samples_the_noise_prevalence_curves_at_given_fractions() -> None:
     _corrected_record(0.3, 0.4, None),
 ])
 def test_it_gives_no_noise_prevalence_curve_without_its_figures(records: dict) -> None:
-    assert noise_prevalence(records) is None
+    assert noise_prevalence(records, slug="corrected") is None
 
 
 def test_it_finds_where_two_submissions_curves_cross() -> None:
     first = _corrected_record(0.2, 0.5, 0.9)
     second = _corrected_record(0.6, 0.55, 0.8)
-    out = noise_prevalence_crossings(first, second)
+    out = noise_prevalence_crossings(first, second, slug="corrected")
     # original: 100 * (0.2 - 0.6) + (1 - x) * 900 * 0.1 = 0 -> x = 5/9
     assert out["original"]["x"] == pytest.approx(5 / 9, rel=1e-12)
     assert out["original"]["prevalence"] == pytest.approx(100 / (1000 - 500), rel=1e-12)
@@ -139,15 +140,15 @@ def test_it_finds_where_two_submissions_curves_cross() -> None:
     # at the crossing both curves have the same accuracy
     for name in ("original", "corrected"):
         x = np.array([out[name]["x"]])
-        a = noise_prevalence(first, x=x)[name]["accuracy"][0]
-        b = noise_prevalence(second, x=x)[name]["accuracy"][0]
+        a = noise_prevalence(first, x=x, slug="corrected")[name]["accuracy"][0]
+        b = noise_prevalence(second, x=x, slug="corrected")[name]["accuracy"][0]
         assert a == pytest.approx(b, rel=1e-12)
 
 
 def test_it_reports_no_crossing_where_one_submission_stays_ahead() -> None:
     first = _corrected_record(0.2, 0.7, 0.9)
     second = _corrected_record(0.6, 0.6, 0.8)
-    out = noise_prevalence_crossings(first, second)
+    out = noise_prevalence_crossings(first, second, slug="corrected")
     assert out["original"]["x"] == pytest.approx(5 / 9, rel=1e-12)
     assert out["corrected"] is None  # ahead on C and on B: the lines meet only at x > 1
 
@@ -155,7 +156,8 @@ def test_it_reports_no_crossing_where_one_submission_stays_ahead() -> None:
 def test_it_reports_no_crossing_for_submissions_tied_on_b() -> None:
     first = _corrected_record(0.2, 0.7, 0.9)
     second = _corrected_record(0.6, 0.6, 0.9)
-    assert noise_prevalence_crossings(first, second) == {"original": None, "corrected": None}
+    assert noise_prevalence_crossings(first, second, slug="corrected") == {
+        "original": None, "corrected": None}
 
 
 # ---------------------------------------------------------------- the 30 real models
@@ -177,7 +179,7 @@ def test_it_fits_new_against_original_accuracy_like_polyfit(
         slug: str, model_records: list[dict], direct_accuracies: dict[str, np.ndarray]) -> None:
     x, y = direct_accuracies["original"], direct_accuracies[slug]
     slope, intercept = np.polyfit(x, y, 1)
-    fit, used = new_test_set_fit(model_records, slug)
+    fit, used = new_test_set_fit(model_records, slug, original="original")
     assert used.tolist() == list(range(30))
     assert fit.slope == slope and fit.intercept == intercept
     assert fit.residuals.tolist() == (y - (slope * x + intercept)).tolist()
@@ -185,7 +187,7 @@ def test_it_fits_new_against_original_accuracy_like_polyfit(
     assert fit.grid[0] == x.min() and fit.grid[-1] == x.max()
     line = fit.predict(fit.grid)
     assert np.all(fit.band_low <= line) and np.all(line <= fit.band_high)
-    again, _ = new_test_set_fit(model_records, slug)
+    again, _ = new_test_set_fit(model_records, slug, original="original")
     assert np.array_equal(fit.band_low, again.band_low)
     assert np.array_equal(fit.band_high, again.band_high)
 
@@ -198,7 +200,7 @@ def test_it_fits_the_real_models_on_probit_and_logit_scales_like_polyfit(
     forward = {"probit": norm.ppf, "logit": lambda a: np.log(a) - np.log1p(-a)}[scale]
     x, y = direct_accuracies["original"], direct_accuracies["cifar10.1-v6"]
     slope, intercept = np.polyfit(forward(x), forward(y), 1)
-    fit, used = new_test_set_fit(model_records, "cifar10.1-v6", scale=scale)
+    fit, used = new_test_set_fit(model_records, "cifar10.1-v6", scale=scale, original="original")
     assert used.tolist() == list(range(30))
     assert fit.slope == pytest.approx(slope, rel=1e-12)
     assert fit.intercept == pytest.approx(intercept, rel=1e-12)
@@ -214,7 +216,7 @@ def test_it_fits_only_the_submissions_having_both_accuracies(
     for i in dropped:
         del partial[i]["cifar10.1-v6"]
     keep = [i for i in range(30) if i not in dropped]
-    fit, used = new_test_set_fit(partial, "cifar10.1-v6")
+    fit, used = new_test_set_fit(partial, "cifar10.1-v6", original="original")
     assert used.tolist() == keep
     slope, intercept = np.polyfit(direct_accuracies["original"][keep],
                                   direct_accuracies["cifar10.1-v6"][keep], 1)
@@ -223,8 +225,8 @@ def test_it_fits_only_the_submissions_having_both_accuracies(
 
 
 def test_it_makes_no_fit_from_fewer_than_three_submissions(model_records: list[dict]) -> None:
-    assert new_test_set_fit(model_records[:2], "cifar10.1-v6") is None
-    assert new_test_set_fit(model_records, "imagenetv2") is None
+    assert new_test_set_fit(model_records[:2], "cifar10.1-v6", original="original") is None
+    assert new_test_set_fit(model_records, "imagenetv2", original="original") is None
 
 
 def test_it_draws_noise_prevalence_curves_of_the_real_models(
@@ -242,12 +244,12 @@ def test_it_draws_noise_prevalence_curves_of_the_real_models(
         else:
             unknown[entry["id"]] = True
     n_c, n_b = int(correctable.sum()), int((~unknown & ~correctable).sum())
-    curves = noise_prevalence(model_records[0])
+    curves = noise_prevalence(model_records[0], slug="corrected")
     assert curves["original"]["prevalence"][0] == pytest.approx(n_c / (n_c + n_b), rel=1e-14)
     assert curves["original"]["prevalence"][-1] == 1.0
     top1 = np.array(json.loads(
         (PREDICTIONS_DIR / f"original_predictions/{MODELS[0]}{SUFFIX}").read_text()))
     acc_c = np.mean(top1[correctable] == original[correctable])
     assert curves["original"]["accuracy"][-1] == pytest.approx(acc_c, rel=1e-14)
-    crossings = noise_prevalence_crossings(model_records[0], model_records[1])
+    crossings = noise_prevalence_crossings(model_records[0], model_records[1], slug="corrected")
     assert set(crossings) == {"original", "corrected"}

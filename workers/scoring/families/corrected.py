@@ -43,6 +43,14 @@ NORTHCUTT2021 = Citation(
     "NeurIPS Datasets and Benchmarks Track", 2021, "https://arxiv.org/abs/2103.14749")
 
 
+# docs/metrics.md §9: the two noise-prevalence curves a record's `noise_prevalence` gives, by
+# the name the charts and the API give each (the labeling) and the key of its accuracy on C,
+# the corrected labels' first.
+NOISE_CURVES = (("corrected", "acc_c_corrected"), ("original", "acc_c_original"))
+# Which of the two labels a prediction matches on C (the mistake gallery's filter; a
+# prediction matching both is not in C): the record's Acc@1 and cAcc@1 count the first two.
+C_MATCHES = ("original", "corrected", "neither")
+
 # docs/metrics.md §3.1: agreement thresholds of five votes; non-errors need 3 for any of them.
 THRESHOLDS = (3, 4, 5)
 

@@ -74,6 +74,13 @@ def reference_family() -> Family:
     return next(f for f in FAMILIES.values() if f.reference)
 
 
+def correctable_family() -> Family:
+    """The family of the labels corrected on a correctable set C (its gallery section is
+    every example of C: docs/families.md), which the noise-prevalence curves and the
+    gallery's matches are drawn from."""
+    return next(f for f in FAMILIES.values() if f.gallery == "correctable")
+
+
 def missing_arrays(ls: CompiledLabelSet) -> list[str]:
     """The arrays its family's builder gives now that this compiled set (an older build)
     lacks: the family's `upgrade` adds them."""

@@ -5,9 +5,8 @@ rows instead.
 
 The scan reads every module of the project's packages (not the tests) and finds such a
 string in a comparison (`==`, `in`), a subscript, a dictionary key, a `.get()` key, a query's
-keyword (`slug=`, `family=`, ...), a parameter's default or a constant that names it. What is
-still there is `REMAINING`, module by module: the test fails on any new one, and on one fixed
-but still listed (so the list only shrinks)."""
+keyword (`slug=`, `family=`, ...), a parameter's default or a constant that names it, and fails
+on any."""
 
 from __future__ import annotations
 
@@ -29,14 +28,6 @@ HOMES = ("workers/scoring/families/", "workers/scoring/bundles/", "leaderboard/d
          "leaderboard/migrations/")
 QUERY_KEYWORDS = frozenset({"slug", "slug__in", "family", "family__in", "kind", "benchmark",
                             "benchmark__slug", "label_set__slug"})
-
-# The occurrences left to move into the bundles and the registry (issue 33, item 3), by module.
-REMAINING: dict[str, int] = {
-    # ImageNet's expert-panel files (the panel's confusions, its mistake decisions) by
-    # benchmark slug (to be declared in the bundles)
-    "leaderboard/presentation/about/confusions.py": 1,
-    "leaderboard/review/mistakes/services.py": 1,
-}
 
 
 def domain_names() -> frozenset[str]:
@@ -108,11 +99,7 @@ def test_it_finds_each_way_of_comparing_or_keying_by_a_domain_name(tmp_path: Pat
 
 def test_it_keeps_domain_names_in_the_families_the_bundles_and_the_demo() -> None:
     found = occurrences(PROJECT_ROOT, domain_names())
-    new = {module: count for module, count in found.items() if count > REMAINING.get(module, 0)}
-    assert new == {}, "ask the registry or the benchmark's rows instead (docs/architecture.md)"
-    fixed = {module: (REMAINING[module], found.get(module, 0)) for module in REMAINING
-             if found.get(module, 0) < REMAINING[module]}
-    assert fixed == {}, "fewer now: lower REMAINING to what is left"
+    assert found == {}, "ask the registry or the benchmark's rows instead (docs/architecture.md)"
 
 
 @pytest.mark.parametrize("name", ["original", "real", "human_accuracy", "cifar10", "multi"])

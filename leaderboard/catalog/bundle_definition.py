@@ -61,6 +61,7 @@ def bundle_definition(bundle: Bundle, data: BundleData, *, source: str) -> Bundl
             "citations": [bundle.citation(key) for key in bundle.cites],
             "headline": bundle.headline,
             "inputs": _inputs(bundle),
+            "class_confusions": bundle.class_confusions or "",
             "class_names": list(classes.names),
             "class_keys": list(classes.keys) if classes.keys is not None else None,
             "source": source,

@@ -62,6 +62,9 @@ class Benchmark(models.Model):
     # What a checkpoint receives (docs/bundles.md §2.1; workers.inference.Preprocessing's
     # as_dict); {} when its bundle declares no inputs: it takes predictions only.
     inputs = models.JSONField(default=dict, blank=True)
+    # An expert panel's confused class pairs, a file under the data directory that its bundle
+    # names (docs/bundles.md §2: `class_confusions`); "" when it names none.
+    class_confusions = models.CharField(max_length=500, blank=True)
     # Class names in id order; class_keys, where the classes have stable keys (ImageNet's
     # WordNet ids), in the same order.
     class_names = models.JSONField(default=list, blank=True)

@@ -16,6 +16,11 @@ class Migration(migrations.Migration):
             field=models.JSONField(blank=True, default=dict),
         ),
         migrations.AddField(
+            model_name='benchmark',
+            name='class_confusions',
+            field=models.CharField(blank=True, max_length=500),
+        ),
+        migrations.AddField(
             model_name='imageset',
             name='images',
             field=models.JSONField(blank=True, default=dict),

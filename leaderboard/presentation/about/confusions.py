@@ -1,6 +1,7 @@
-"""Reads for the about page's confusions (docs/metrics.md §6.1): the class pairs the expert
-panel's model confused most (`imagenet/mistakes/class_confusion_wnids.json` of Vasudevan et
-al. 2022, ImageNet), beside the confusions most common among this server's public scored
+"""Reads for the about page's confusions (docs/metrics.md §6.1): the class pairs an expert
+panel's model confused most, from the file the benchmark's bundle names (`class_confusions`,
+docs/bundles.md §2; ImageNet's `imagenet/mistakes/class_confusion_wnids.json` of Vasudevan et
+al. 2022), beside the confusions most common among this server's public scored
 submissions on the corrected labels.
 
 A confusion is an unordered class pair {corrected label, top-1 prediction}, counted once per
@@ -38,7 +39,6 @@ from workers.scoring.families.registry import FAMILIES
 
 logger = logging.getLogger(__name__)
 
-PANEL_CONFUSIONS_FILE = "imagenet/mistakes/class_confusion_wnids.json"
 TOP_CONFUSIONS = 15
 STATE_TIMEOUT = 7 * 24 * 3600  # seconds; a stale state is never used (the key names its inputs)
 
@@ -71,13 +71,13 @@ def _label(names: tuple[str, ...], class_id: int) -> ClassLabel:
 
 
 @lru_cache(maxsize=4)
-def _panel_pairs(path: str, modified: int) -> tuple[tuple[int, int, int], ...]:
+def _panel_pairs(path: str, modified: int,
+                 class_keys: tuple[str, ...]) -> tuple[tuple[int, int, int], ...]:
     """(class a < class b, times) per pair of the panel's file, most confused first; () when
     the file does not have the published layout (logged)."""
     try:
         rows = datasets.read_json(Path(path))
-        index = {w: i for i, w in enumerate(datasets.imagenet_wnids(
-            Path(settings.EVALSERVER_DATA_DIR)))}
+        index = {key: i for i, key in enumerate(class_keys)}
         pairs = []
         for first, second, times in rows:
             a, b = sorted((index[first], index[second]))
@@ -89,15 +89,16 @@ def _panel_pairs(path: str, modified: int) -> tuple[tuple[int, int, int], ...]:
 
 
 def panel_confusions(*, benchmark: Benchmark) -> tuple[tuple[int, int, int], ...]:
-    """The expert panel's confused class pairs (ImageNet; () elsewhere or without the file)."""
-    if benchmark.slug != "imagenet":
+    """The expert panel's confused class pairs, by the class keys of the file the benchmark's
+    bundle names; () when it names none, its classes have no keys, or the file is missing."""
+    if not benchmark.class_confusions or not benchmark.class_keys:
         return ()
-    path = Path(settings.EVALSERVER_DATA_DIR) / PANEL_CONFUSIONS_FILE
+    path = Path(settings.EVALSERVER_DATA_DIR) / benchmark.class_confusions
     try:
         modified = path.stat().st_mtime_ns
     except OSError:
         return ()
-    return _panel_pairs(str(path), modified)
+    return _panel_pairs(str(path), modified, tuple(benchmark.class_keys))
 
 
 def _submission_pairs(stored: str, image_set: str, labels: np.ndarray, mask: np.ndarray,

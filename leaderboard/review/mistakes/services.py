@@ -37,7 +37,7 @@ import numpy as np
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from leaderboard.catalog.models import Benchmark, ImageSet, LabelSet, LabelSetVersion
+from leaderboard.catalog.models import ImageSet, LabelSet, LabelSetVersion
 from leaderboard.catalog.selectors import label_set_version_latest
 from leaderboard.review.models import (
     AUTHOR_CATEGORIES,
@@ -51,8 +51,9 @@ from workers.scoring.datasets import IMAGENET_NUM_CLASSES, IMAGENET_SIZE
 from workers.scoring.families.registry import family_named, verdicts_apply
 from workers.scoring.label_set_builders import CompiledLabelSet
 
-BENCHMARK = "imagenet"
-IMAGE_SET = "imagenet-val"
+# The study's files name ImageNet validation images: the decisions go to the benchmark whose
+# example set its bundle names this way (docs/bundles.md §4, `pattern`), whatever its slug.
+FILE_PATTERN = "ILSVRC2012_val_{number:08d}.JPEG"
 ENTRY_KEYS = ("top_prediction", "failure category", "failure severity")
 _FILE_NAME = re.compile(r"ILSVRC2012_val_(\d{8})\.JPEG")
 
@@ -251,17 +252,20 @@ def mistake_reviews_import(*, path: Path, model: str,
                                "(1 to 100 characters), e.g. ViT-3B")
     entries, sha256 = mistake_file_read(path)
     source = Path(path).name
-    benchmark = Benchmark.objects.filter(slug=BENCHMARK).first()
-    image_set = ImageSet.objects.filter(benchmark=benchmark, slug=IMAGE_SET).first()
-    if benchmark is None or image_set is None:
-        raise MistakeFileError(f"{source}: the {BENCHMARK} benchmark is not loaded here "
+    image_set = ImageSet.objects.filter(
+        naming=ImageSet.Naming.PATTERN, name_pattern=FILE_PATTERN, first_number=1,
+    ).select_related("benchmark").order_by("pk").first()
+    if image_set is None:
+        raise MistakeFileError(f"{source}: no benchmark here has the ImageNet validation "
+                               f"images ({FILE_PATTERN}) the decisions are on "
                                "(manage.py load_benchmarks)")
+    benchmark = image_set.benchmark
     label_sets = [ls for ls in LabelSet.objects.filter(
         benchmark=benchmark, image_set=image_set, reviewable=True
     ).order_by("slug") if label_set_version_latest(label_set=ls) is not None]
     if not label_sets:
         raise MistakeFileError(f"{source}: no reviewable label set of "
-                               f"{BENCHMARK} has a version here to record the decisions in")
+                               f"{benchmark.slug} has a version here to record the decisions in")
     provenance = f"{source} ({model})"
     note = (f"Expert panel's review of {model}'s mistakes (Vasudevan et al. 2022), imported "
             f"from {source} (sha256 {sha256[:12]}).")

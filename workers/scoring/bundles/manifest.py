@@ -113,6 +113,7 @@ def parse_manifest(raw: bytes, *, path: Path, limits: ManifestLimits | None = No
     headline = top.string("headline", label_sets[0].slug)
     reviewable = top.str_list("reviewable", ())
     inputs = inputs_def(top.table("inputs", None))
+    class_confusions = top.path("class_confusions", None)
     top.done()
     bundle = Bundle(
         slug=slug,
@@ -130,6 +131,7 @@ def parse_manifest(raw: bytes, *, path: Path, limits: ManifestLimits | None = No
         reviewable=reviewable,
         manifest=path,
         inputs=inputs,
+        class_confusions=class_confusions,
     )
     _check_references(bundle, file=file)
     return bundle

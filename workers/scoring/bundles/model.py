@@ -97,6 +97,7 @@ class Bundle:
     reviewable: tuple[str, ...]
     manifest: Path  # the manifest file it was read from
     inputs: InputsDef | None = None  # None: the benchmark takes no checkpoints
+    class_confusions: str | None = None  # an expert panel's confused class pairs (data dir)
 
     def citation(self, key: str) -> str:
         return dict(self.citations)[key] if key else ""

@@ -20,7 +20,7 @@ def points_csv(data: dict[str, Any]) -> str:
              "x_high": f"{x_slug}_ci_high", "y": f"{y_slug}_accuracy",
              "y_low": f"{y_slug}_ci_low", "y_high": f"{y_slug}_ci_high",
              "rank_x": f"{x_slug}_rank", "rank_y": f"{y_slug}_rank"}
-    if "fit" in data:  # a new test set's (new_test_set_plot), fitted or not (None)
+    if data["kind"] != "label_set":  # a new test set's, fitted or not (fit None)
         extra: tuple[str, ...] = ("predicted", "residual", "slope", "intercept")
     else:
         extra = ("rank_x", "rank_y", "shift", "direction")

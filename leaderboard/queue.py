@@ -18,14 +18,7 @@ from celery import current_app
 from django.conf import settings
 from django.db import transaction
 
-# The names of the tasks, as the logs and the tests know them (settings.JOB_TASKS holds those
-# of the jobs; nothing needs one here to send it).
-SCORE_SUBMISSION = settings.JOB_TASKS["submission"]["predictions"]
-RUN_CHECKPOINT = settings.JOB_TASKS["submission"]["checkpoint"]
-RUN_CONFIDENT_LEARNING_AUDIT = settings.JOB_TASKS["audit"]["confident_learning"]
-RUN_AUL_AUDIT = settings.JOB_TASKS["audit"]["aul"]
-RESCORE_VERSION = settings.JOB_TASKS["rescore"][""]
-ADD_BUNDLE_UPLOAD = settings.JOB_TASKS["bundle_upload"][""]
+# The one task that is not a job's (settings.JOB_TASKS names those, by kind and variant).
 REFRESH_BOARD_SIGNIFICANCE = "leaderboard.tasks.cpu.refresh_board_significance"
 
 

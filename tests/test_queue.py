@@ -24,13 +24,14 @@ from leaderboard.audits.models import Audit
 from leaderboard.jobs.sweep import jobs_sweep
 from leaderboard.submissions.models import Submission
 from leaderboard.tasks.registry import JOBS
-from tests import factories
+from tests import factories, task_names
 from tests.conftest import _point_celery_app, redis_database_empty
 from tests.helpers import free_port
 
-TASK_NAMES = (queue.SCORE_SUBMISSION, queue.RUN_CHECKPOINT, queue.RUN_CONFIDENT_LEARNING_AUDIT,
-              queue.RUN_AUL_AUDIT, queue.RESCORE_VERSION, queue.REFRESH_BOARD_SIGNIFICANCE,
-              queue.ADD_BUNDLE_UPLOAD)
+TASK_NAMES = (task_names.SCORE_SUBMISSION, task_names.RUN_CHECKPOINT,
+              task_names.RUN_CONFIDENT_LEARNING_AUDIT, task_names.RUN_AUL_AUDIT,
+              task_names.RESCORE_VERSION, queue.REFRESH_BOARD_SIGNIFICANCE,
+              task_names.ADD_BUNDLE_UPLOAD)
 
 
 def test_it_names_only_tasks_the_workers_register() -> None:
@@ -88,10 +89,11 @@ def test_it_sends_each_task_by_name_to_its_queue_once_the_transaction_commits(
         queue.job_queue(kind="audit", job_id=14, variant="aul")
         queue.job_queue(kind="rescore", job_id=15)
         assert (broker.llen("cpu"), broker.llen("gpu")) == (cpu, gpu)  # nothing before commit
-    assert _sent(broker, "cpu", cpu) == [(queue.SCORE_SUBMISSION, [11]),
-                                         (queue.RUN_CONFIDENT_LEARNING_AUDIT, [13]),
-                                         (queue.RESCORE_VERSION, [15])]
-    assert _sent(broker, "gpu", gpu) == [(queue.RUN_CHECKPOINT, [12]), (queue.RUN_AUL_AUDIT, [14])]
+    assert _sent(broker, "cpu", cpu) == [(task_names.SCORE_SUBMISSION, [11]),
+                                         (task_names.RUN_CONFIDENT_LEARNING_AUDIT, [13]),
+                                         (task_names.RESCORE_VERSION, [15])]
+    assert _sent(broker, "gpu", gpu) == [(task_names.RUN_CHECKPOINT, [12]),
+                                         (task_names.RUN_AUL_AUDIT, [14])]
 
     with pytest.raises(RuntimeError), transaction.atomic():  # rolled back: nothing is sent
         queue.job_queue(kind="submission", job_id=16, variant="predictions")
@@ -134,5 +136,5 @@ def test_it_keeps_a_submission_made_while_the_broker_is_down_for_the_sweep(
     Submission.objects.filter(pk=submission.pk).update(
         queued_at=timezone.now() - timedelta(seconds=window + 1))
     assert jobs_sweep(JOBS["submission"]) == [submission.pk]
-    assert _sent(broker, "cpu", cpu) == [(queue.SCORE_SUBMISSION, [submission.pk])]
+    assert _sent(broker, "cpu", cpu) == [(task_names.SCORE_SUBMISSION, [submission.pk])]
     assert jobs_sweep(JOBS["submission"]) == []  # its message waits on the queue now

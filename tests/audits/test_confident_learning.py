@@ -15,6 +15,7 @@ from pytest_django.fixtures import Settings
 
 from leaderboard.audits.models import Audit
 from leaderboard.review.ground_truth.models import GroundTruthCandidate
+from tests import task_names
 from tests.api_support import api_client
 from tests.audits.conftest import maintainer, run_in_process, start, submit_mnist, validated
 from tests.helpers import mnist_labels, mnist_probs
@@ -193,7 +194,7 @@ def test_it_sweeps_an_audit_whose_message_was_lost(
     with mock.patch.object(queue, "task_send") as send:  # broker down
         audit = start(maintainer(), kind="confident_learning", submission_ids=[submission.pk])
     assert send.call_args_list == [
-        mock.call(queue.RUN_CONFIDENT_LEARNING_AUDIT, audit.pk, countdown=0)]
+        mock.call(task_names.RUN_CONFIDENT_LEARNING_AUDIT, audit.pk, countdown=0)]
     assert jobs_sweep(JOBS["audit"]) == []  # queued just now: its message may still come
     Audit.objects.filter(pk=audit.pk).update(queued_at=timezone.now() - timedelta(hours=2))
 

@@ -30,7 +30,7 @@ from leaderboard.jobs import broker as jobs_broker
 from leaderboard.jobs.sweep import jobs_sweep
 from leaderboard.submissions.models import Score, Submission
 from leaderboard.tasks.registry import JOBS
-from tests import factories
+from tests import factories, task_names
 from tests.conftest import (
     WorkerProcess,
     _point_celery_app,
@@ -84,27 +84,27 @@ def test_it_resends_only_the_jobs_whose_message_the_broker_no_longer_holds(
 
     # A worker has taken delivered's message and not acknowledged it (kombu keeps it in the
     # `unacked` hash until the task ends); waiting's message is still on the queue.
-    queue.task_send(queue.SCORE_SUBMISSION, delivered.pk)
-    queue.task_send(queue.SCORE_SUBMISSION, running_held.pk)
+    queue.task_send(task_names.SCORE_SUBMISSION, delivered.pk)
+    queue.task_send(task_names.SCORE_SUBMISSION, running_held.pk)
     with app.connection_for_read() as connection:
         channel = connection.default_channel
         taken = [channel.basic_get("cpu", no_ack=False) for _ in range(2)]
         assert [message.decode()[0] for message in taken] == [[delivered.pk],
                                                               [running_held.pk]]
         Submission.objects.filter(pk=running_held.pk).update(claimed_by=taken[1].headers["id"])
-        queue.task_send(queue.SCORE_SUBMISSION, waiting.pk)
+        queue.task_send(task_names.SCORE_SUBMISSION, waiting.pk)
         assert broker.hlen("unacked") == 2
-        assert _resent(broker) == [(queue.SCORE_SUBMISSION, waiting.pk)]
+        assert _resent(broker) == [(task_names.SCORE_SUBMISSION, waiting.pk)]
 
         # running_gone: the message of the task holding its claim is gone; lost: never sent;
         # running_held: its message is delivered and unacknowledged, but no worker is alive
         # to answer for its task (this test process took it, as a worker killed whole did)
         assert jobs_broker.worker_tasks_held([taken[1].headers["id"]]) == frozenset()
         assert jobs_sweep(JOBS["submission"]) == [running_gone.pk, running_held.pk, lost.pk]
-        assert _resent(broker) == [(queue.SCORE_SUBMISSION, waiting.pk),
-                                   (queue.SCORE_SUBMISSION, running_gone.pk),
-                                   (queue.SCORE_SUBMISSION, running_held.pk),
-                                   (queue.SCORE_SUBMISSION, lost.pk)]
+        assert _resent(broker) == [(task_names.SCORE_SUBMISSION, waiting.pk),
+                                   (task_names.SCORE_SUBMISSION, running_gone.pk),
+                                   (task_names.SCORE_SUBMISSION, running_held.pk),
+                                   (task_names.SCORE_SUBMISSION, lost.pk)]
         assert broker.hlen("unacked") == 2  # running_held's old message stays delivered
         assert jobs_sweep(JOBS["submission"]) == []  # once: all three were sent again just now
 
@@ -126,10 +126,10 @@ def test_it_resends_only_the_jobs_whose_message_the_broker_no_longer_holds(
 def test_it_lists_the_tasks_waiting_and_delivered_in_the_broker(broker: redis.Redis) -> None:
     assert jobs_broker.broker_tasks_read() == jobs_broker.BrokerTasks(jobs=frozenset(),
                                                           task_ids=frozenset())
-    queue.task_send(queue.SCORE_SUBMISSION, 7)
-    queue.task_send(queue.RUN_CHECKPOINT, 8)
+    queue.task_send(task_names.SCORE_SUBMISSION, 7)
+    queue.task_send(task_names.RUN_CHECKPOINT, 8)
     # With a priority (this project sends none) kombu keeps a message on another list.
-    with_priority = app.send_task(queue.RESCORE_VERSION, args=[9], priority=3,
+    with_priority = app.send_task(task_names.RESCORE_VERSION, args=[9], priority=3,
                                   ignore_result=True)
     assert broker.llen("cpu\x06\x163") == 1
     broker.lpush("cpu", b"not a kombu message")
@@ -140,8 +140,8 @@ def test_it_lists_the_tasks_waiting_and_delivered_in_the_broker(broker: redis.Re
     cpu_ids = [json.loads(raw)["headers"]["id"] for raw in broker.lrange("cpu", 0, -1)
                if raw.startswith(b"{")]
     assert listed == jobs_broker.BrokerTasks(
-        jobs=frozenset({(queue.SCORE_SUBMISSION, 7), (queue.RUN_CHECKPOINT, 8),
-                        (queue.RESCORE_VERSION, 9)}),
+        jobs=frozenset({(task_names.SCORE_SUBMISSION, 7), (task_names.RUN_CHECKPOINT, 8),
+                        (task_names.RESCORE_VERSION, 9)}),
         task_ids=frozenset({*cpu_ids, gpu.headers["id"], with_priority.id}),
         delivered=frozenset({gpu.headers["id"]}))
     assert len(listed.task_ids) == 3
@@ -167,7 +167,7 @@ def test_it_falls_back_to_the_long_cutoff_when_the_broker_cannot_be_read(
             assert jobs_sweep(JOBS["submission"]) == [lost.pk]
     finally:
         _point_celery_app(app, **saved)
-    assert sent == [(queue.SCORE_SUBMISSION, lost.pk)]
+    assert sent == [(task_names.SCORE_SUBMISSION, lost.pk)]
     assert "the broker's messages cannot be read" in caplog.text
     assert "the workers cannot be asked which tasks they hold" in caplog.text
     for untouched, status in ((maybe_lost, "queued"), (maybe_stuck, "running")):
@@ -245,7 +245,7 @@ def test_it_requeues_once_a_running_job_whose_worker_was_killed_whole(
     submission.refresh_from_db()
     assert (submission.status, submission.claimed_by, submission.attempts) == ("queued", "", 1)
     assert submission.queued_at >= now
-    assert _resent(broker) == [(queue.SCORE_SUBMISSION, submission.pk)]
+    assert _resent(broker) == [(task_names.SCORE_SUBMISSION, submission.pk)]
 
 
 def _child_exit_codes(count: int) -> list[int | None]:

@@ -28,7 +28,7 @@ from leaderboard.review.rescoring import services as rescoring
 from leaderboard.submissions.models import Submission
 from leaderboard.tasks.registry import JOBS
 from leaderboard.tasks.runner import job_run
-from tests import factories
+from tests import factories, task_names
 from tests.conftest import _point_celery_app
 from tests.helpers import free_port
 
@@ -116,18 +116,18 @@ def _bundle_upload(n: int) -> BundleUpload:
 
 KINDS = {
     "submission": Kind(_submission, lambda job: job.pk, submissions_sweep,
-                       queue.SCORE_SUBMISSION, "EVALSERVER_SCORING_TIME_LIMIT",
+                       task_names.SCORE_SUBMISSION, "EVALSERVER_SCORING_TIME_LIMIT",
                        "EVALSERVER_SCORING_MAX_ATTEMPTS",
                        "scoring stopped 3 times without finishing (worker crash or time limit)"),
-    "audit": Kind(_audit, lambda job: job.pk, audits_sweep, queue.RUN_CONFIDENT_LEARNING_AUDIT,
+    "audit": Kind(_audit, lambda job: job.pk, audits_sweep, task_names.RUN_CONFIDENT_LEARNING_AUDIT,
                   "EVALSERVER_AUDIT_TIME_LIMIT", "EVALSERVER_AUDIT_MAX_ATTEMPTS",
                   "the audit stopped 3 times without finishing (worker crash or time limit)"),
     "version re-scoring": Kind(
-        _rescore, lambda job: job.version_id, versions_sweep, queue.RESCORE_VERSION,
+        _rescore, lambda job: job.version_id, versions_sweep, task_names.RESCORE_VERSION,
         "EVALSERVER_RESCORE_TIME_LIMIT", "EVALSERVER_RESCORE_MAX_ATTEMPTS",
         "the re-scoring stopped 3 times without finishing (worker crash or time limit)"),
     "bundle upload": Kind(
-        _bundle_upload, lambda job: job.pk, bundle_uploads_sweep, queue.ADD_BUNDLE_UPLOAD,
+        _bundle_upload, lambda job: job.pk, bundle_uploads_sweep, task_names.ADD_BUNDLE_UPLOAD,
         "EVALSERVER_BUNDLE_TIME_LIMIT", "EVALSERVER_BUNDLE_MAX_ATTEMPTS",
         "adding the bundle stopped 3 times without finishing (worker crash or time limit)"),
 }
@@ -194,8 +194,8 @@ def test_it_gives_each_kind_of_submission_its_own_time_limit(
 
     assert submissions_sweep() == [predictions.pk, lost_checkpoint.pk]
     # a checkpoint goes back to the gpu queue, to run its model first
-    assert sent == [(queue.SCORE_SUBMISSION, predictions.pk),
-                    (queue.RUN_CHECKPOINT, lost_checkpoint.pk)]
+    assert sent == [(task_names.SCORE_SUBMISSION, predictions.pk),
+                    (task_names.RUN_CHECKPOINT, lost_checkpoint.pk)]
     checkpoint.refresh_from_db()
     assert (checkpoint.status, checkpoint.claimed_by) == ("running", "gone")
 
@@ -209,8 +209,8 @@ def test_it_resends_an_audit_to_its_kinds_queue(
         queued_at=timezone.now() - timedelta(seconds=loaded.EVALSERVER_AUDIT_TIME_LIMIT + 31))
 
     assert audits_sweep() == [confident.pk, aul.pk]
-    assert sent == [(queue.RUN_CONFIDENT_LEARNING_AUDIT, confident.pk),
-                    (queue.RUN_AUL_AUDIT, aul.pk)]
+    assert sent == [(task_names.RUN_CONFIDENT_LEARNING_AUDIT, confident.pk),
+                    (task_names.RUN_AUL_AUDIT, aul.pk)]
 
 
 def test_it_lets_only_the_claim_holder_fail_an_audit_and_counts_its_starts(
@@ -262,7 +262,7 @@ def test_it_runs_a_rescore_again_when_asked_for_while_it_ran(
     assert state() == ("queued", "", 0, False)  # the request's task finishes it
     benchmark_id = LabelSetVersion.objects.get(pk=version_id).label_set.benchmark_id
     # the rescoring that ran scheduled the boards' significance refresh (after its commit)
-    assert sent == [(queue.RESCORE_VERSION, version_id),
+    assert sent == [(task_names.RESCORE_VERSION, version_id),
                     (queue.REFRESH_BOARD_SIGNIFICANCE, benchmark_id)]
     assert version_rescore_run(version_id=version_id, task_id="second") == "done"
     assert state() == ("done", "second", 1, True)

@@ -26,7 +26,7 @@ from leaderboard.submissions.retention import failed_submission_files_remove
 from leaderboard.submissions.services import submission_quota_left
 from leaderboard.tasks.cpu import score_submission
 from leaderboard.tasks.registry import JOBS
-from tests import factories
+from tests import factories, task_names
 from tests.api_support import post_files, token_client
 from tests.conftest import wait_for_status
 
@@ -156,12 +156,12 @@ def test_it_reruns_a_server_failure_once_with_a_fresh_attempt_count(
     submission.refresh_from_db()
     assert (submission.status, submission.attempts, submission.claimed_by) == ("queued", 0, "")
     assert (submission.started, submission.finished_at) == (None, None)
-    assert sent == [(queue.SCORE_SUBMISSION, submission.pk)]
+    assert sent == [(task_names.SCORE_SUBMISSION, submission.pk)]
     with django_capture_on_commit_callbacks(execute=True):
         assert _post(client, submission, "rerun") == {"http": 409, "error": {
             "code": "not_rerunnable",
             "message": "only a failed submission can be run again; this one is queued"}}
-    assert sent == [(queue.SCORE_SUBMISSION, submission.pk)]  # queued once
+    assert sent == [(task_names.SCORE_SUBMISSION, submission.pk)]  # queued once
 
     # the message sent, delivered twice: scored once
     assert score_submission.apply(args=[submission.pk], task_id="r-1").get() == "scored"
@@ -308,7 +308,7 @@ def test_it_reruns_a_worker_lost_submission_on_a_real_worker_and_scores_it_once(
     assert dict(per_label_set) == dict.fromkeys(CIFAR10_LABEL_SETS, 1)
     # one message, the re-run's (the first one never reached the broker)
     received = [line for line in scoring_worker.read_text().splitlines()
-                if f"Task {queue.SCORE_SUBMISSION}[" in line and line.endswith("received")]
+                if f"Task {task_names.SCORE_SUBMISSION}[" in line and line.endswith("received")]
     assert len(received) == 1, received
     # scored now: it counts, once
     assert submission_quota_left(owner=submission.owner, benchmark=submission.benchmark) == 0

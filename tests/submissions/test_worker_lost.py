@@ -20,7 +20,7 @@ from leaderboard.jobs.sweep import jobs_sweep
 from leaderboard.submissions.models import Score, Submission
 from leaderboard.submissions.services import submission_create, submission_scores_compute
 from leaderboard.tasks.registry import JOBS
-from tests import factories
+from tests import factories, task_names
 from tests.conftest import WorkerProcess, wait_for_status
 
 
@@ -44,7 +44,8 @@ def _submit_without_task(data_dir: Path, username: str) -> Submission:
     """A submission whose scoring message never reaches the broker (as if it was lost)."""
     with mock.patch.object(queue, "task_send") as send:
         submission = _submit(data_dir, username=username)
-    assert send.call_args_list == [mock.call(queue.SCORE_SUBMISSION, submission.pk, countdown=0)]
+    assert send.call_args_list == [
+        mock.call(task_names.SCORE_SUBMISSION, submission.pk, countdown=0)]
     return submission
 
 
@@ -237,7 +238,7 @@ def test_it_sweeps_a_version_whose_rescore_task_never_reached_the_broker(
     with mock.patch.object(queue, "task_send") as send:  # the broker is down
         version, _ = ground_truth_version_revise(
             label_set=corrected, candidates=[candidate], votes=[{"guessed": 5}], author=None)
-    assert send.call_args_list == [mock.call(queue.RESCORE_VERSION, version.pk, countdown=0)]
+    assert send.call_args_list == [mock.call(task_names.RESCORE_VERSION, version.pk, countdown=0)]
     pending = VersionRescore.objects.get(version=version)
     assert (pending.status, pending.finished_at) == ("queued", None)
     assert jobs_sweep(JOBS["rescore"]) == []  # requested just now: its task may still come

@@ -25,7 +25,7 @@ from .confident import (
     run_confident_learning,
     softmax,
 )
-from .probe import ProbeCNN, ProbeRun, train_probe, train_probe_losses
+from .probe import ProbeCNN, ProbeRun, train_probe
 from .validation import (
     ValidatedErrors,
     load_validated_errors,
@@ -54,6 +54,5 @@ __all__ = [
     "run_confident_learning",
     "softmax",
     "train_probe",
-    "train_probe_losses",
     "validated_errors",
 ]

@@ -28,7 +28,6 @@ import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import torch
@@ -194,8 +193,3 @@ def train_probe(
                 progress(epoch + 1, epochs)
     return ProbeRun(losses.numpy(), predicted.numpy(), suggested.numpy())
 
-
-def train_probe_losses(images: np.ndarray, labels: np.ndarray, **kwargs: Any) -> np.ndarray:
-    """`train_probe(...).losses`: float32 [epochs, N], row e each example's training-pass
-    cross-entropy in epoch e (see the module docstring); same keyword arguments."""
-    return train_probe(images, labels, **kwargs).losses

@@ -6,8 +6,8 @@ It does so for small images only: an MNIST CNN and a CIFAR-10 ResNet-20 (He et a
 norm on the shortcut where the shape changes). Anything else is submitted as ONNX.
 
 The module and parameter names are part of the public contract (they are the keys a
-submitter's `state_dict()` must have), so they must not change once published; the web page
-can show them with `describe_state_dict`.
+submitter's `state_dict()` must have), so they must not change once published; the submit
+page shows them from the torch-free tables of `state_dicts`.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from torch import nn
 
 from workers.inference.state_dicts import ARCHITECTURES, IGNORED_SUFFIX, Architecture
 
-__all__ = ["ARCHITECTURES", "IGNORED_SUFFIX", "Architecture", "build", "describe_state_dict",
-           "expected_tensors", "ignored_tensors"]
+__all__ = ["ARCHITECTURES", "IGNORED_SUFFIX", "Architecture", "build", "expected_tensors",
+           "ignored_tensors"]
 
 
 class MnistCNN(nn.Module):
@@ -120,7 +120,3 @@ def ignored_tensors(architecture: str) -> frozenset[str]:
     """The optional int64-scalar keys (BatchNorm counters) of the architecture's network."""
     return frozenset(k for k in build(architecture).state_dict() if k.endswith(IGNORED_SUFFIX))
 
-
-def describe_state_dict(architecture: str) -> list[tuple[str, tuple[int, ...]]]:
-    """(key, shape) in module order, for the web page's 'what to upload' section."""
-    return list(expected_tensors(architecture).items())

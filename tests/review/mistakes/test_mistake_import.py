@@ -17,13 +17,13 @@ import pytest
 from django.core.management import CommandError, call_command
 from pytest_django.fixtures import Settings
 
-from leaderboard import queue
 from leaderboard.catalog.label_set_version_files import compiled_for_version
 from leaderboard.catalog.models import LabelSetVersion
 from leaderboard.review.mistakes import services as mistake_services
 from leaderboard.review.models import PanelMistake, ReviewItem
 from leaderboard.review.selectors import review_item_detail
 from leaderboard.submissions.models import Score
+from tests import task_names
 from tests.api_support import api_client
 from tests.review.conftest import reviewers, submit_imagenet
 
@@ -95,7 +95,7 @@ def test_it_records_the_vit3b_panel_decisions_in_a_new_real_version(
         f"{VIT}: 378 decisions on ViT-3B's mistakes; 378 new, 0 updated",
         f"imagenet/real: version 2 created; {len(fresh)} newly judged wrong, {len(already)} "
         f"already wrong, {len(accepted)} accepted here (review items: {len(accepted)} new)"]
-    assert sent == [(queue.RESCORE_VERSION, v2.pk)]  # re-scored after the commit
+    assert sent == [(task_names.RESCORE_VERSION, v2.pk)]  # re-scored after the commit
     assert v2.parent_id == v1.pk and "ViT-3B" in v2.note and VIT in v2.note
     old, new = compiled_for_version(v1).arrays, compiled_for_version(v2).arrays
     assert set(new["wrong_keys"].tolist()) == set(old["wrong_keys"].tolist()) | _keys(fresh)

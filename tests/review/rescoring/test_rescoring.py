@@ -12,7 +12,6 @@ from django.contrib.auth.models import Group, User
 from django.db import connection
 from pytest_django.fixtures import Settings
 
-from leaderboard import queue
 from leaderboard.catalog.label_set_version_files import compiled_for_version
 from leaderboard.catalog.models import LabelSetVersion
 from leaderboard.catalog.selectors import benchmark_get
@@ -29,7 +28,7 @@ from leaderboard.submissions.services import (
 )
 from leaderboard.tasks.cpu import score_submission
 from leaderboard.tasks.registry import JOBS
-from tests import factories
+from tests import factories, task_names
 from workers.scoring import datasets
 from workers.scoring.predictions import parse_predictions
 from workers.scoring.scorer import score_label_set
@@ -212,16 +211,16 @@ def test_it_scores_or_requeues_a_version_made_while_a_submission_was_scoring(
     # The significance refresh the scoring also schedules is not under test: it is sent once
     # per EVALSERVER_SIGNIFICANCE_DELAY s, so whether the set-up's one still covers this
     # scoring depends on how fast the machine got here.
-    rescores = [message for message in sent if message[0] == queue.RESCORE_VERSION]
+    rescores = [message for message in sent if message[0] == task_names.RESCORE_VERSION]
     if decided_at_read == 1:
         # scored on it like on the others: only the decision itself asks for its re-scoring
-        assert rescores == [(queue.RESCORE_VERSION, version.pk)]
+        assert rescores == [(task_names.RESCORE_VERSION, version.pk)]
         preds = parse_predictions(second.files.get().file.path, num_examples=50_000,
                                   num_classes=1000)
         assert on_it.get().record == score_label_set(compiled_for_version(version), preds)[0]
     else:
         # once by the decision itself, and once more by the scoring that missed it
-        assert rescores == [(queue.RESCORE_VERSION, version.pk)] * 2
+        assert rescores == [(task_names.RESCORE_VERSION, version.pk)] * 2
         assert not on_it.exists()
     assert version.published is None  # its re-scoring publishes it, once it has run
 

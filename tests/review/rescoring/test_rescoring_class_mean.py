@@ -18,7 +18,6 @@ import pytest
 from django.core.management import CommandError, call_command
 from pytest_django.fixtures import Settings
 
-from leaderboard import queue
 from leaderboard.catalog.label_set_version_files import compiled_for_version, compiled_store
 from leaderboard.catalog.models import LabelSetVersion
 from leaderboard.catalog.services import label_set_version_create
@@ -27,6 +26,7 @@ from leaderboard.review.models import ReviewItem, VersionRescore
 from leaderboard.review.rescoring import services as rescoring
 from leaderboard.submissions.models import Score, Submission
 from leaderboard.submissions.services import scores_copy
+from tests import task_names
 from tests.helpers import imagenet_original_labels_by_file_number
 from tests.review.conftest import submit_imagenet
 from workers.scoring import datasets, revisions
@@ -241,7 +241,7 @@ def test_it_queues_the_rescoring_for_the_workers_on_request(
         label_set__slug__in=("multilabel", "real")).select_related("label_set")}
     assert out.splitlines() == [f"imagenet/{slug}: version 1 queued for re-scoring"
                                 for slug in ("multilabel", "real")]
-    assert sorted(sent) == sorted((queue.RESCORE_VERSION, v.pk) for v in versions.values())
+    assert sorted(sent) == sorted((task_names.RESCORE_VERSION, v.pk) for v in versions.values())
     assert {r.status for r in VersionRescore.objects.filter(version__in=versions.values())} \
         == {"queued"}
     assert Submission.objects.count() == 1

@@ -21,7 +21,6 @@ from workers.audits import (
     precision_recall,
     run_aul_audit,
     train_probe,
-    train_probe_losses,
 )
 from workers.audits.probe import ProbeCNN, as_image_tensor, deterministic_torch
 
@@ -86,8 +85,8 @@ def test_it_suggests_the_argmax_without_the_given_label(noisy_mnist: NoisySet) -
     masked = logits.copy()
     masked[np.arange(64), labels] = -np.inf
     assert np.array_equal(run.suggested, masked.argmax(axis=1))
-    assert np.array_equal(run.losses, train_probe_losses(images, labels, epochs=1, batch_size=64,
-                                                         lr=0.01, seed=3, num_classes=10))
+    assert np.array_equal(run.losses, train_probe(images, labels, epochs=1, batch_size=64,
+                                                         lr=0.01, seed=3, num_classes=10).losses)
 
 
 def test_it_gives_identical_aul_for_the_same_seed(
@@ -103,8 +102,8 @@ def test_it_gives_identical_aul_for_the_same_seed(
 
 def test_it_depends_on_the_seed(noisy_mnist: NoisySet) -> None:
     kwargs: dict[str, Any] = {"epochs": 1, "batch_size": 64, "lr": 0.01}
-    a = train_probe_losses(noisy_mnist.images[:200], noisy_mnist.labels[:200], seed=0, **kwargs)
-    b = train_probe_losses(noisy_mnist.images[:200], noisy_mnist.labels[:200], seed=1, **kwargs)
+    a = train_probe(noisy_mnist.images[:200], noisy_mnist.labels[:200], seed=0, **kwargs).losses
+    b = train_probe(noisy_mnist.images[:200], noisy_mnist.labels[:200], seed=1, **kwargs).losses
     assert a.shape == (1, 200) and a.dtype == np.float32
     assert not np.array_equal(a, b)
 
@@ -115,7 +114,7 @@ def test_it_leaves_global_torch_state_alone(noisy_mnist: NoisySet) -> None:
     torch.manual_seed(123)
     expected_next = torch.rand(3)
     torch.manual_seed(123)
-    train_probe_losses(
+    train_probe(
         noisy_mnist.images[:64], noisy_mnist.labels[:64], epochs=1, batch_size=32, lr=0.01,
         seed=7, num_threads=threads + 1,
     )
@@ -128,10 +127,10 @@ def test_it_records_every_example_every_epoch_and_reports_progress(
     noisy_mnist: NoisySet,
 ) -> None:
     calls: list[tuple[int, int]] = []
-    losses = train_probe_losses(
+    losses = train_probe(
         noisy_mnist.images[:100], noisy_mnist.labels[:100], epochs=3, batch_size=32, lr=0.01,
         seed=0, num_classes=10, progress=lambda done, total: calls.append((done, total)),
-    )
+    ).losses
     assert calls == [(1, 3), (2, 3), (3, 3)]
     assert losses.shape == (3, 100)
     assert np.isfinite(losses).all() and (losses > 0).all()
@@ -142,9 +141,9 @@ def test_it_accepts_colour_images_in_any_scale() -> None:
     images = rng.random((40, 3, 8, 8)).astype(np.float32)
     labels = np.arange(40) % 4
     common: dict[str, Any] = {"epochs": 2, "batch_size": 16, "lr": 0.01, "seed": 0}
-    small = train_probe_losses(images, labels, **common)
+    small = train_probe(images, labels, **common).losses
     # per-channel standardisation makes 0-1 and 0-255 images the same input
-    large = train_probe_losses(images * 255.0, labels, **common)
+    large = train_probe(images * 255.0, labels, **common).losses
     assert small.shape == (2, 40)
     assert np.allclose(small, large, rtol=0, atol=1e-5)
 
@@ -223,13 +222,13 @@ def test_it_rejects_bad_input(noisy_mnist: NoisySet) -> None:
     with pytest.raises(ValueError, match="at least 2 AUL values"):
         fit_mixture(np.ones(1))
     with pytest.raises(ValueError, match=r"\[N, H, W\] or \[N, C, H, W\]"):
-        train_probe_losses(np.zeros((4, 8)), np.zeros(4, dtype=int), epochs=1, batch_size=2,
+        train_probe(np.zeros((4, 8)), np.zeros(4, dtype=int), epochs=1, batch_size=2,
                            lr=0.1, seed=0)
     with pytest.raises(ValueError, match="one label per image"):
-        train_probe_losses(noisy_mnist.images[:10], noisy_mnist.labels[:9], epochs=1,
+        train_probe(noisy_mnist.images[:10], noisy_mnist.labels[:9], epochs=1,
                            batch_size=2, lr=0.1, seed=0)
     with pytest.raises(ValueError, match="outside the 3 classes"):
-        train_probe_losses(noisy_mnist.images[:10], noisy_mnist.labels[:10], epochs=1,
+        train_probe(noisy_mnist.images[:10], noisy_mnist.labels[:10], epochs=1,
                            batch_size=2, lr=0.1, seed=0, num_classes=3)
     with pytest.raises(ValueError, match="epochs must be >= 1"):
         AulConfig(epochs=0)

@@ -42,7 +42,7 @@ def test_it_defines_the_published_architectures() -> None:
     assert sum(p.numel() for p in mnist.parameters()) == 105_866
     assert sum(p.numel() for p in resnet.parameters()) == 272_474
     assert not mnist.training and not resnet.training
-    assert architectures.describe_state_dict("mnist-cnn") == [
+    assert list(architectures.expected_tensors("mnist-cnn").items()) == [
         ("conv1.weight", (16, 1, 3, 3)), ("conv1.bias", (16,)),
         ("conv2.weight", (32, 16, 3, 3)), ("conv2.bias", (32,)),
         ("fc1.weight", (64, 1568)), ("fc1.bias", (64,)),

@@ -283,6 +283,13 @@ class WorkerProcess:
 
 
 @pytest.fixture
+def gpu_worker_queues(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Request before `scoring_worker`: its worker then serves the gpu queue too (checkpoint
+    runs, the AUL audit)."""
+    monkeypatch.setenv("EVALSERVER_TEST_WORKER_QUEUES", "cpu,gpu")
+
+
+@pytest.fixture
 def scoring_worker(scoring_worker_process: WorkerProcess) -> Path:
     """A real Celery worker (-Q cpu) that sees this test's database, media and data.
 

@@ -10,7 +10,7 @@ from typing import Any
 from django.db.models import Count, QuerySet
 
 from leaderboard.audits.models import Audit
-from leaderboard.catalog.example_images import example_image_uri
+from leaderboard.catalog.example_images import example_image_drawer
 from leaderboard.catalog.models import Benchmark
 from leaderboard.catalog.selectors import benchmark_class_names, image_set_example_namer
 from leaderboard.review.ground_truth.models import GroundTruthCandidate
@@ -102,14 +102,14 @@ def audit_flag_rows(audit: Audit, *, limit: int = REPORT_FLAGS) -> list[FlagRow]
     candidates = {c.example_index: c for c in GroundTruthCandidate.objects.filter(
         label_set=audit.label_set, source=f"audit:{audit.pk}",
         example_index__in=[e["index"] for e in entries])}
-    slug = audit.image_set.slug
+    draw = example_image_drawer(audit.image_set.slug)
     rows = []
     for entry in entries:
         index, given, suggested = entry["index"], entry["given_label"], entry["suggested_label"]
         candidate = candidates.get(index)
         rows.append(FlagRow(
             rank=entry["rank"], index=index, file_name=example_name(index),
-            image=example_image_uri(slug, index), given=given, given_name=names[given],
+            image=draw(index), given=given, given_name=names[given],
             suggested=suggested, suggested_name=names[suggested],
             figures=[(label, float(entry[key])) for key, label in
                      EVIDENCE_FIGURES.get(audit.kind, ()) if entry.get(key) is not None],

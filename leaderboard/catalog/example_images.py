@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import struct
 import zlib
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
@@ -50,17 +51,29 @@ def _pixels(image_format: str, path: str) -> np.ndarray:
     return source_pixels(ImageSource(image_format, Path(path)))
 
 
-def example_image_uri(image_set: str, index: int) -> str | None:
-    """The example's image as a data URI, or None when the server has no images for it."""
+def example_image_drawer(image_set: str) -> Callable[[int], str | None]:
+    """example index -> its image as a data URI, or None when the server has no images for
+    it; the image set's declared source is looked up once, for a page that draws many."""
     row = ImageSet.objects.filter(slug=image_set).first()
     source = image_set_source(image_set=row) if row is not None else None
     if source is None or source.format == "folder":
-        return None
+        return lambda index: None
     try:
         images = _pixels(source.format, str(source.path))
     except (DataError, OSError):
-        return None
-    if not 0 <= index < len(images) or images.shape[1] not in (1, 3):
-        return None
-    pixels = images[index]
-    return png_data_uri(pixels[0] if pixels.shape[0] == 1 else pixels.transpose(1, 2, 0))
+        return lambda index: None
+    if images.shape[1] not in (1, 3):
+        return lambda index: None
+
+    def draw(index: int) -> str | None:
+        if not 0 <= index < len(images):
+            return None
+        pixels = images[index]
+        return png_data_uri(pixels[0] if pixels.shape[0] == 1 else pixels.transpose(1, 2, 0))
+
+    return draw
+
+
+def example_image_uri(image_set: str, index: int) -> str | None:
+    """The example's image as a data URI, or None when the server has no images for it."""
+    return example_image_drawer(image_set)(index)

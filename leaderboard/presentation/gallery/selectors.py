@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from leaderboard.catalog.example_images import example_image_uri
+from leaderboard.catalog.example_images import example_image_drawer
 from leaderboard.catalog.label_set_version_files import LabelStoreError, compiled_for_version
 from leaderboard.catalog.models import Benchmark, ImageSet, LabelSet, LabelSetVersion
 from leaderboard.catalog.selectors import (
@@ -197,13 +197,14 @@ def mistake_cards(*, benchmark: Benchmark, section: GallerySection,
         name = names[class_id] if 0 <= class_id < len(names) else str(class_id)
         return ClassLabel(class_id, name)
 
+    draw = example_image_drawer(section.image_set)
     cards = []
     for row in rows:
         predicted = label(row.predicted)
         assert predicted is not None
         cards.append(MistakeCard(
             row=row, file_name=example_name(row.index),
-            image=example_image_uri(section.image_set, row.index), predicted=predicted,
+            image=draw(row.index), predicted=predicted,
             given=label(row.given), corrected=label(row.corrected),
             accepted=[c for c in map(label, row.accepted) if c is not None]))
     return cards

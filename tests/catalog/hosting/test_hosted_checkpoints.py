@@ -67,16 +67,10 @@ def tiny_data_dir(catalog_settings: Settings, tmp_path: Path) -> Path:
     return data
 
 
-@pytest.fixture
-def gpu_queue(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Request before `scoring_worker`: its worker then serves the gpu queue too."""
-    monkeypatch.setenv("EVALSERVER_TEST_WORKER_QUEUES", "cpu,gpu")
-
-
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_it_runs_and_scores_a_checkpoint_on_a_hosted_image_benchmark(
-    gpu_queue: None, tiny_data_dir: Path, scoring_worker: Path, tmp_path: Path,
+    gpu_worker_queues: None, tiny_data_dir: Path, scoring_worker: Path, tmp_path: Path,
 ) -> None:
     model = _linear_model()
     pixels = np.load(tiny_data_dir / "tiny/images.npy")

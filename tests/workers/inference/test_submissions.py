@@ -40,16 +40,10 @@ def _records(submission_id: int) -> dict[str, tuple[int, int, int | None]]:
                 "label_set")}
 
 
-@pytest.fixture
-def gpu_queue(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Request before `scoring_worker`: its worker then serves the gpu queue too."""
-    monkeypatch.setenv("EVALSERVER_TEST_WORKER_QUEUES", "cpu,gpu")
-
-
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_it_scores_onnx_and_safetensors_checkpoints_as_their_predictions(
-    gpu_queue: None, loaded: Settings, tmp_path: Path, scoring_worker: Path,
+    gpu_worker_queues: None, loaded: Settings, tmp_path: Path, scoring_worker: Path,
     trained_mnist: torch.nn.Module, mnist_images: np.ndarray,
 ) -> None:
     onnx_path = export_onnx(trained_mnist, (1, 28, 28), tmp_path / "cnn.onnx")

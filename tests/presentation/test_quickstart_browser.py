@@ -121,6 +121,9 @@ def test_it_walks_the_quick_start_from_sign_up_to_the_scored_row_on_the_board(
     page.goto(f"{base}/")
     walk.look(1)
     page.get_by_role("link", name="Sign up").first.click()
+    # a click starts the navigation without waiting for the new page: wait for it before
+    # reading its text
+    expect(page.get_by_role("button", name="Create account")).to_be_visible()
     walk.look(1)
     field(page, "Username").fill(USERNAME)
     field(page, "Password").fill(PASSWORD)
@@ -140,6 +143,7 @@ def test_it_walks_the_quick_start_from_sign_up_to_the_scored_row_on_the_board(
 
     # 3. Get an API token
     page.locator(".nav-user .username").click()
+    expect(page.get_by_role("button", name="Create token")).to_be_visible()
     walk.look(3)
     page.get_by_role("button", name="Create token").click()
     key = field(page, "Your token").input_value()

@@ -30,8 +30,11 @@ sys.path.insert(0, str(ROOT))
 
 from workers.score import compile_available  # noqa: E402
 from workers.scoring import datasets  # noqa: E402
-from workers.scoring.bundles import BundleData, builtin_bundle  # noqa: E402
-from workers.scoring.catalog import MULTILABEL_SOURCE  # noqa: E402
+from workers.scoring.bundles import (  # noqa: E402
+    MULTILABEL_SOURCE,
+    BundleData,
+    builtin_bundle,
+)
 from workers.scoring.predictions import parse_predictions  # noqa: E402
 from workers.scoring.scorer import score_predictions  # noqa: E402
 

@@ -9,10 +9,14 @@ import signal
 import socket
 import subprocess
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import numpy as np
 import pytest
+
+if TYPE_CHECKING:
+    from leaderboard.catalog.bundle_definition import BundleDefinition
+    from leaderboard.catalog.models import LabelSet
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 # CI installs every real service and file the tests use (scripts/test.sh): under CI=true a test
@@ -37,6 +41,33 @@ def make_partial_data_dir(source: Path, target: Path, *, leave_out: set[str]) ->
             copy.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(path, copy)
     return target
+
+
+def builtin_definition(slug: str) -> BundleDefinition:
+    """A built-in benchmark's rows as `load_benchmarks` writes them (its class and example
+    names read from the configured data directory; CIFAR-10's and MNIST's need no file)."""
+    from django.conf import settings
+
+    from leaderboard.catalog.bundle_definition import builtin_source, bundle_definition
+    from workers.scoring.bundles import BundleData, builtin_bundle
+
+    bundle = builtin_bundle(slug)
+    data = BundleData(bundle, data_dir=Path(settings.EVALSERVER_DATA_DIR))
+    return bundle_definition(bundle, data, source=builtin_source(bundle))
+
+
+def builtin_label_set_sync(benchmark: str, slug: str) -> LabelSet:
+    """The rows of a built-in label set, its benchmark's and its image set's, with no version."""
+    from leaderboard.catalog.services import benchmark_sync, image_set_sync, label_set_sync
+
+    definition = builtin_definition(benchmark)
+    row = definition.label_sets[slug]
+    benchmark_row, _ = benchmark_sync(slug=benchmark, values=definition.benchmark)
+    image_set, _ = image_set_sync(benchmark=benchmark_row, slug=row["image_set"],
+                                  values=definition.image_sets[row["image_set"]])
+    label_set, _ = label_set_sync(benchmark=benchmark_row, image_set=image_set, slug=slug,
+                                  values=row)
+    return label_set
 
 
 def free_port() -> int:

@@ -15,28 +15,19 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from leaderboard.catalog.models import Benchmark, LabelSet, LabelSetVersion
-from leaderboard.catalog.services import (
-    benchmark_sync,
-    image_set_sync,
-    label_set_sync,
-    label_set_version_create,
-)
+from leaderboard.catalog.services import label_set_version_create
 from leaderboard.submissions.models import Submission
 from tests import factories
+from tests.helpers import builtin_label_set_sync
 from tests.pages import leaderboard_table
-from workers.scoring.bundles import builtin_benchmark_spec
+from workers.scoring.bundles import builtin_bundle
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def version() -> LabelSetVersion:
-    spec = builtin_benchmark_spec("mnist")
-    benchmark, _ = benchmark_sync(spec=spec)
-    image_set, _ = image_set_sync(benchmark=benchmark, spec=spec.image_set("mnist-test"))
-    label_set, _ = label_set_sync(
-        benchmark=benchmark, image_set=image_set, spec=spec.label_sets[0]
-    )
+    label_set = builtin_label_set_sync("mnist", "original")
     return label_set_version_create(label_set=label_set, content_hash="d" * 64, summary={})
 
 
@@ -283,4 +274,4 @@ def test_it_sets_the_panel_sizes_through_the_service(admin_client: Client,
     assert saved.status_code == 302
     after = Benchmark.objects.get(pk=benchmark.pk)
     assert (after.review_panel_size, after.ground_truth_panel_size, after.name) == (
-        4, 7, builtin_benchmark_spec("mnist").name)
+        4, 7, builtin_bundle("mnist").name)

@@ -29,6 +29,7 @@ from typing import Any
 
 from workers.scoring import datasets, label_set_builders
 from workers.scoring.bundles import (
+    MULTILABEL_SOURCE,
     Bundle,
     BundleData,
     BundleError,
@@ -40,7 +41,6 @@ from workers.scoring.bundles import (
     open_bundle,
 )
 from workers.scoring.bundles.builders import optional_source
-from workers.scoring.catalog import MULTILABEL_SOURCE
 from workers.scoring.families.registry import family_named
 from workers.scoring.predictions import PredictionError, parse_predictions
 from workers.scoring.scorer import SubmissionScores, score_predictions

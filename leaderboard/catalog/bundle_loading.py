@@ -24,7 +24,12 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
-from leaderboard.catalog.bundle_definition import BundleDefinition, bundle_definition
+from leaderboard.catalog.bundle_definition import (
+    BundleDefinition,
+    LabelSetRow,
+    builtin_source,
+    bundle_definition,
+)
 from leaderboard.catalog.hidden_labels import hidden_releases_check
 from leaderboard.catalog.label_set_version_files import compiled_store_new, compiled_unstore
 from leaderboard.catalog.load_report import CatalogLoadReport
@@ -51,7 +56,6 @@ from workers.scoring.bundles import (
     open_bundle,
 )
 from workers.scoring.bundles.builders import optional_source
-from workers.scoring.catalog import LabelSetSpec
 from workers.scoring.label_set_builders import CompiledLabelSet
 
 # Where a user gets the data (MANIFEST.md "source" column); repeated in docs/operators/data.md.
@@ -136,7 +140,7 @@ def benchmark_catalog_load(
         _bundle_load(
             bundle, data=BundleData(bundle, data_dir=data_dir,
                                     sources={"multilabel_file": multilabel_file}),
-            cache_dir=cache_dir, source=_builtin_source(bundle), strict=False,
+            cache_dir=cache_dir, source=builtin_source(bundle), strict=False,
             update=True, report=report,
         )
     _report_totals(report)
@@ -162,7 +166,7 @@ def benchmark_bundle_add(
     report = CatalogLoadReport(echo=echo)
     with open_bundle(Path(path)) as bundle:
         builtin = bundle.manifest.resolve().parent == BUILTIN_DIR.resolve()
-        source = _builtin_source(bundle) if builtin else UPLOAD_SOURCE
+        source = builtin_source(bundle) if builtin else UPLOAD_SOURCE
         # Compiled label sets are cached only when read from the data directory: an uploaded
         # bundle is read once from its own temporary folder.
         cache_dir = Path(settings.EVALSERVER_CACHE_DIR) if bundle.files == "data" else None
@@ -173,10 +177,6 @@ def benchmark_bundle_add(
         report.slug = bundle.slug
     _report_totals(report)
     return report
-
-
-def _builtin_source(bundle: Bundle) -> str:
-    return f"builtin:{bundle.manifest.name}"  # Benchmark.source (leaderboard/catalog/models.py)
 
 
 def _report_totals(report: CatalogLoadReport) -> None:
@@ -297,28 +297,27 @@ def _rows_write(
     definition: BundleDefinition, compiled: dict[str, CompiledLabelSet], *, strict: bool,
     report: CatalogLoadReport,
 ) -> None:
-    spec = definition.spec
-    benchmark, change = benchmark_sync(spec=spec, details=definition.benchmark_details)
+    benchmark, change = benchmark_sync(slug=definition.slug, values=definition.benchmark)
     report.count("benchmarks", change)
     if change is Change.UPDATED:
-        report.add("info", f"  {spec.slug}: benchmark details updated")
-    label_specs = [s for s in spec.label_sets if s.slug in compiled]
+        report.add("info", f"  {definition.slug}: benchmark details updated")
+    label_sets = {slug: row for slug, row in definition.label_sets.items() if slug in compiled}
     image_sets: dict[str, ImageSet] = {}
-    for slug in _unique([spec.main_image_set] + [s.image_set for s in label_specs]):
-        image_set, change = image_set_sync(benchmark=benchmark, spec=spec.image_set(slug),
-                                           details=definition.image_set_details[slug])
+    for slug in _unique([definition.benchmark["main_image_set"]]
+                        + [row["image_set"] for row in label_sets.values()]):
+        image_set, change = image_set_sync(benchmark=benchmark, slug=slug,
+                                           values=definition.image_sets[slug])
         report.count("image sets", change)
         if change is Change.UPDATED:
             report.add("info", f"  {slug}: image set details updated")
         image_sets[slug] = image_set
-    for label_spec in label_specs:
+    for slug, row in label_sets.items():
         label_set = _label_set_load(
-            benchmark=benchmark, image_set=image_sets[label_spec.image_set], spec=label_spec,
-            details=definition.label_set_details[label_spec.slug],
-            compiled=compiled[label_spec.slug], strict=strict, report=report,
+            benchmark=benchmark, image_set=image_sets[row["image_set"]], slug=slug, values=row,
+            compiled=compiled[slug], strict=strict, report=report,
         )
-        mask, fraction, seed = definition.hidden_splits.get(label_spec.slug, (None, None, None))
-        hidden_phase_first_open(label_set=label_set, size=compiled[label_spec.slug].size,
+        mask, fraction, seed = definition.hidden_splits.get(slug, (None, None, None))
+        hidden_phase_first_open(label_set=label_set, size=compiled[slug].size,
                                 private_mask=mask, fraction=fraction, seed=seed)
 
 
@@ -326,15 +325,15 @@ def _label_set_load(
     *,
     benchmark: Benchmark,
     image_set: ImageSet,
-    spec: LabelSetSpec,
-    details: dict[str, Any],
+    slug: str,
+    values: LabelSetRow,
     compiled: CompiledLabelSet,
     strict: bool,
     report: CatalogLoadReport,
 ) -> LabelSet:
-    name = f"{benchmark.slug}/{spec.slug}"
-    label_set, change = label_set_sync(benchmark=benchmark, image_set=image_set, spec=spec,
-                                       details=details)
+    name = f"{benchmark.slug}/{slug}"
+    label_set, change = label_set_sync(benchmark=benchmark, image_set=image_set, slug=slug,
+                                       values=values)
     report.count("label sets", change)
     if change is Change.UPDATED:
         report.add("info", f"  {name}: label set details updated")

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from django.db import models, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from leaderboard.catalog.bundle_definition import BenchmarkRow, ImageSetRow, LabelSetRow
 from leaderboard.catalog.models import (
     Benchmark,
     ImageSet,
@@ -22,7 +22,6 @@ from leaderboard.catalog.models import (
     LabelSetVersion,
 )
 from leaderboard.catalog.selectors import label_set_version_latest
-from workers.scoring.catalog import BenchmarkSpec, ImageSetSpec, LabelSetSpec
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -60,42 +59,25 @@ def _sync_row(
     return row, Change.UPDATED
 
 
-def benchmark_sync(
-    *, spec: BenchmarkSpec, details: Mapping[str, Any] | None = None
-) -> tuple[Benchmark, Change]:
-    """Make the Benchmark row match the catalog entry; `details`: descriptive fields of its
-    bundle the spec does not carry (description, modality, citations, headline, classes,
-    source: leaderboard/catalog/bundle_loading.py), rewritten on every load."""
-    benchmark, change = _sync_row(
-        Benchmark,
-        lookup={"slug": spec.slug},
-        values={
-            "name": spec.name,
-            "num_classes": spec.num_classes,
-            "main_image_set": spec.main_image_set,
-            **(details or {}),
-        },
-    )
-    return benchmark, change
+def benchmark_sync(*, slug: str, values: BenchmarkRow) -> tuple[Benchmark, Change]:
+    """Make the Benchmark row match its bundle's definition (leaderboard/catalog/
+    bundle_definition.py), rewritten on every load."""
+    return _sync_row(Benchmark, lookup={"slug": slug}, values=dict(values))
 
 
 def image_set_sync(
-    *, benchmark: Benchmark, spec: ImageSetSpec, details: Mapping[str, Any] | None = None
+    *, benchmark: Benchmark, slug: str, values: ImageSetRow
 ) -> tuple[ImageSet, Change]:
-    """Make the ImageSet row match the catalog entry (`details`: its example naming, with
-    `example_names`, the list of a set named by file, kept in its ImageSetNames row)."""
-    if spec.benchmark != benchmark.slug:
-        raise CatalogError(f"image set {spec.slug!r} belongs to {spec.benchmark!r}, "
-                           f"not {benchmark.slug!r}")
-    existing = ImageSet.objects.filter(slug=spec.slug).exclude(benchmark=benchmark).first()
+    """Make the ImageSet row match its bundle's definition (`example_names`, the list of a
+    set named by file, is kept in its ImageSetNames row)."""
+    existing = ImageSet.objects.filter(slug=slug).exclude(benchmark=benchmark).first()
     if existing is not None:
-        raise CatalogError(f"image set {spec.slug!r} already exists in benchmark "
+        raise CatalogError(f"image set {slug!r} already exists in benchmark "
                            f"{existing.benchmark.slug!r}")
-    values = {"name": spec.name, "size": spec.size, "description": spec.description,
-              **(details or {})}
-    names = values.pop("example_names", None)
-    image_set, change = _sync_row(ImageSet, lookup={"slug": spec.slug, "benchmark": benchmark},
-                                  values=values)
+    row: dict[str, Any] = dict(values)
+    names = row.pop("example_names")
+    image_set, change = _sync_row(ImageSet, lookup={"slug": slug, "benchmark": benchmark},
+                                  values=row)
     if names is None:
         names_changed = ImageSetNames.objects.filter(image_set=image_set).delete()[0] > 0
     else:
@@ -108,31 +90,17 @@ def image_set_sync(
 
 
 def label_set_sync(
-    *, benchmark: Benchmark, image_set: ImageSet, spec: LabelSetSpec,
-    details: Mapping[str, Any] | None = None,
+    *, benchmark: Benchmark, image_set: ImageSet, slug: str, values: LabelSetRow
 ) -> tuple[LabelSet, Change]:
-    """Make the LabelSet row (not its versions) match the catalog entry (`details`:
-    reviewable, bundle_kind)."""
-    if spec.benchmark != benchmark.slug or spec.image_set != image_set.slug:
-        raise CatalogError(f"label set {spec.benchmark}/{spec.slug} is over "
-                           f"{spec.image_set!r}, not {benchmark.slug}/{image_set.slug}")
+    """Make the LabelSet row (not its versions) match its bundle's definition; `image_set`
+    is the row of the slug `values` names."""
+    if values["image_set"] != image_set.slug:
+        raise CatalogError(f"label set {benchmark.slug}/{slug} is over "
+                           f"{values['image_set']!r}, not {image_set.slug!r}")
     if image_set.benchmark_id != benchmark.pk:
         raise CatalogError(f"image set {image_set.slug!r} is not in benchmark {benchmark.slug!r}")
-    label_set, change = _sync_row(
-        LabelSet,
-        lookup={"benchmark": benchmark, "slug": spec.slug},
-        values={
-            "image_set": image_set,
-            "kind": spec.kind,
-            "family": spec.family,
-            "name": spec.name,
-            "description": spec.description,
-            "citation": spec.citation,
-            "params": spec.param_dict,
-            **(details or {}),
-        },
-    )
-    return label_set, change
+    return _sync_row(LabelSet, lookup={"benchmark": benchmark, "slug": slug},
+                     values={**values, "image_set": image_set})
 
 
 def benchmark_leaderboard_touch(*, benchmark_id: int) -> None:

@@ -14,6 +14,7 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
 
+from leaderboard.catalog.bundle_definition import builtin_source, bundle_definition
 from leaderboard.catalog.label_set_version_files import compiled_for_version, compiled_store
 from leaderboard.catalog.models import LabelSet, LabelSetVersion
 from leaderboard.catalog.selectors import label_set_version_latest, label_set_version_list
@@ -26,13 +27,12 @@ from leaderboard.catalog.services import (
 from leaderboard.review.panel.services import version_rescore_request
 from workers.scoring import datasets, label_set_builders
 from workers.scoring.bundles import (
+    MULTILABEL_SOURCE,
     BundleData,
     BundleError,
-    builtin_benchmark_spec,
     builtin_bundle,
     compile_bundle_label_set,
 )
-from workers.scoring.catalog import MULTILABEL_SOURCE
 from workers.scoring.families.registry import FAMILIES, family_named
 
 
@@ -59,8 +59,6 @@ def multilabel_import(*, path: Path, author: User | None = None,
     data_dir = Path(settings.EVALSERVER_DATA_DIR)
     # ImageNet's built-in bundle declares both label sets (benchmarks/imagenet.toml)
     bundle = builtin_bundle("imagenet")
-    bench_spec = builtin_benchmark_spec("imagenet")
-    specs = {spec.slug: spec for spec in bench_spec.label_sets}
     compiled: dict[str, label_set_builders.CompiledLabelSet] = {}
     data = BundleData(bundle, data_dir=data_dir, sources={MULTILABEL_SOURCE: path})
     # the label sets built from that file, as the bundle declares them: the one whose source
@@ -75,17 +73,19 @@ def multilabel_import(*, path: Path, author: User | None = None,
             raise LabelIOError(str(exc)) from exc
         except (datasets.DataError, ValueError, KeyError, TypeError) as exc:
             raise LabelIOError(f"{path}: {exc}") from exc
+    try:  # the rows as load_benchmarks writes them (it reads the class and example names)
+        definition = bundle_definition(bundle, data, source=builtin_source(bundle))
+    except BundleError as exc:
+        raise LabelIOError(str(exc)) from exc
     results: list[ImportResult] = []
     with transaction.atomic():
-        benchmark, _ = benchmark_sync(spec=bench_spec)
+        benchmark, _ = benchmark_sync(slug=definition.slug, values=definition.benchmark)
         for slug, labels in compiled.items():
-            spec = specs[slug]
-            image_set, _ = image_set_sync(benchmark=benchmark,
-                                          spec=bench_spec.image_set(spec.image_set))
-            details = {"reviewable": slug in bundle.reviewable,
-                       "bundle_kind": bundle.label_set(slug).kind}
-            label_set, _ = label_set_sync(benchmark=benchmark, image_set=image_set, spec=spec,
-                                          details=details)
+            row = definition.label_sets[slug]
+            image_set, _ = image_set_sync(benchmark=benchmark, slug=row["image_set"],
+                                          values=definition.image_sets[row["image_set"]])
+            label_set, _ = label_set_sync(benchmark=benchmark, image_set=image_set, slug=slug,
+                                          values=row)
             compiled_store(labels)
             latest = label_set_version_latest(label_set=label_set)
             if latest is not None and latest.content_hash == labels.content_hash:

@@ -19,7 +19,7 @@ from django.core.management.base import CommandError
 
 from tests.catalog.data_server import DataServer, data_server
 from tests.helpers import PROJECT_ROOT, free_port
-from workers.scoring.bundles import builtin_benchmark_spec, builtin_slugs
+from workers.scoring.bundles import builtin_bundle, builtin_slugs, label_set_files
 
 MANIFEST = PROJECT_ROOT / "data-sources.toml"
 MNIST = ("mnist/cleanlab_cv_probabilities.npy", "mnist/cleanlab_mturk.json",
@@ -325,16 +325,16 @@ def test_the_manifest_describes_the_real_files_byte_for_byte(data_dir: Path) -> 
 
 def test_the_manifest_lists_every_file_the_server_reads(data_dir: Path) -> None:
     listed = {entry["path"] for entry in tomllib.loads(MANIFEST.read_text())["file"]}
-    label_set_files = {name for slug in builtin_slugs()
-                       for label_set in builtin_benchmark_spec(slug).label_sets
-                       for name in label_set.files}
+    bundles = [builtin_bundle(slug) for slug in builtin_slugs()]
+    read = {name for bundle in bundles for ls in bundle.label_sets
+            for name in label_set_files(bundle, ls)}
     demo_files = {str(p.relative_to(data_dir)) for p in
                   (data_dir / "cifar10/model_predictions").rglob("*.json")} | {
         "imagenet/cleanlab_cv_predicted_labels.npy", "cifar10/cleanlab_cv_probabilities.npy",
         "mnist/cleanlab_cv_probabilities.npy", IMAGES}
     on_disk = {p.relative_to(data_dir).as_posix() for p in data_dir.rglob("*") if p.is_file()}
 
-    assert label_set_files | demo_files <= listed
+    assert read | demo_files <= listed
     # every file of the data directory but its description
     assert listed == on_disk - {"MANIFEST.md"}
     assert len(listed) == 128

@@ -6,13 +6,8 @@ import pytest
 from django.db import IntegrityError
 
 from leaderboard.catalog.models import ImmutableVersionError, LabelSet, LabelSetVersion
-from leaderboard.catalog.services import (
-    benchmark_sync,
-    image_set_sync,
-    label_set_sync,
-    label_set_version_create,
-)
-from workers.scoring.bundles import builtin_benchmark_spec
+from leaderboard.catalog.services import label_set_version_create
+from tests.helpers import builtin_label_set_sync
 
 pytestmark = pytest.mark.django_db
 
@@ -22,13 +17,7 @@ HASH_B = "b" * 64
 
 @pytest.fixture
 def label_set() -> LabelSet:
-    spec = builtin_benchmark_spec("cifar10")
-    benchmark, _ = benchmark_sync(spec=spec)
-    image_set, _ = image_set_sync(benchmark=benchmark, spec=spec.image_set("cifar10-test"))
-    label_set, _ = label_set_sync(
-        benchmark=benchmark, image_set=image_set, spec=spec.label_sets[1]
-    )
-    return label_set
+    return builtin_label_set_sync("cifar10", "corrected")
 
 
 def test_it_numbers_versions_one_after_another(label_set: LabelSet) -> None:
@@ -78,10 +67,7 @@ def test_it_rejects_a_malformed_content_hash(label_set: LabelSet, bad_hash: str)
 
 
 def test_it_rejects_a_parent_from_another_label_set(label_set: LabelSet) -> None:
-    spec = builtin_benchmark_spec("cifar10")
-    other, _ = label_set_sync(
-        benchmark=label_set.benchmark, image_set=label_set.image_set, spec=spec.label_sets[0]
-    )
+    other = builtin_label_set_sync("cifar10", "original")
     foreign = label_set_version_create(label_set=other, content_hash=HASH_A, summary={})
 
     with pytest.raises(ValueError, match="another label set"):

@@ -24,24 +24,19 @@ from leaderboard.catalog.models import (
     LabelSet,
     LabelSetVersion,
 )
-from leaderboard.catalog.services import (
-    benchmark_sync,
-    image_set_sync,
-    label_set_sync,
-    label_set_version_create,
-)
-from tests.helpers import PROJECT_ROOT, make_partial_data_dir
+from leaderboard.catalog.services import label_set_version_create
+from tests.helpers import PROJECT_ROOT, builtin_label_set_sync, make_partial_data_dir
 from tests.workers.scoring.bundles.test_builtin import CONTENT_HASHES
 from workers.scoring.bundles import (
-    builtin_benchmark_spec,
     builtin_bundle,
     builtin_slugs,
     compile_bundle,
+    label_set_identity,
 )
-from workers.scoring.catalog import LabelSetSpec
+from workers.scoring.bundles.builders import optional_source
 
 # Every built-in bundle (benchmarks/*.toml).
-BENCHMARKS = {slug: builtin_benchmark_spec(slug) for slug in builtin_slugs()}
+BENCHMARKS = {slug: builtin_bundle(slug) for slug in builtin_slugs()}
 # The three whose label sets the old hard-coded catalog declared: their hashes are also
 # checked against the constants recorded when the catalog compiled them
 # (tests/workers/scoring/bundles/test_builtin.py), not only against the bundle reader.
@@ -53,22 +48,19 @@ Runner = Callable[..., tuple[str, str]]
 
 # Without a multi-label file, every label set but the optional ones is loaded.
 EXPECTED_LABEL_SETS = {
-    (benchmark.slug, spec.slug)
-    for benchmark in BENCHMARKS.values()
-    for spec in benchmark.label_sets
-    if spec.optional_source is None
+    (bundle.slug, ls.slug)
+    for bundle in BENCHMARKS.values()
+    for ls in bundle.label_sets
+    if optional_source(bundle, ls) is None
 }
 EXPECTED_IMAGE_SETS = {
     image_set.slug: image_set.size
-    for benchmark in BENCHMARKS.values()
-    for image_set in benchmark.image_sets
+    for bundle in BENCHMARKS.values()
+    for image_set in bundle.example_sets
 }
 NOT_CONFIGURED = "skipped: not configured (set EVALSERVER_MULTILABEL_FILE)"
 
 
-def _builtin_spec(benchmark: str, slug: str) -> LabelSetSpec:
-    """A built-in benchmark's label set as its bundle declares it."""
-    return next(spec for spec in builtin_benchmark_spec(benchmark).label_sets if spec.slug == slug)
 
 
 # Each built-in benchmark's vote vocabulary as its manifest declares it (benchmarks/*.toml).
@@ -129,14 +121,19 @@ def test_it_loads_exactly_the_builtin_bundles_from_the_real_data(
         "caltech256": 29_780, "20news-test": 7_532, "imdb-test": 25_000,
     }
     for label_set in LabelSet.objects.select_related("benchmark", "image_set__benchmark"):
-        spec = _builtin_spec(label_set.benchmark.slug, label_set.slug)
-        assert label_set.image_set.slug == spec.image_set
+        bundle = BENCHMARKS[label_set.benchmark.slug]
+        ls = bundle.label_set(label_set.slug)
+        identity = label_set_identity(bundle, ls)  # as its compiled set has them
+        assert label_set.image_set.slug == ls.example_set
         assert label_set.image_set.benchmark == label_set.benchmark
-        assert (label_set.kind, label_set.family) == (spec.kind, spec.family)
-        # plus, for a corrected set, its vote file's answers and their meanings
+        assert (label_set.kind, label_set.family) == (identity["kind"], identity["family"])
+        # its family's plain params (a corrected set's threshold), plus, for a corrected set,
+        # its vote file's answers and their meanings
+        plain = {key: value for key, value in ls.fields.params().items()
+                 if isinstance(value, int | float | str | bool)}
         answers = {"answers": VOTE_ANSWERS[label_set.benchmark.slug]} if (
             label_set.family == "corrected") else {}
-        assert label_set.params == {**spec.param_dict, **answers}
+        assert label_set.params == {**plain, **answers}
     # Each label set has exactly version 1, holding the hash its files compile to.
     assert LabelSetVersion.objects.count() == len(EXPECTED_LABEL_SETS)
     from_bundles = {
@@ -289,13 +286,7 @@ def test_it_loads_the_multilabel_sets_when_a_file_is_configured(
 def test_it_warns_and_keeps_versions_when_the_data_compiles_to_another_hash(
     run_load_benchmarks: Runner,
 ) -> None:
-    spec = BENCHMARKS["mnist"]
-    benchmark, _ = benchmark_sync(spec=spec)
-    image_set, _ = image_set_sync(benchmark=benchmark, spec=spec.image_set("mnist-test"))
-    label_set, _ = label_set_sync(
-        benchmark=benchmark, image_set=image_set,
-        spec=_builtin_spec("mnist", "original"),
-    )
+    label_set = builtin_label_set_sync("mnist", "original")
     old = label_set_version_create(label_set=label_set, content_hash="0" * 64, summary={})
 
     out, err = run_load_benchmarks("--benchmark", "mnist")

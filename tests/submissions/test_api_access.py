@@ -15,7 +15,7 @@ from leaderboard.submissions.models import Submission
 from leaderboard.submissions.services import score_upsert, submission_create
 from tests import factories
 from tests.api_support import SUBMISSIONS, scored_in_process, token_client
-from workers.scoring.bundles import builtin_benchmark_spec
+from tests.helpers import builtin_definition
 
 pytestmark = pytest.mark.django_db
 
@@ -134,7 +134,7 @@ def test_it_refuses_a_visibility_change_without_a_boolean(alice: User, data_dir:
 
 
 def test_it_pages_the_own_list_fifty_at_a_time(db: None) -> None:
-    benchmark, _ = benchmark_sync(spec=builtin_benchmark_spec("cifar10"))
+    benchmark, _ = benchmark_sync(slug="cifar10", values=builtin_definition("cifar10").benchmark)
     alice, bob = factories.user_create("alice"), factories.user_create("bob")
     Submission.objects.bulk_create(
         [Submission(owner=alice, benchmark=benchmark, model_name=f"m{i}") for i in range(51)]

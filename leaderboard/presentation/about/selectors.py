@@ -10,12 +10,20 @@ from typing import Any
 
 from django.db.models import Count, OuterRef, Subquery
 
+from leaderboard.catalog.bundle_definition import label_set_row
 from leaderboard.catalog.models import Benchmark, LabelSet, LabelSetVersion
 from leaderboard.catalog.selectors import benchmark_get
 from leaderboard.presentation.about import texts as benchmark_docs
 from leaderboard.presentation.about.texts import Citation, Fact
-from workers.scoring.bundles import builtin_benchmark_spec, builtin_slugs
-from workers.scoring.catalog import MULTILABEL_SOURCE, BenchmarkSpec, LabelSetSpec
+from workers.scoring.bundles import (
+    MULTILABEL_SOURCE,
+    Bundle,
+    LabelSetDef,
+    builtin_bundle,
+    builtin_slugs,
+    label_set_files,
+)
+from workers.scoring.bundles.builders import optional_source
 
 
 @dataclass(frozen=True)
@@ -75,19 +83,21 @@ def _loaded(label_set: LabelSet, latest: LabelSetVersion | None, count: int,
         version_count=count, citations=citations, hidden=label_set.labels_hidden)
 
 
-def _unloaded(bench: BenchmarkSpec, spec: LabelSetSpec, own: list[Citation]) -> LabelSetAbout:
-    image_set = bench.image_set(spec.image_set)
+def _unloaded(bundle: Bundle, ls: LabelSetDef, own: list[Citation]) -> LabelSetAbout:
+    """A built-in label set not loaded here, as its row would hold it once loaded."""
+    row = label_set_row(bundle, ls)
+    image_set = bundle.example_set(row["image_set"])
     needs = ("the ImageNet multi-label file (EVALSERVER_MULTILABEL_FILE)"
-             if spec.optional_source == MULTILABEL_SOURCE
-             else "its data files: " + ", ".join(spec.files))
+             if optional_source(bundle, ls) == MULTILABEL_SOURCE
+             else "its data files: " + ", ".join(label_set_files(bundle, ls)))
     return LabelSetAbout(
-        slug=spec.slug, name=spec.name, kind=spec.kind, family=spec.family,
-        image_set=spec.image_set, image_set_name=image_set.name,
+        slug=ls.slug, name=row["name"], kind=row["kind"], family=row["family"],
+        image_set=row["image_set"], image_set_name=image_set.name,
         image_set_size=image_set.size, available=False,
-        what=benchmark_docs.label_set_what(spec.family, spec.description),
-        how=benchmark_docs.label_set_how(spec.family, spec.slug, {}, spec.param_dict),
+        what=benchmark_docs.label_set_what(row["family"], row["description"]),
+        how=benchmark_docs.label_set_how(row["family"], ls.slug, {}, row["params"]),
         facts=[], evaluated=None, version=None, version_hash=None, version_count=0,
-        citations=benchmark_docs.label_set_citations(spec.family, own),
+        citations=benchmark_docs.label_set_citations(row["family"], own),
         needs=needs)
 
 
@@ -104,12 +114,12 @@ def benchmark_about(*, slug: str) -> BenchmarkAbout:
         [r.latest_id for r in rows if r.latest_id is not None])
     # A built-in benchmark's label sets that are not loaded here (an unset source, missing
     # files) are listed from its bundle, with what they need.
-    bench = builtin_benchmark_spec(slug) if slug in builtin_slugs() else None
+    bundle = builtin_bundle(slug) if slug in builtin_slugs() else None
     rows.sort(key=lambda r: r.pk)  # the bundle's order: loaded in it
     own = benchmark_docs.citations_from_texts([str(c) for c in benchmark.citations or []])
     loaded = [_loaded(r, versions.get(r.latest_id), int(r.version_count), own) for r in rows]
     present = {r.slug for r in rows}
     return BenchmarkAbout(
         benchmark=benchmark, summary=benchmark.description, citations=own, label_sets=loaded,
-        unavailable=([_unloaded(bench, s, own) for s in bench.label_sets
-                      if s.slug not in present] if bench is not None else []))
+        unavailable=([_unloaded(bundle, ls, own) for ls in bundle.label_sets
+                      if ls.slug not in present] if bundle is not None else []))

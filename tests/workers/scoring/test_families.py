@@ -18,7 +18,7 @@ from scipy import stats as scipy_stats
 
 from tests.workers.scoring.bundles.bundle_files import manifest, write_bundle
 from tests.workers.scoring.support import compile_builtin
-from workers.scoring.bundles import compile_bundle, label_set_spec_from_bundle, read_bundle
+from workers.scoring.bundles import compile_bundle, read_bundle
 from workers.scoring.families.base import (
     INTERVAL_METHODS,
     Citation,
@@ -147,7 +147,7 @@ def samples(data_dir: Path, tmp_path_factory: pytest.TempPathFactory
     bundle = read_bundle(path)
     out = {}
     for slug, compiled in compile_bundle(bundle, data_dir=folder).items():
-        params = label_set_spec_from_bundle(bundle, bundle.label_set(slug)).param_dict
+        params = bundle.label_set(slug).fields.params()  # as its catalog row keeps them
         out.setdefault(compiled.family, (compiled, params))
     wnids = _wnids(data_dir)
     annots = {_file_name(i): {"correct": [wnids[i]], "wrong": [wnids[i + 1]]} for i in range(12)}

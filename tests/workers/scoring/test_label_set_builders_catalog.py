@@ -1,4 +1,4 @@
-"""The specs of the built-in bundles, and sets built straight from files (docs/metrics.md §2,
+"""What the built-in bundles declare, and sets built straight from files (docs/metrics.md §2,
 §4, §7, §8)."""
 
 # Expected values on the real data are derived here with plain Python loops over the public files.
@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 from tests.workers.scoring.support import SIZES, Compiled, decode
-from workers.scoring.bundles import builtin_benchmark_spec, builtin_slugs
+from workers.scoring.bundles import builtin_bundle, builtin_slugs, label_set_identity
 
 # The three benchmarks whose label sets label_set_builders builds from files.
-BENCHMARKS = {slug: builtin_benchmark_spec(slug) for slug in ("imagenet", "cifar10", "mnist")}
+BENCHMARKS = {slug: builtin_bundle(slug) for slug in ("imagenet", "cifar10", "mnist")}
 
 # ---------------------------------------------------------------- catalog
 
@@ -29,26 +29,27 @@ BENCHMARKS = {slug: builtin_benchmark_spec(slug) for slug in ("imagenet", "cifar
         ("mnist", ["original", "corrected"]),
     ],
 )
-def test_it_lists_the_label_set_slugs_of_the_spec(bench: str, slugs: list[str]) -> None:
-    assert [ls.slug for ls in builtin_benchmark_spec(bench).label_sets] == slugs
+def test_it_lists_the_label_set_slugs_of_the_bundle(bench: str, slugs: list[str]) -> None:
+    assert [ls.slug for ls in builtin_bundle(bench).label_sets] == slugs
 
 
-def test_it_lists_the_benchmarks_and_image_set_sizes_of_the_spec() -> None:
+def test_it_lists_the_benchmarks_and_image_set_sizes_of_the_bundles() -> None:
     assert builtin_slugs() == ("20news", "caltech256", "cifar10", "cifar100", "imagenet", "imdb",
                                "mnist")
-    sizes = {b: {s.slug: s.size for s in spec.image_sets} for b, spec in BENCHMARKS.items()}
+    sizes = {b: {s.slug: s.size for s in bundle.example_sets} for b, bundle in BENCHMARKS.items()}
     assert sizes == {
         "imagenet": {"imagenet-val": 50_000},
         "cifar10": {"cifar10-test": 10_000, "cifar10.1-v4": 2_021, "cifar10.1-v6": 2_000},
         "mnist": {"mnist-test": 10_000},
     }
-    assert {b: spec.num_classes for b, spec in BENCHMARKS.items()} == \
+    assert {b: bundle.classes.count for b, bundle in BENCHMARKS.items()} == \
         {"imagenet": 1000, "cifar10": 10, "mnist": 10}
 
 
 def test_it_gives_each_label_set_its_kind_image_set_and_threshold() -> None:
-    facts = {(b, ls.slug): (ls.image_set, ls.kind, ls.param_dict.get("threshold"))
-             for b, spec in BENCHMARKS.items() for ls in spec.label_sets}
+    facts = {(b, ls.slug): (ls.example_set, label_set_identity(bundle, ls)["kind"],
+                            ls.fields.params().get("threshold"))
+             for b, bundle in BENCHMARKS.items() for ls in bundle.label_sets}
     assert facts == {
         ("imagenet", "original"): ("imagenet-val", "single", None),
         ("imagenet", "corrected"): ("imagenet-val", "single", 3),
@@ -69,7 +70,7 @@ def test_it_gives_each_label_set_its_kind_image_set_and_threshold() -> None:
 
 def test_it_rejects_unknown_benchmark_and_label_set_slugs() -> None:
     with pytest.raises(KeyError) as excinfo:
-        builtin_benchmark_spec("svhn")
+        builtin_bundle("svhn")
     assert excinfo.value.args[0] == ("unknown benchmark 'svhn'; built in: 20news, caltech256, "
                                      "cifar10, cifar100, imagenet, imdb, mnist")
 

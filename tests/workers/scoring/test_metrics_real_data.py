@@ -16,7 +16,8 @@ from tests.workers.scoring.support import Compiled
 from tests.workers.scoring.support import assert_counts as _assert_counts
 from tests.workers.scoring.support import ids as _ids
 from workers.scoring import datasets
-from workers.scoring.bundles import builtin_benchmark_spec
+from workers.scoring.bundles import builtin_bundle
+from workers.scoring.bundles.builders import optional_source
 from workers.scoring.label_set_builders import CompiledLabelSet
 from workers.scoring.predictions import Predictions, parse_predictions
 from workers.scoring.scorer import score_predictions
@@ -38,9 +39,9 @@ NEW_SET_OF_IMAGE_SET = {"cifar10-test": "original", "cifar10.1-v4": "cifar10.1-v
 
 def _compile(compiled: Compiled, benchmark: str,
              slugs: tuple[str, ...] | None) -> dict[str, CompiledLabelSet]:
-    return {spec.slug: compiled(benchmark, spec.slug)
-            for spec in builtin_benchmark_spec(benchmark).label_sets
-            if not spec.optional_source and (slugs is None or spec.slug in slugs)}
+    bundle = builtin_bundle(benchmark)
+    return {ls.slug: compiled(benchmark, ls.slug) for ls in bundle.label_sets
+            if not optional_source(bundle, ls) and (slugs is None or ls.slug in slugs)}
 
 
 @pytest.fixture(scope="session")
@@ -113,9 +114,9 @@ def test_it_finds_thirty_cifar10_models_with_predictions_on_all_three_image_sets
 
 
 def _model_predictions(model: str) -> dict[str, Predictions]:
-    bench = builtin_benchmark_spec("cifar10")
+    bench = builtin_bundle("cifar10")
     return {slug: parse_predictions(PREDICTIONS_DIR / f"{folder}_predictions/{model}{SUFFIX}",
-                                    num_examples=bench.image_set(slug).size, num_classes=10)
+                                    num_examples=bench.example_set(slug).size, num_classes=10)
             for slug, (folder, _) in CIFAR10_IMAGE_SETS.items()}
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from tests.workers.scoring.realdata import MODELS, PREDICTIONS_DIR, SUFFIX
 from tests.workers.scoring.support import Compiled
-from workers.scoring.bundles import builtin_benchmark_spec
+from workers.scoring.bundles import builtin_bundle
 from workers.scoring.label_set_builders import CompiledLabelSet
 from workers.scoring.predictions import parse_predictions
 from workers.scoring.ranking import (
@@ -25,7 +25,7 @@ from workers.scoring.scorer import score_predictions
 
 @pytest.fixture(scope="session")
 def cifar10_sets(compiled: Compiled) -> list[CompiledLabelSet]:
-    return [compiled("cifar10", spec.slug) for spec in builtin_benchmark_spec("cifar10").label_sets]
+    return [compiled("cifar10", ls.slug) for ls in builtin_bundle("cifar10").label_sets]
 
 
 @pytest.fixture(scope="session")
@@ -46,11 +46,11 @@ def direct_accuracies(data_dir: Path) -> dict[str, np.ndarray]:
 @pytest.fixture(scope="session")
 def model_records(cifar10_sets: list[CompiledLabelSet]) -> list[dict]:
     """score_predictions records of the 30 real models on every CIFAR-10 label set."""
-    bench = builtin_benchmark_spec("cifar10")
+    bench = builtin_bundle("cifar10")
     records = []
     for model in MODELS:
         preds = {slug: parse_predictions(PREDICTIONS_DIR / f"{folder}_predictions/{model}{SUFFIX}",
-                                         num_examples=bench.image_set(slug).size, num_classes=10)
+                                         num_examples=bench.example_set(slug).size, num_classes=10)
                  for slug, folder in (("cifar10-test", "original"), ("cifar10.1-v4", "v4"),
                                       ("cifar10.1-v6", "v6"))}
         records.append(score_predictions(preds, cifar10_sets).records)

@@ -1,7 +1,6 @@
 """Benchmarks as data: a manifest (TOML) plus the label files it names (docs/bundles.md).
 
     bundle = read_bundle(Path("benchmarks/cifar10.toml"))        # parse and check the manifest
-    spec = benchmark_spec_from_bundle(bundle)                     # catalog.py's BenchmarkSpec
     compiled = compile_bundle(bundle, data_dir=..., cache_dir=...)  # every label set, hashed
 
 A `.zip` bundle is extracted safely first (`open_bundle`). Every refusal is a BundleError
@@ -16,19 +15,17 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..families.vote_files import VoteFileDef
-from .builders import BundleData, label_set_files
+from .builders import MULTILABEL_SOURCE, BundleData, label_set_files
 from .builtin import (
     BUILTIN_DIR,
-    builtin_benchmark_spec,
     builtin_bundle,
     builtin_bundle_paths,
     builtin_slugs,
 )
 from .compiler import (
-    benchmark_spec_from_bundle,
     compile_bundle,
     compile_bundle_label_set,
-    label_set_spec_from_bundle,
+    label_set_identity,
     missing_sources,
 )
 from .errors import CODES, BundleError
@@ -45,12 +42,11 @@ from .toml_limits import ManifestLimits
 from .zipped import ZipLimits, extract_bundle
 
 __all__ = [
-    "BUILTIN_DIR", "CODES", "DEFAULT_RELEASE", "RELEASES", "Bundle", "BundleData",
-    "BundleError", "ClassesDef", "ExampleSetDef", "LabelSetDef", "ManifestLimits", "VoteFileDef",
-    "ZipLimits",
-    "benchmark_spec_from_bundle", "builtin_benchmark_spec", "builtin_bundle",
-    "builtin_bundle_paths", "builtin_slugs", "compile_bundle",
-    "compile_bundle_label_set", "extract_bundle", "label_set_files", "label_set_spec_from_bundle",
+    "BUILTIN_DIR", "CODES", "DEFAULT_RELEASE", "MULTILABEL_SOURCE", "RELEASES", "Bundle",
+    "BundleData", "BundleError", "ClassesDef", "ExampleSetDef", "LabelSetDef", "ManifestLimits",
+    "VoteFileDef", "ZipLimits",
+    "builtin_bundle", "builtin_bundle_paths", "builtin_slugs", "compile_bundle",
+    "compile_bundle_label_set", "extract_bundle", "label_set_files", "label_set_identity",
     "missing_sources", "open_bundle", "parse_manifest", "read_bundle", "read_manifest",
 ]
 

@@ -29,6 +29,10 @@ from .layout import ManifestLayout
 from .model import Bundle
 from .votes import read_vote_records
 
+# The setting a bundle names for the multi-label file (docs/bundles.md §5.3): not in the public
+# data directory; a maintainer configures it.
+MULTILABEL_SOURCE = "multilabel_file"
+
 
 def label_set_files(bundle: Bundle, ls: LabelSetDef) -> tuple[str, ...]:
     """The files (under the bundle's root) a label set is built from, read from the manifest

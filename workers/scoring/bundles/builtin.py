@@ -11,8 +11,6 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from ..catalog import BenchmarkSpec
-from .compiler import benchmark_spec_from_bundle
 from .manifest import read_manifest
 from .model import Bundle
 from .toml_limits import ManifestLimits
@@ -49,8 +47,3 @@ def builtin_bundle(slug: str) -> Bundle:
         raise KeyError(
             f"unknown benchmark {slug!r}; built in: {', '.join(sorted(bundles))}"
         ) from None
-
-
-def builtin_benchmark_spec(slug: str) -> BenchmarkSpec:
-    """The catalog spec of a built-in benchmark, from its bundle."""
-    return benchmark_spec_from_bundle(builtin_bundle(slug))

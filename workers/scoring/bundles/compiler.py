@@ -1,9 +1,9 @@
-"""Compiled label sets and catalog specs from a bundle (docs/bundles.md §6).
+"""Compiled label sets from a bundle (docs/bundles.md §6).
 
-`benchmark_spec_from_bundle` gives the `BenchmarkSpec` of a bundle, and `compile_bundle` the
-compiled label sets, each built by its family (workers/scoring/families) and hashed by
-`label_set_builders.make_compiled`. Compiled sets are cached as .npz (never pickled) under a
-fingerprint of the label set's definition and its source files' sizes and times.
+`compile_bundle` gives the compiled label sets, each built by its family
+(workers/scoring/families) and hashed by `label_set_builders.make_compiled`. Compiled sets are
+cached as .npz (never pickled) under a fingerprint of the label set's definition and its source
+files' sizes and times.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 from .. import label_set_builders as builders
-from ..catalog import BenchmarkSpec, ImageSetSpec, LabelSetSpec
 from ..families.base import Family
 from ..families.registry import family_named
 from .builders import BundleData, label_set_files, optional_source
@@ -55,7 +54,8 @@ def family_of(ls: LabelSetDef) -> Family:
 
 def label_set_identity(bundle: Bundle, ls: LabelSetDef) -> dict[str, Any]:
     """What names a compiled label set and what its labels are checked against, the same in
-    its catalog spec and in the compiled set (and so in its content hash)."""
+    the compiled set (and so in its content hash) and in its catalog row (its kind and family:
+    leaderboard/catalog/bundle_definition.py)."""
     family = family_of(ls)
     return {
         "slug": ls.slug,
@@ -66,36 +66,6 @@ def label_set_identity(bundle: Bundle, ls: LabelSetDef) -> dict[str, Any]:
         "num_classes": bundle.classes.count,
         "size": bundle.example_set(ls.example_set).size,
     }
-
-
-def label_set_spec_from_bundle(bundle: Bundle, ls: LabelSetDef) -> LabelSetSpec:
-    # the family's parameters that are plain values (the catalog's key; the rest is the
-    # bundle definition's, leaderboard/catalog/bundle_definition.py)
-    params = tuple((key, value) for key, value in ls.fields.params().items()
-                   if isinstance(value, int | float | str | bool))
-    return LabelSetSpec(
-        **label_set_identity(bundle, ls),
-        name=ls.name,
-        description=ls.description,
-        citation=bundle.citation(ls.citation),
-        files=label_set_files(bundle, ls),
-        params=params,
-        optional_source=optional_source(bundle, ls),
-    )
-
-
-def benchmark_spec_from_bundle(bundle: Bundle) -> BenchmarkSpec:
-    return BenchmarkSpec(
-        slug=bundle.slug,
-        name=bundle.name,
-        num_classes=bundle.classes.count,
-        main_image_set=bundle.main_example_set,
-        image_sets=tuple(
-            ImageSetSpec(s.slug, bundle.slug, s.name, s.size, s.description)
-            for s in bundle.example_sets
-        ),
-        label_sets=tuple(label_set_spec_from_bundle(bundle, ls) for ls in bundle.label_sets),
-    )
 
 
 def missing_sources(data: BundleData, ls: LabelSetDef) -> list[str]:

@@ -20,7 +20,7 @@ from tests.workers.scoring.bundles.bundle_files import (
 from workers.scoring.bundles import (
     BundleData,
     compile_bundle,
-    label_set_spec_from_bundle,
+    label_set_files,
     open_bundle,
     read_bundle,
 )
@@ -111,7 +111,7 @@ def test_it_lists_the_files_each_label_set_reads(tmp_path: Path, slug: str) -> N
     files = {"original": ("labels.npy",), "corrected-t4": ("labels.npy", "votes.json"),
              "real": ("labels.npy", "real.json", "judged.npz"), "humans": ("counts.npy",),
              "new": ("new_labels.npy",)}
-    assert label_set_spec_from_bundle(bundle, bundle.label_set(slug)).files == files[slug]
+    assert label_set_files(bundle, bundle.label_set(slug)) == files[slug]
 
 
 def test_it_compiles_the_example_of_docs_bundles(tmp_path: Path) -> None:

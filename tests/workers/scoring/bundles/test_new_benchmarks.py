@@ -17,8 +17,8 @@ import pytest
 from tests.helpers import PROJECT_ROOT
 from workers.scoring.bundles import (
     BundleData,
-    benchmark_spec_from_bundle,
     compile_bundle,
+    label_set_identity,
     read_bundle,
 )
 
@@ -139,11 +139,12 @@ def test_it_relabels_the_correctable_examples_and_prunes_the_unknown_ones(
 def test_it_declares_original_and_three_corrected_label_sets_for_each() -> None:
     facts = {}
     for slug in NEW:
-        spec = benchmark_spec_from_bundle(read_bundle(bundle_path(slug)))
-        facts[slug] = [(ls.slug, ls.kind, ls.family, ls.param_dict.get("threshold"))
-                       for ls in spec.label_sets]
-        assert [s.size for s in spec.image_sets] == [SIZES[slug][0]]
-        assert spec.num_classes == SIZES[slug][1]
+        bundle = read_bundle(bundle_path(slug))
+        facts[slug] = [(ls.slug, *(label_set_identity(bundle, ls)[key] for key in
+                                   ("kind", "family")), ls.fields.params().get("threshold"))
+                       for ls in bundle.label_sets]
+        assert [s.size for s in bundle.example_sets] == [SIZES[slug][0]]
+        assert bundle.classes.count == SIZES[slug][1]
     assert set(map(tuple, facts.values())) == {(
         ("original", "single", "original", None), ("corrected", "single", "corrected", 3),
         ("corrected-t4", "single", "corrected", 4), ("corrected-t5", "single", "corrected", 5))}

@@ -37,7 +37,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from workers.scoring import datasets  # noqa: E402
-from workers.scoring.bundles import builtin_bundle_paths, compile_bundle, read_bundle  # noqa: E402
+from workers.scoring.bundles import (  # noqa: E402
+    MULTILABEL_SOURCE,
+    builtin_bundle_paths,
+    compile_bundle,
+    read_bundle,
+)
 
 GOALS = {"imagenet": 10.0}
 DEFAULT_GOAL = 2.0
@@ -130,7 +135,7 @@ def main() -> None:
     failed = []
     with tempfile.TemporaryDirectory(prefix="bench-multilabel-") as folder:
         multilabel = synthetic_multilabel_file(data_dir, Path(folder))
-        sources = {"multilabel_file": multilabel}
+        sources = {MULTILABEL_SOURCE: multilabel}
         print(f"{'bundle':<12} {'label sets':>10} {'median s':>9} {'min s':>7} {'max s':>7}  goal")
         for manifest in builtin_bundle_paths():
             times, count = [], 0

@@ -46,6 +46,7 @@ from leaderboard.catalog.services import (
 )
 from workers.scoring.bundles import (
     BUILTIN_DIR,
+    MULTILABEL_SOURCE,
     Bundle,
     BundleData,
     BundleError,
@@ -70,7 +71,7 @@ DATA_SOURCES = (
     "the original MNIST release (t10k-images-idx3-ubyte.gz, t10k-labels-idx1-ubyte.gz)",
 )
 # The settings a bundle may name as a label set's source (docs/bundles.md §5.3).
-SOURCE_SETTINGS = {"multilabel_file": "EVALSERVER_MULTILABEL_FILE"}
+SOURCE_SETTINGS = {MULTILABEL_SOURCE: "EVALSERVER_MULTILABEL_FILE"}
 UPLOAD_SOURCE = "upload"
 
 
@@ -97,7 +98,7 @@ def _short(content_hash: str) -> str:
 
 
 def _sources() -> dict[str, Path | None]:
-    return {"multilabel_file": settings.EVALSERVER_MULTILABEL_FILE}
+    return {MULTILABEL_SOURCE: settings.EVALSERVER_MULTILABEL_FILE}
 
 
 def benchmark_catalog_load(
@@ -139,7 +140,7 @@ def benchmark_catalog_load(
         bundle = builtin_bundle(slug)
         _bundle_load(
             bundle, data=BundleData(bundle, data_dir=data_dir,
-                                    sources={"multilabel_file": multilabel_file}),
+                                    sources={MULTILABEL_SOURCE: multilabel_file}),
             cache_dir=cache_dir, source=builtin_source(bundle), strict=False,
             update=True, report=report,
         )

@@ -27,6 +27,7 @@ from leaderboard.catalog.models import LabelSetVersion
 from leaderboard.common.storage import stored_copy
 from workers.scoring import label_set_builders
 from workers.scoring.bundles import (
+    MULTILABEL_SOURCE,
     BundleData,
     BundleError,
     builtin_bundle,
@@ -112,7 +113,7 @@ def _load(content_hash: str, benchmark: str, slug: str, builtin: bool) -> Compil
                               "not stored, and its bundle is not built in: add it again")
     try:
         data = BundleData(builtin_bundle(benchmark), data_dir=settings.EVALSERVER_DATA_DIR,
-                          sources={"multilabel_file": settings.EVALSERVER_MULTILABEL_FILE})
+                          sources={MULTILABEL_SOURCE: settings.EVALSERVER_MULTILABEL_FILE})
         compiled = compile_bundle_label_set(data, slug, cache_dir=settings.EVALSERVER_CACHE_DIR)
     except (KeyError, BundleError) as exc:
         raise LabelStoreError(f"labels of {benchmark}/{slug} version {content_hash[:12]} are "

@@ -11,14 +11,13 @@ from typing import Any, cast
 
 from django.contrib.auth.models import User
 from django.db import transaction
-from django.db.models import Count, Max, OuterRef, Subquery
 from django.utils import timezone
 
 from leaderboard.catalog.models import LabelSet, LabelSetVersion
+from leaderboard.review import item_sql as review_item_sql
 from leaderboard.review.models import (
     MistakeCategory,
     ReviewItem,
-    ReviewItemSubmission,
     ReviewVote,
     Severity,
     Verdict,
@@ -39,37 +38,17 @@ from workers.scoring.hits import NovelPairs
 def review_items_record(*, submission: Submission, label_set: LabelSet, novel: NovelPairs) -> int:
     """Make (or find) one item per novel pair and link the submission to it; idempotent.
 
-    Returns how many items the submission predicts on this label set."""
+    Returns how many items the submission predicts on this label set. Three statements over
+    the pairs as one relation (review/item_sql.py), whatever their number: a ReaL or
+    multi-label scoring of ImageNet predictions has up to 50,000 novel pairs, and building a
+    model object for each row cost about 15 s a submission."""
     if len(novel) == 0:
         return 0
     examples = novel.examples.tolist()
-    classes = novel.classes.tolist()
-    ReviewItem.objects.bulk_create(
-        [ReviewItem(label_set=label_set, example_index=e, class_id=c)
-         for e, c in zip(examples, classes, strict=True)],
-        ignore_conflicts=True, batch_size=1000,
-    )
-    wanted = dict(zip(zip(examples, classes, strict=True),
-                      (novel.scores.tolist() if novel.scores is not None
-                       else [None] * len(examples)), strict=True))
-    ids = {}
-    for chunk in range(0, len(examples), 900):  # stay under SQLite's parameter limit
-        for item_id, e, c in ReviewItem.objects.filter(
-                label_set=label_set, example_index__in=examples[chunk:chunk + 900]
-        ).values_list("id", "example_index", "class_id"):
-            if (e, c) in wanted:
-                ids[(e, c)] = item_id
-    ReviewItemSubmission.objects.bulk_create(
-        [ReviewItemSubmission(item_id=ids[pair], submission=submission, score=score)
-         for pair, score in wanted.items()],
-        ignore_conflicts=True, batch_size=1000,
-    )
-    sources = ReviewItemSubmission.objects.filter(item=OuterRef("pk")).values("item")
-    ReviewItem.objects.filter(id__in=list(ids.values())).update(
-        submission_count=Subquery(sources.annotate(n=Count("id")).values("n")),
-        max_score=Subquery(sources.annotate(m=Max("score")).values("m")),
-    )
-    return len(ids)
+    scores = novel.scores.tolist() if novel.scores is not None else [None] * len(examples)
+    return review_item_sql.items_record(
+        label_set_id=label_set.pk, submission_id=submission.pk, now=timezone.now(),
+        examples=examples, classes=novel.classes.tolist(), scores=scores)
 
 
 def majority(verdicts: Sequence[str]) -> revisions.VerdictKind:

@@ -13,10 +13,10 @@ from leaderboard.catalog.models import Benchmark, ImageSet
 from leaderboard.catalog.selectors import image_set_example_namer
 from workers.inference.images import ImageSource
 from workers.inference.preprocessing import Preprocessing
+from workers.scoring.bundles.manifest import SETTING_PREFIX
 
 # A bundle may name a server setting that holds its images' path; only the server's own
 # (EVALSERVER_*) settings, so that a manifest cannot read any other.
-SETTING_PREFIX = "EVALSERVER_"
 # What a setting must point at, by declared format (workers/inference/images.py).
 FORMAT_WORDS = {
     "idx": "IDX image file",

@@ -33,6 +33,11 @@ from .model import (
 )
 from .toml_limits import ManifestLimits, check_manifest_limits
 
+# The server settings a bundle may name for its images: the server's own
+# (leaderboard/catalog/image_sources.py reads them).
+SETTING_PREFIX = "EVALSERVER_"
+IMAGES_SETTING = re.compile(SETTING_PREFIX + r"[A-Z0-9_]+")
+
 SCHEMA_VERSION = 1
 MAX_MANIFEST_BYTES = 1 << 20
 MAX_CLASSES = 1_000_000
@@ -237,6 +242,11 @@ def _example_set(table: Table) -> ExampleSetDef:
         setting = images_table.string("setting", None)
         if (path is None) == (setting is None):
             raise images_table.error("bad_value", "path", "give exactly one of path and setting")
+        if setting is not None and not IMAGES_SETTING.fullmatch(setting):
+            # the server reads only its own settings (docs/bundles.md §4.1): any other name
+            # would stay "not set" whatever an operator sets
+            raise images_table.error("bad_value", "setting", f"{setting!r} is not a server "
+                                     f"setting: a name {SETTING_PREFIX}..., in capitals")
         images_table.done()
         extra["images"] = ImagesDef(format=image_format, path=path, setting=setting)
     table.done()

@@ -48,11 +48,11 @@ def test_it_reads_the_manifest_facts(tmp_path: Path) -> None:
 def test_it_reads_example_images_from_a_path_or_a_setting(tmp_path: Path) -> None:
     document = manifest()
     document["example_sets"][0]["images"] = {"format": "idx", "path": "images.idx.gz"}
-    document["example_sets"][1]["images"] = {"setting": "TOY_IMAGE_DIR"}
+    document["example_sets"][1]["images"] = {"setting": "EVALSERVER_TOY_IMAGE_DIR"}
     bundle = read_bundle(write_bundle(tmp_path, document))
     assert [s.images for s in bundle.example_sets] == [
         ImagesDef(format="idx", path="images.idx.gz"),
-        ImagesDef(format="folder", setting="TOY_IMAGE_DIR")]
+        ImagesDef(format="folder", setting="EVALSERVER_TOY_IMAGE_DIR")]
 
 
 def test_it_names_examples_by_pattern_and_by_index(tmp_path: Path) -> None:

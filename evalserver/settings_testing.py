@@ -35,6 +35,14 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
     _test_db = BASE_DIR / "var" / f"test-db-{os.getpid()}.sqlite3"  # noqa: F405
     DATABASES["default"]["TEST"] = {"NAME": str(_test_db)}  # noqa: F405
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 30  # noqa: F405
+elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":  # noqa: F405
+    # No statement of a test runs past two minutes (the slowest takes a few seconds): one
+    # planned badly (a nested loop over a table the planner believes empty) fails there,
+    # naming itself, instead of holding its locks until pytest-timeout and stalling every later
+    # test of its process behind them, as it once did until CI's time ran out. The processes
+    # a test starts with these settings (Celery workers, gunicorn) get the limit too.
+    DATABASES["default"].setdefault("OPTIONS", {})["options"] = (  # noqa: F405
+        "-c statement_timeout=120s")
 
 # WhiteNoise warns at start-up when STATIC_ROOT is missing (collectstatic has not run in a
 # fresh checkout); tests serve app static files through the finders instead.

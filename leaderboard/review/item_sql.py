@@ -1,11 +1,21 @@
 """The review queue's bulk write, in SQL: the novel pairs of one scored submission become
 review items and their links to it (leaderboard/review/services.py, `review_items_record`).
 
-The pairs travel as ONE parameter (PostgreSQL: three arrays through `unnest`; SQLite: a JSON
-array through `json_each`), so that 50,000 pairs are three statements, not 50,000 model
-objects and a batch of queries per thousand. Each statement is idempotent: an item or a link
-that exists is left as it is (ON CONFLICT DO NOTHING on the unique constraints of
-leaderboard/review/models.py), and the counts are recomputed from the links.
+Each list travels as ONE parameter (PostgreSQL: arrays through `unnest` and `= ANY`; SQLite: a
+JSON array through `json_each`), so that 50,000 pairs are three statements, not 50,000 model
+objects and a batch of queries per thousand:
+
+1. an upsert of the items that RETURNS the id of every pair's item, new or not;
+2. the links from those ids (ON CONFLICT DO NOTHING: a link that exists is left as it is);
+3. each of those items' counts recomputed from its links.
+
+No statement joins two relations. A join's plan rests on the tables' statistics, and those are
+wrong exactly here: a table that was last analysed empty (its rows since deleted, or not yet
+committed: a test's, a scoring's own) is planned as holding one row whatever it holds, and a
+nested loop over "one row" ran one UPDATE for more than ten minutes on 20,000 pairs in CI
+(tests/review/test_items_record.py reproduces that state). An upsert's conflict check, a scan
+by primary key and a lookup in the links' index on the item cost the same whatever the planner
+believes.
 """
 
 from __future__ import annotations
@@ -22,58 +32,66 @@ _ITEMS = ReviewItem._meta.db_table
 _LINKS = ReviewItemSubmission._meta.db_table
 
 
-def _pairs(examples: list[int], classes: list[int],
-           scores: list[float | None]) -> tuple[str, list[Any]]:
-    """A `WITH pairs(e, c, s) AS (...), pair_items(id, s) AS (...)` clause and its
-    parameters up to the label set's id, which comes next. `pair_items` is each pair's
-    item (once it exists) with the pair's score: PostgreSQL joins (a lookup per pair would be
-    a scan per pair while the new rows have no statistics); SQLite looks each pair up in the
-    unique index (a join lets its planner loop over the items for each pair)."""
+def _rows(columns: list[list[Any]], types: list[str]) -> tuple[str, list[Any]]:
+    """A relation `t(c0, c1, ...)` over the lists, one row per position, and its parameters."""
+    names = ", ".join(f"c{i}" for i in range(len(columns)))
     if connection.vendor == "postgresql":
-        return ("WITH pairs AS (SELECT * FROM unnest(%s::bigint[], %s::bigint[], "
-                "%s::float8[]) AS t(e, c, s)), "
-                f"pair_items AS (SELECT item.id AS id, pairs.s AS s FROM pairs JOIN {_ITEMS} "
-                "item ON item.label_set_id = %s AND item.example_index = pairs.e "
-                "AND item.class_id = pairs.c)", [examples, classes, scores])
+        arrays = ", ".join(f"%s::{kind}[]" for kind in types)
+        return f"unnest({arrays}) AS t({names})", list(columns)
     if connection.vendor == "sqlite":
-        return ("WITH pairs AS (SELECT json_extract(value, '$[0]') AS e, "
-                "json_extract(value, '$[1]') AS c, json_extract(value, '$[2]') AS s "
-                "FROM json_each(%s)), "
-                f"pair_items AS (SELECT (SELECT item.id FROM {_ITEMS} item WHERE "
-                "item.label_set_id = %s AND item.example_index = pairs.e "
-                "AND item.class_id = pairs.c) AS id, pairs.s AS s FROM pairs)",
-                [json.dumps([list(t) for t in zip(examples, classes, scores, strict=True)])])
+        values = ", ".join(f"json_extract(value, '$[{i}]') AS c{i}" for i in range(len(columns)))
+        return (f"(SELECT {values} FROM json_each(%s)) AS t",
+                [json.dumps([list(row) for row in zip(*columns, strict=True)])])
     raise NotImplementedError(f"no bulk review-item write for {connection.vendor}")
+
+
+def _ids_any(ids: list[int]) -> tuple[str, list[Any]]:
+    """A condition `IN` the ids, and its parameter."""
+    if connection.vendor == "postgresql":
+        return "= ANY(%s::bigint[])", [ids]
+    return "IN (SELECT value FROM json_each(%s))", [json.dumps(ids)]
 
 
 def items_record(*, label_set_id: int, submission_id: int, now: datetime,
                  examples: list[int], classes: list[int], scores: list[float | None]) -> int:
     """Items for the (example, class) pairs, linked to the submission with its score for
     each; returns how many items the pairs are."""
-    pairs, params = _pairs(examples, classes, scores)
-    # `WHERE true`: SQLite's parser needs it between an INSERT's SELECT and ON CONFLICT
+    # one row per pair (a repeated pair's first score), in one order: two scorings that
+    # write overlapping pairs at once lock the items in the same order
+    first: dict[tuple[int, int], float | None] = {}
+    for pair in zip(examples, classes, scores, strict=True):
+        first.setdefault(pair[:2], pair[2])
+    pairs = sorted(first)
     with transaction.atomic(), connection.cursor() as cursor:
+        source, params = _rows([[e for e, _ in pairs], [c for _, c in pairs]],
+                               ["bigint", "bigint"])
+        # DO UPDATE with the row's own value, not DO NOTHING: RETURNING then names the items
+        # that existed too. `WHERE true`: SQLite's parser needs it between an INSERT's SELECT
+        # and ON CONFLICT.
         cursor.execute(
-            f"{pairs} INSERT INTO {_ITEMS} (label_set_id, example_index, class_id, first_seen, "
+            f"INSERT INTO {_ITEMS} (label_set_id, example_index, class_id, first_seen, "
             "submission_count, status, verdict, problematic) "
-            f"SELECT %s, e, c, %s, 0, %s, '', false FROM pairs WHERE true "
-            "ON CONFLICT (label_set_id, example_index, class_id) DO NOTHING",
-            [*params, label_set_id, label_set_id,
-             connection.ops.adapt_datetimefield_value(now), ReviewItem.Status.OPEN.value])
+            f"SELECT %s, c0, c1, %s, 0, %s, '', false FROM {source} WHERE true "
+            "ON CONFLICT (label_set_id, example_index, class_id) "
+            f"DO UPDATE SET label_set_id = {_ITEMS}.label_set_id "
+            "RETURNING id, example_index, class_id",
+            [label_set_id, connection.ops.adapt_datetimefield_value(now),
+             ReviewItem.Status.OPEN.value, *params])
+        item_of = {(e, c): item_id for item_id, e, c in cursor.fetchall()}
+        ids = [item_of[pair] for pair in pairs]
+        source, params = _rows([ids, [first[pair] for pair in pairs]], ["bigint", "float8"])
         cursor.execute(
-            f"{pairs} INSERT INTO {_LINKS} (item_id, submission_id, score) "
-            "SELECT id, %s, s FROM pair_items WHERE true "
+            f"INSERT INTO {_LINKS} (item_id, submission_id, score) "
+            f"SELECT c0, %s, c1 FROM {source} WHERE true "
             "ON CONFLICT (item_id, submission_id) DO NOTHING",
-            [*params, label_set_id, submission_id])
-        # every item of the pairs has at least this submission's link now; its counts in one
-        # grouped pass over the links (a subquery per item may be planned as a scan each)
+            [submission_id, *params])
+        # every item of the pairs has at least this submission's link now; its counts by
+        # lookups in the links' index on the item, one item at a time (a join of the items to
+        # grouped links is planned from the same misleading statistics)
+        condition, params = _ids_any(ids)
         cursor.execute(
-            f"{pairs}, counts AS (SELECT link.item_id AS id, COUNT(*) AS n, "
-            f"MAX(link.score) AS m FROM {_LINKS} link "
-            "WHERE link.item_id IN (SELECT id FROM pair_items) GROUP BY link.item_id) "
-            f"UPDATE {_ITEMS} SET submission_count = counts.n, max_score = counts.m "
-            f"FROM counts WHERE {_ITEMS}.id = counts.id",
-            [*params, label_set_id])
-    # each pair has its item now (SQLite gives no row count for a statement that opens
-    # with WITH)
-    return len(set(zip(examples, classes, strict=True)))
+            f"UPDATE {_ITEMS} SET submission_count = (SELECT COUNT(*) FROM {_LINKS} link "
+            f"WHERE link.item_id = {_ITEMS}.id), max_score = (SELECT MAX(link.score) "
+            f"FROM {_LINKS} link WHERE link.item_id = {_ITEMS}.id) WHERE id {condition}",
+            params)
+    return len(pairs)

@@ -28,13 +28,14 @@ def hidden_label_set_get(*, benchmark: Benchmark, slug: str) -> LabelSet:
 
 
 def hidden_phases_current(*, benchmark: Benchmark) -> list[tuple[LabelSet, HiddenPhase]]:
-    """Each hidden label set of the benchmark with its newest phase (the staff panel)."""
-    out = []
-    for label_set in LabelSet.objects.filter(benchmark=benchmark, labels_hidden=True):
-        phase = hidden_phase_current(label_set_id=label_set.pk)
-        if phase is not None:
-            out.append((label_set, phase))
-    return out
+    """Each hidden label set of the benchmark with its newest phase (the staff panel), in the
+    label sets' order; one query (every board and plot page asks)."""
+    newest: dict[int, HiddenPhase] = {}
+    for phase in (HiddenPhase.objects.filter(label_set__benchmark=benchmark,
+                                             label_set__labels_hidden=True)
+                  .select_related("label_set").order_by("label_set__slug", "-number")):
+        newest.setdefault(phase.label_set_id, phase)
+    return [(phase.label_set, phase) for phase in newest.values()]
 
 
 def benchmark_phase_opened(*, benchmark: Benchmark) -> datetime | None:

@@ -57,17 +57,12 @@ def builtin_definition(slug: str) -> BundleDefinition:
 
 
 def builtin_label_set_sync(benchmark: str, slug: str) -> LabelSet:
-    """The rows of a built-in label set, its benchmark's and its image set's, with no version."""
-    from leaderboard.catalog.services import benchmark_sync, image_set_sync, label_set_sync
+    """The rows of a built-in label set, its benchmark's and its image sets' (its own and the
+    benchmark's main one), with no version."""
+    from leaderboard.catalog.services import bundle_rows_sync
 
-    definition = builtin_definition(benchmark)
-    row = definition.label_sets[slug]
-    benchmark_row, _ = benchmark_sync(slug=benchmark, values=definition.benchmark)
-    image_set, _ = image_set_sync(benchmark=benchmark_row, slug=row["image_set"],
-                                  values=definition.image_sets[row["image_set"]])
-    label_set, _ = label_set_sync(benchmark=benchmark_row, image_set=image_set, slug=slug,
-                                  values=row)
-    return label_set
+    rows = bundle_rows_sync(definition=builtin_definition(benchmark), label_sets=[slug])
+    return rows.label_sets[slug][0]
 
 
 def free_port() -> int:

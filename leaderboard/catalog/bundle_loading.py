@@ -17,7 +17,7 @@ rows are refused.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,22 +26,19 @@ from django.db import transaction
 
 from leaderboard.catalog.bundle_definition import (
     BundleDefinition,
-    LabelSetRow,
     builtin_source,
     bundle_definition,
 )
 from leaderboard.catalog.hidden_labels import hidden_releases_check
 from leaderboard.catalog.label_set_version_files import compiled_store_new, compiled_unstore
 from leaderboard.catalog.load_report import CatalogLoadReport
-from leaderboard.catalog.models import Benchmark, ImageSet, LabelSet
+from leaderboard.catalog.models import Benchmark, LabelSet
 from leaderboard.catalog.phases.services import hidden_phase_first_open
 from leaderboard.catalog.selectors import catalog_counts, label_set_version_first
 from leaderboard.catalog.services import (
     CatalogError,
     Change,
-    benchmark_sync,
-    image_set_sync,
-    label_set_sync,
+    bundle_rows_sync,
     label_set_version_create,
 )
 from workers.scoring.bundles import (
@@ -298,25 +295,18 @@ def _rows_write(
     definition: BundleDefinition, compiled: dict[str, CompiledLabelSet], *, strict: bool,
     report: CatalogLoadReport,
 ) -> None:
-    benchmark, change = benchmark_sync(slug=definition.slug, values=definition.benchmark)
-    report.count("benchmarks", change)
-    if change is Change.UPDATED:
+    rows = bundle_rows_sync(definition=definition,
+                            label_sets=[slug for slug in definition.label_sets if slug in compiled])
+    report.count("benchmarks", rows.benchmark[1])
+    if rows.benchmark[1] is Change.UPDATED:
         report.add("info", f"  {definition.slug}: benchmark details updated")
-    label_sets = {slug: row for slug, row in definition.label_sets.items() if slug in compiled}
-    image_sets: dict[str, ImageSet] = {}
-    for slug in _unique([definition.benchmark["main_image_set"]]
-                        + [row["image_set"] for row in label_sets.values()]):
-        image_set, change = image_set_sync(benchmark=benchmark, slug=slug,
-                                           values=definition.image_sets[slug])
+    for slug, (_, change) in rows.image_sets.items():
         report.count("image sets", change)
         if change is Change.UPDATED:
             report.add("info", f"  {slug}: image set details updated")
-        image_sets[slug] = image_set
-    for slug, row in label_sets.items():
-        label_set = _label_set_load(
-            benchmark=benchmark, image_set=image_sets[row["image_set"]], slug=slug, values=row,
-            compiled=compiled[slug], strict=strict, report=report,
-        )
+    for slug, (label_set, change) in rows.label_sets.items():
+        _label_set_load(label_set=label_set, change=change, compiled=compiled[slug],
+                        strict=strict, report=report)
         mask, fraction, seed = definition.hidden_splits.get(slug, (None, None, None))
         hidden_phase_first_open(label_set=label_set, size=compiled[slug].size,
                                 private_mask=mask, fraction=fraction, seed=seed)
@@ -324,17 +314,15 @@ def _rows_write(
 
 def _label_set_load(
     *,
-    benchmark: Benchmark,
-    image_set: ImageSet,
-    slug: str,
-    values: LabelSetRow,
+    label_set: LabelSet,
+    change: Change,
     compiled: CompiledLabelSet,
     strict: bool,
     report: CatalogLoadReport,
-) -> LabelSet:
-    name = f"{benchmark.slug}/{slug}"
-    label_set, change = label_set_sync(benchmark=benchmark, image_set=image_set, slug=slug,
-                                       values=values)
+) -> None:
+    """Report what syncing the label set's row changed; its first version from the compiled
+    labels, or a conflict or a warning where they no longer compile to version 1."""
+    name = f"{label_set.benchmark.slug}/{label_set.slug}"
     report.count("label sets", change)
     if change is Change.UPDATED:
         report.add("info", f"  {name}: label set details updated")
@@ -359,8 +347,3 @@ def _label_set_load(
         report.add("warning", message)
     else:
         report.add("info", f"  {name}: up to date (version 1, sha256 {_short(first.content_hash)})")
-    return label_set
-
-
-def _unique(items: Iterable[str]) -> list[str]:
-    return list(dict.fromkeys(items))

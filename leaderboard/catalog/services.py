@@ -7,13 +7,20 @@ from __future__ import annotations
 
 import enum
 import re
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from django.db import models, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from leaderboard.catalog.bundle_definition import BenchmarkRow, ImageSetRow, LabelSetRow
+from leaderboard.catalog.bundle_definition import (
+    BenchmarkRow,
+    BundleDefinition,
+    ImageSetRow,
+    LabelSetRow,
+)
 from leaderboard.catalog.models import (
     Benchmark,
     ImageSet,
@@ -101,6 +108,31 @@ def label_set_sync(
         raise CatalogError(f"image set {image_set.slug!r} is not in benchmark {benchmark.slug!r}")
     return _sync_row(LabelSet, lookup={"benchmark": benchmark, "slug": slug},
                      values={**values, "image_set": image_set})
+
+
+@dataclass(frozen=True)
+class BundleRows:
+    """The rows `bundle_rows_sync` wrote, by slug, each with what changed."""
+    benchmark: tuple[Benchmark, Change]
+    image_sets: dict[str, tuple[ImageSet, Change]]
+    label_sets: dict[str, tuple[LabelSet, Change]]
+
+
+def bundle_rows_sync(*, definition: BundleDefinition, label_sets: Sequence[str]) -> BundleRows:
+    """Make the rows of a bundle's benchmark, its main image set, and `label_sets` with their
+    image sets match the bundle's definition; each row written once (loading a bundle, the
+    multi-label import, a test's built-in label set)."""
+    benchmark, change = benchmark_sync(slug=definition.slug, values=definition.benchmark)
+    rows = {slug: definition.label_sets[slug] for slug in label_sets}
+    image_sets = {
+        slug: image_set_sync(benchmark=benchmark, slug=slug, values=definition.image_sets[slug])
+        for slug in dict.fromkeys([definition.benchmark["main_image_set"],
+                                   *(row["image_set"] for row in rows.values())])}
+    return BundleRows(
+        benchmark=(benchmark, change), image_sets=image_sets,
+        label_sets={slug: label_set_sync(benchmark=benchmark, slug=slug, values=row,
+                                         image_set=image_sets[row["image_set"]][0])
+                    for slug, row in rows.items()})
 
 
 def benchmark_leaderboard_touch(*, benchmark_id: int) -> None:

@@ -18,12 +18,7 @@ from leaderboard.catalog.bundle_definition import builtin_source, bundle_definit
 from leaderboard.catalog.label_set_version_files import compiled_for_version, compiled_store
 from leaderboard.catalog.models import LabelSet, LabelSetVersion
 from leaderboard.catalog.selectors import label_set_version_latest, label_set_version_list
-from leaderboard.catalog.services import (
-    benchmark_sync,
-    image_set_sync,
-    label_set_sync,
-    label_set_version_create,
-)
+from leaderboard.catalog.services import bundle_rows_sync, label_set_version_create
 from leaderboard.review.panel.services import version_rescore_request
 from workers.scoring import datasets, label_set_builders
 from workers.scoring.bundles import (
@@ -79,13 +74,9 @@ def multilabel_import(*, path: Path, author: User | None = None,
         raise LabelIOError(str(exc)) from exc
     results: list[ImportResult] = []
     with transaction.atomic():
-        benchmark, _ = benchmark_sync(slug=definition.slug, values=definition.benchmark)
+        rows = bundle_rows_sync(definition=definition, label_sets=list(compiled))
         for slug, labels in compiled.items():
-            row = definition.label_sets[slug]
-            image_set, _ = image_set_sync(benchmark=benchmark, slug=row["image_set"],
-                                          values=definition.image_sets[row["image_set"]])
-            label_set, _ = label_set_sync(benchmark=benchmark, image_set=image_set, slug=slug,
-                                          values=row)
+            label_set, _ = rows.label_sets[slug]
             compiled_store(labels)
             latest = label_set_version_latest(label_set=label_set)
             if latest is not None and latest.content_hash == labels.content_hash:

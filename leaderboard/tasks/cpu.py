@@ -11,8 +11,6 @@ import contract). Routing (settings.CELERY_TASK_ROUTES): the notifications' two 
 
 from __future__ import annotations
 
-from typing import Any
-
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
@@ -31,16 +29,7 @@ def ping() -> str:
 
 
 
-_JOB_TASKS = job_tasks_register(__name__)
-
-
-def __getattr__(name: str) -> Any:
-    """A job's task by its name's last part, for code that imports one (tests, benches):
-    `from leaderboard.tasks.cpu import score_submission`."""
-    try:
-        return _JOB_TASKS[name]
-    except KeyError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+__getattr__ = job_tasks_register(__name__)
 
 
 @shared_task

@@ -10,17 +10,6 @@ kinds (leaderboard/tasks/registry.py) and run by the same runner as the cpu queu
 
 from __future__ import annotations
 
-from typing import Any
-
 from leaderboard.tasks.runner import job_tasks_register
 
-_JOB_TASKS = job_tasks_register(__name__)
-
-
-def __getattr__(name: str) -> Any:
-    """A job's task by its name's last part, for code that imports one (tests, benches):
-    `from leaderboard.tasks.gpu import run_checkpoint`."""
-    try:
-        return _JOB_TASKS[name]
-    except KeyError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+__getattr__ = job_tasks_register(__name__)

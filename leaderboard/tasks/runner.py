@@ -8,6 +8,7 @@ leaderboard/tasks/cpu.py, the gpu queue's by leaderboard/tasks/gpu.py (`job_task
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from time import perf_counter
 from typing import Any
 
@@ -102,9 +103,19 @@ def job_task(kind: JobKind, variant: str) -> Any:
     return run
 
 
-def job_tasks_register(module: str) -> dict[str, Any]:
+def job_tasks_register(module: str) -> Callable[[str], Any]:
     """Make the tasks of every kind whose name is in `module` (`leaderboard.tasks.cpu.*`: the
-    cpu and notify queues'); returns them by their names' last part (`score_submission`)."""
-    return {name.rsplit(".", 1)[1]: job_task(JOBS[kind], variant)
-            for kind, names in settings.JOB_TASKS.items()
-            for variant, name in names.items() if name.rsplit(".", 1)[0] == module}
+    cpu and notify queues'); returns the module's `__getattr__`, which gives code that imports
+    one (tests, benches) a task by its name's last part (`from leaderboard.tasks.cpu import
+    score_submission`)."""
+    tasks = {name.rsplit(".", 1)[1]: job_task(JOBS[kind], variant)
+             for kind, names in settings.JOB_TASKS.items()
+             for variant, name in names.items() if name.rsplit(".", 1)[0] == module}
+
+    def module_getattr(name: str) -> Any:
+        try:
+            return tasks[name]
+        except KeyError:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}") from None
+
+    return module_getattr

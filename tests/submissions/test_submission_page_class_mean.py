@@ -5,7 +5,6 @@ from the file written here and the real original labels."""
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable
 from pathlib import Path
@@ -22,9 +21,8 @@ from leaderboard.submissions.services import submission_create
 from leaderboard.tasks.cpu import score_submission
 from leaderboard.templatetags.leaderboard_extras import percent
 from tests import factories
-from tests.helpers import imagenet_original_labels_by_file_number
+from tests.multilabel_three_classes import three_classes_load
 from tests.pages import score_tables
-from workers.scoring import datasets
 
 pytestmark = pytest.mark.django_db
 
@@ -34,20 +32,9 @@ def test_it_shows_the_multilabel_class_mean_and_the_pooled_share(
     client: Client, run_load_benchmarks: Callable[..., Any], catalog_settings: Settings,
     data_dir: Path, tmp_path: Path,
 ) -> None:
-    labels = imagenet_original_labels_by_file_number(data_dir)
-    wnid = [c["wnid"] for c in json.loads((data_dir / "imagenet/class_info.json").read_text())]
-    a = labels[0]
-    annotated = [i for i in range(50_000) if labels[i] == a]  # class A: 50 images
-    others = [i for i in range(50_000) if labels[i] != a]
-    b, c = others[0], next(i for i in others if labels[i] != labels[others[0]])
-    annotated += [b, c]
-    path = tmp_path / "human_accuracy_v3.0.0.json"
-    path.write_text(json.dumps({"initial_annots": {
-        datasets.imagenet_file_name(i): {"correct": [wnid[labels[i]]]} for i in annotated},
-        "problematic_images": {}, "imagenet_m": []}))
-    catalog_settings.EVALSERVER_MULTILABEL_FILE = path
-    catalog_settings.EVALSERVER_DAILY_QUOTA = 0
-    run_load_benchmarks("--benchmark", "imagenet")
+    world = three_classes_load(data_dir=data_dir, tmp_path=tmp_path, settings=catalog_settings,
+                               run_load_benchmarks=run_load_benchmarks)
+    labels, annotated, a, b, c = world.labels, world.annotated, world.labels[0], world.b, world.c
     top1 = np.array(labels, dtype=np.int64)
     wrong = annotated[:10] + [b]  # class A: 40 of 50 right; class B wrong; class C right
     top1[wrong] = (top1[wrong] + 1) % 1000

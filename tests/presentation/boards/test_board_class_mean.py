@@ -4,7 +4,6 @@ Expected values come from the file written here and the real original labels."""
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable
 from pathlib import Path
@@ -22,8 +21,7 @@ from leaderboard.submissions.services import submission_create
 from leaderboard.tasks.cpu import score_submission
 from tests import factories
 from tests.demo_truth import page_text
-from tests.helpers import imagenet_original_labels_by_file_number
-from workers.scoring import datasets
+from tests.multilabel_three_classes import three_classes_load
 
 pytestmark = pytest.mark.django_db
 
@@ -33,19 +31,10 @@ def test_it_ranks_the_multilabel_column_by_the_class_mean_and_names_its_interval
     client: Client, run_load_benchmarks: Callable[..., Any], catalog_settings: Settings,
     data_dir: Path, tmp_path: Path,
 ) -> None:
-    labels = imagenet_original_labels_by_file_number(data_dir)
-    wnid = [c["wnid"] for c in json.loads((data_dir / "imagenet/class_info.json").read_text())]
-    images_a = [i for i in range(50_000) if labels[i] == labels[0]]  # 50 images of class A
-    b = next(i for i in range(50_000) if labels[i] != labels[0])
-    c = next(i for i in range(50_000) if labels[i] not in (labels[0], labels[b]))
-    annotated = images_a + [b, c]
-    path = tmp_path / "human_accuracy_v3.0.0.json"
-    path.write_text(json.dumps({"initial_annots": {
-        datasets.imagenet_file_name(i): {"correct": [wnid[labels[i]]]} for i in annotated},
-        "problematic_images": {}, "imagenet_m": []}))
-    catalog_settings.EVALSERVER_MULTILABEL_FILE = path
-    catalog_settings.EVALSERVER_DAILY_QUOTA = 0
-    run_load_benchmarks("--benchmark", "imagenet")
+    world = three_classes_load(data_dir=data_dir, tmp_path=tmp_path, settings=catalog_settings,
+                               run_load_benchmarks=run_load_benchmarks)
+    labels, images_a, b, c, annotated = (world.labels, world.images_a, world.b, world.c,
+                                         world.annotated)
     # "images": all of class A right, B and C wrong: 50 of 52 images, class mean 1/3.
     # "classes": 20 of class A right, B and C right: 22 of 52 images, class mean 0.8.
     hits = {"images": set(images_a), "classes": set(images_a[:20]) | {b, c}}

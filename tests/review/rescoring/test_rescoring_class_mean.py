@@ -7,7 +7,6 @@ here from cleanlab's files with a plain loop)."""
 from __future__ import annotations
 
 import io
-import json
 import math
 from collections.abc import Callable
 from pathlib import Path
@@ -27,16 +26,15 @@ from leaderboard.review.rescoring import services as rescoring
 from leaderboard.submissions.models import Score, Submission
 from leaderboard.submissions.services import scores_copy
 from tests import task_names
-from tests.helpers import imagenet_original_labels_by_file_number
+from tests.multilabel_three_classes import SUNGLASS, SUNGLASSES, three_classes_load
 from tests.review.conftest import submit_imagenet
-from workers.scoring import datasets, revisions
+from workers.scoring import revisions
 from workers.scoring.label_set_builders import CompiledLabelSet, content_hash
 from workers.scoring.predictions import parse_predictions
 from workers.scoring.scorer import score_label_set
 
 Z_95 = 1.959963984540054
 ORGANISM = set(range(398)) | {981, 982, 983, 985, 986} | set(range(991, 998))
-SUNGLASS, SUNGLASSES = 836, 837  # the class-collapse map joins the two
 
 
 
@@ -45,23 +43,10 @@ def setup(run_load_benchmarks: Callable[..., Any], catalog_settings: Settings, d
           tmp_path: Path) -> dict[str, Any]:
     """A multi-label file: every image of one class A (all correct as A), one image of class
     B and one image X of class C (each correct as its own class); loaded with imagenet."""
-    labels = imagenet_original_labels_by_file_number(data_dir)
-    wnid = [c["wnid"] for c in json.loads((data_dir / "imagenet/class_info.json").read_text())]
-    a = labels[0]
-    images_a = [i for i in range(50_000) if labels[i] == a]
-    b_image = next(i for i in range(50_000) if labels[i] not in (a, SUNGLASS, SUNGLASSES))
-    x = next(i for i in range(50_000)
-             if labels[i] not in (a, labels[b_image], SUNGLASS, SUNGLASSES))
-    annotated = images_a + [b_image, x]
-    accepted = {i: {labels[i]} for i in annotated}
-    path = tmp_path / "human_accuracy_v3.0.0.json"
-    path.write_text(json.dumps({"initial_annots": {
-        datasets.imagenet_file_name(i): {"correct": [wnid[labels[i]]]} for i in annotated},
-        "problematic_images": {}, "imagenet_m": []}))
-    catalog_settings.EVALSERVER_MULTILABEL_FILE = path
-    catalog_settings.EVALSERVER_DAILY_QUOTA = 0
-    run_load_benchmarks("--benchmark", "imagenet")
-    return {"labels": labels, "accepted": accepted, "a": a, "b": b_image, "x": x}
+    world = three_classes_load(data_dir=data_dir, tmp_path=tmp_path, settings=catalog_settings,
+                               run_load_benchmarks=run_load_benchmarks)
+    return {"labels": world.labels, "accepted": {i: {world.labels[i]} for i in world.annotated},
+            "a": world.labels[0], "b": world.b, "x": world.c}
 
 
 def _expected(setup: dict[str, Any], top1: np.ndarray, accepted: dict[int, set[int]], *,

@@ -36,6 +36,24 @@ def upload_npy(array: np.ndarray, tmp_path: Path, name: str = "preds.npy") -> Si
     return upload_from_path(path)
 
 
+def submission_scored(benchmark: str, image_set: str, array: np.ndarray, tmp_path: Path,
+                      name: str, **kwargs: Any) -> Submission:
+    """Submit `array` (a .npy) as the predictions on `image_set`, as a new user `owner-NAME`,
+    and score it in this process (the cpu queue's task, run eagerly)."""
+    # imported here: the tasks' module registers the job kinds' tasks with Celery on import
+    from leaderboard.catalog.selectors import benchmark_get
+    from leaderboard.tasks.cpu import score_submission
+
+    submission = submission_create(
+        owner=user_create(f"owner-{name}"), model_name=name,
+        benchmark=benchmark_get(slug=benchmark),
+        files={image_set: upload_npy(array, tmp_path, f"{name}.npy")}, **kwargs)
+    assert score_submission.apply(args=[submission.pk], task_id=f"test-{submission.pk}") \
+        .get() == "scored"
+    submission.refresh_from_db()
+    return submission
+
+
 def cifar10_model_files(data_dir: Path, model: str) -> dict[str, Path]:
     """The real published predictions of one CIFAR-10 model, by image set slug."""
     base = data_dir / PREDICTIONS

@@ -9,11 +9,8 @@ import pytest
 from django.contrib.auth.models import Group, User
 
 from leaderboard.catalog.models import LabelSet
-from leaderboard.catalog.selectors import benchmark_get
 from leaderboard.common.roles import REVIEWERS_GROUP
 from leaderboard.submissions.models import Submission
-from leaderboard.submissions.services import submission_create
-from leaderboard.tasks.cpu import score_submission
 from tests import factories
 from workers.scoring import datasets
 
@@ -35,13 +32,7 @@ def resnet50_top1(data_dir: Path) -> np.ndarray:
 
 def submit_imagenet(top1: np.ndarray, tmp_path: Path, name: str) -> Submission:
     """Submit top-1 predictions for imagenet-val as a new user, scored in this process."""
-    submission = submission_create(
-        owner=factories.user_create(f"owner-{name}"), model_name=name,
-        benchmark=benchmark_get(slug="imagenet"),
-        files={"imagenet-val": factories.upload_npy(top1, tmp_path, f"{name}.npy")})
-    assert score_submission.apply(args=[submission.pk], task_id=f"review-{submission.pk}") \
-        .get() == "scored"
-    return submission
+    return factories.submission_scored("imagenet", "imagenet-val", top1, tmp_path, name)
 
 
 @pytest.fixture

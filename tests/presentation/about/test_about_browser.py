@@ -17,10 +17,6 @@ from pytest_django.fixtures import Settings
 from leaderboard import queue
 from leaderboard.catalog.label_set_version_files import compiled_for_version
 from leaderboard.catalog.models import LabelSetVersion
-from leaderboard.catalog.selectors import benchmark_get
-from leaderboard.submissions.models import Submission
-from leaderboard.submissions.services import submission_create
-from leaderboard.tasks.cpu import score_submission
 from tests import factories
 from tests.browser import NEEDS_CHROMIUM
 from workers.scoring import datasets
@@ -29,17 +25,6 @@ SHOTS = Path(os.environ.get("ABOUT_SHOTS_DIR", "/tmp/about-shots"))
 WIDTHS = (375, 1280)
 
 pytestmark = [pytest.mark.slow, NEEDS_CHROMIUM]
-
-
-def _submit(benchmark: str, image_set: str, array: np.ndarray, tmp_path: Path,
-            name: str) -> Submission:
-    submission = submission_create(
-        owner=factories.user_create(f"owner-{name}"), model_name=name,
-        benchmark=benchmark_get(slug=benchmark),
-        files={image_set: factories.upload_npy(array, tmp_path, f"{name}.npy")})
-    assert score_submission.apply(args=[submission.pk], task_id=f"shots-{submission.pk}") \
-        .get() == "scored"
-    return submission
 
 
 def _mixed_mnist_top1(data_dir: Path) -> np.ndarray:
@@ -94,8 +79,10 @@ def test_it_shows_the_about_pages_and_the_gallery_on_a_phone_and_a_desktop(
     catalog_settings.EVALSERVER_MULTILABEL_FILE = _multilabel_file(data_dir, tmp_path, resnet)
     catalog_settings.EVALSERVER_DAILY_QUOTA = 0
     run_load_benchmarks("--benchmark", "mnist", "--benchmark", "imagenet")
-    mnist = _submit("mnist", "mnist-test", _mixed_mnist_top1(data_dir), tmp_path, "mnist-mixed")
-    imagenet = _submit("imagenet", "imagenet-val", resnet, tmp_path, "resnet50-cleanlab")
+    mnist = factories.submission_scored("mnist", "mnist-test", _mixed_mnist_top1(data_dir),
+                                        tmp_path, "mnist-mixed")
+    imagenet = factories.submission_scored("imagenet", "imagenet-val", resnet,
+                                           tmp_path, "resnet50-cleanlab")
     original = datasets.imagenet_original_labels(data_dir)
     wrong = sum(1 for i in [i for i in range(400) if resnet[i] != original[i]][:20] if i % 2)
     SHOTS.mkdir(parents=True, exist_ok=True)

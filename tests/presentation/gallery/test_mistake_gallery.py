@@ -15,30 +15,13 @@ from pytest_django.fixtures import Settings
 
 from leaderboard.catalog.label_set_version_files import compiled_for_version
 from leaderboard.catalog.models import LabelSetVersion
-from leaderboard.catalog.selectors import benchmark_get
 from leaderboard.presentation.gallery import selectors as selectors_gallery
-from leaderboard.submissions.models import Submission
 from leaderboard.submissions.selectors import submission_scores
-from leaderboard.submissions.services import submission_create
-from leaderboard.tasks.cpu import score_submission
 from tests import factories
 from tests.presentation.gallery.gallery_pages import Card, gallery_cards
 from workers.scoring import datasets
 
 pytestmark = pytest.mark.django_db
-
-
-def _submit(benchmark: str, image_set: str, array: np.ndarray, tmp_path: Path,
-            name: str, **kwargs: object) -> Submission:
-    submission = submission_create(
-        owner=factories.user_create(f"owner-{name}"), model_name=name,
-        benchmark=benchmark_get(slug=benchmark),
-        files={image_set: factories.upload_npy(array, tmp_path, f"{name}.npy")},
-        **kwargs)  # type: ignore[arg-type]
-    assert score_submission.apply(args=[submission.pk], task_id=f"gallery-{submission.pk}") \
-        .get() == "scored"
-    submission.refresh_from_db()
-    return submission
 
 
 def _latest(benchmark: str, slug: str) -> LabelSetVersion:
@@ -82,7 +65,7 @@ def test_it_lists_every_correctable_example_of_real_mnist_probabilities(
     client: Client, mnist: Settings, data_dir: Path, tmp_path: Path
 ) -> None:
     probs = np.load(data_dir / "mnist/cleanlab_cv_probabilities.npy")
-    submission = _submit("mnist", "mnist-test", probs, tmp_path, "cleanlab-cv")
+    submission = factories.submission_scored("mnist", "mnist-test", probs, tmp_path, "cleanlab-cv")
     expected = _expected_c("mnist", probs.argmax(axis=1))
     record = submission_scores(submission=submission)["corrected"].record
 
@@ -121,7 +104,8 @@ def test_it_pages_and_filters_the_correctable_set_by_what_the_prediction_matches
     top1[members[3:5]] = (arrays["labels"][members[3:5]] + 1) % 10  # neither on 2
     top1[members[3:5]] = np.where(top1[members[3:5]] == arrays["corrected_labels"][members[3:5]],
                                   (top1[members[3:5]] + 1) % 10, top1[members[3:5]])
-    submission = _submit("mnist", "mnist-test", top1[:, None], tmp_path, "mixed")
+    submission = factories.submission_scored("mnist", "mnist-test", top1[:,
+                                             None], tmp_path, "mixed")
     expected = _expected_c("mnist", top1)
     by_match = {m: [i for i, match, *_ in expected if match == m]
                 for m in ("original", "corrected", "neither")}
@@ -151,7 +135,8 @@ def test_it_shows_the_gallery_only_to_those_who_may_see_the_submission(
     client: Client, mnist: Settings, data_dir: Path, tmp_path: Path
 ) -> None:
     probs = np.load(data_dir / "mnist/cleanlab_cv_probabilities.npy")
-    submission = _submit("mnist", "mnist-test", probs, tmp_path, "hidden", public=False)
+    submission = factories.submission_scored("mnist", "mnist-test", probs,
+                                             tmp_path, "hidden", public=False)
     url = f"/submissions/{submission.pk}/mistakes/"
     other, staff = factories.user_create("other"), factories.user_create("staff", staff=True)
 
@@ -187,7 +172,7 @@ def test_it_lists_the_exact_imagenet_m_misses_with_their_accepted_labels(
     run_load_benchmarks("--benchmark", "imagenet")
     top1 = np.full(50_000, 7)
     top1[[10, 20, 30, 40]] = [1, 3, 5, 7]  # correct, unclear (correct), judged wrong, unjudged
-    submission = _submit("imagenet", "imagenet-val", top1, tmp_path, "m")
+    submission = factories.submission_scored("imagenet", "imagenet-val", top1, tmp_path, "m")
     original = compiled_for_version(_latest("imagenet", "original")).arrays["labels"]
     url = f"/submissions/{submission.pk}/mistakes/"
 

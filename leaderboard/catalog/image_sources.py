@@ -42,8 +42,8 @@ def _declared_path(images: dict[str, str]) -> tuple[Path | None, str]:
     return path, str(path)
 
 
-def image_set_source_problem(*, image_set: ImageSet) -> str | None:
-    """Why the server cannot read the image set's images (None when it can)."""
+def _source_or_problem(image_set: ImageSet) -> ImageSource | str:
+    """The image set's images on this host, or why the server cannot read them."""
     if not image_set.images:
         return f"{image_set.slug}'s bundle declares no images"
     path, named = _declared_path(image_set.images)
@@ -51,16 +51,19 @@ def image_set_source_problem(*, image_set: ImageSet) -> str | None:
         return f"set {named} to the {FORMAT_WORDS[image_set.images['format']]} of its images"
     if not path.exists():
         return f"{path} is missing"
-    return None
+    return ImageSource(image_set.images["format"], path, name=image_set.slug)
+
+
+def image_set_source_problem(*, image_set: ImageSet) -> str | None:
+    """Why the server cannot read the image set's images (None when it can)."""
+    found = _source_or_problem(image_set)
+    return found if isinstance(found, str) else None
 
 
 def image_set_source(*, image_set: ImageSet) -> ImageSource | None:
     """The image set's images on this host; None when not declared or not there."""
-    if image_set_source_problem(image_set=image_set) is not None:
-        return None
-    path, _ = _declared_path(image_set.images)
-    assert path is not None
-    return ImageSource(image_set.images["format"], path, name=image_set.slug)
+    found = _source_or_problem(image_set)
+    return None if isinstance(found, str) else found
 
 
 def image_set_names(*, image_set: ImageSet) -> list[str]:

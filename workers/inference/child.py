@@ -18,7 +18,10 @@ import signal
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # imported when needed: the child starts before anything heavy
+    from workers.inference.preprocessing import Preprocessing
 
 EXIT_REPORTED = 3  # failed, and the status file says why
 
@@ -87,20 +90,20 @@ def _image_reader(path: Path) -> tuple[int, Any]:
     return int(shape[0]), read
 
 
-def _inputs(args: argparse.Namespace) -> Any:
+def _inputs(args: argparse.Namespace) -> Preprocessing:
     """The benchmark's declared inputs (workers.inference.preprocessing), sent as JSON."""
     from workers.inference.preprocessing import Preprocessing
 
     return Preprocessing.from_dict(json.loads(args.inputs))
 
 
-def _run_onnx(args: argparse.Namespace, n: int, read: Any, scores: Any) -> dict[str, Any]:
+def _run_onnx(args: argparse.Namespace, prep: Preprocessing, n: int, read: Any, scores: Any
+              ) -> dict[str, Any]:
     import numpy as np
     import onnxruntime as ort
 
     from workers.inference.onnx_format import inspect_onnx
 
-    prep = _inputs(args)
     data = Path(args.model).read_bytes()  # validated and loaded from these same bytes
     _, summary = inspect_onnx(data, input_shape=prep.input_shape, num_classes=prep.num_classes)
     options = ort.SessionOptions()
@@ -133,7 +136,8 @@ def _run_onnx(args: argparse.Namespace, n: int, read: Any, scores: Any) -> dict[
     }
 
 
-def _run_torch(args: argparse.Namespace, n: int, read: Any, scores: Any) -> dict[str, Any]:
+def _run_torch(args: argparse.Namespace, prep: Preprocessing, n: int, read: Any, scores: Any
+               ) -> dict[str, Any]:
     import torch
     from safetensors.torch import load
 
@@ -143,13 +147,13 @@ def _run_torch(args: argparse.Namespace, n: int, read: Any, scores: Any) -> dict
 
     torch.set_num_threads(args.threads)
     data = Path(args.model).read_bytes()  # checked and loaded from these same bytes
-    inspect_safetensors(data, _inputs(args).architecture)
+    inspect_safetensors(data, prep.architecture)
     try:
         tensors = load(data)
     except Exception as exc:  # the library refused what our check accepted
         raise CheckpointError("safetensors_load_failed", f"could not load it: {exc}") from None
     del data
-    model = architectures.build(str(_inputs(args).architecture))
+    model = architectures.build(str(prep.architecture))
     state = model.state_dict()
     for key, value in state.items():
         if key in tensors:  # F16/BF16 weights run in float32, as the images are float32
@@ -189,9 +193,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
     began = time.perf_counter()
     n, read = _image_reader(Path(args.images))
-    scores = np.empty((n, _inputs(args).num_classes), dtype=np.float32)
+    prep = _inputs(args)  # parsed once, for the scores' shape and the runner
+    scores = np.empty((n, prep.num_classes), dtype=np.float32)
     runner = _run_onnx if args.format == "onnx" else _run_torch
-    facts = runner(args, n, read, scores)
+    facts = runner(args, prep, n, read, scores)
     finished = time.perf_counter()
     partial = Path(args.scores + ".partial.npy")
     np.save(partial, scores)

@@ -15,8 +15,6 @@ from workers.inference.images import ImageSource
 from workers.inference.preprocessing import Preprocessing
 from workers.scoring.bundles.manifest import SETTING_PREFIX
 
-# A bundle may name a server setting that holds its images' path; only the server's own
-# (EVALSERVER_*) settings, so that a manifest cannot read any other.
 # What a setting must point at, by declared format (workers/inference/images.py).
 FORMAT_WORDS = {
     "idx": "IDX image file",
@@ -36,6 +34,8 @@ def _declared_path(images: dict[str, str]) -> tuple[Path | None, str]:
     named, for messages."""
     if images.get("setting"):
         name = images["setting"]
+        # only the server's own (EVALSERVER_*) settings, so that a manifest cannot read any
+        # other; the bundle's parse refuses other names, this covers rows loaded before that
         value = getattr(settings, name, None) if name.startswith(SETTING_PREFIX) else None
         return (Path(value) if value else None), name
     path = Path(settings.EVALSERVER_DATA_DIR) / images["path"]

@@ -305,8 +305,8 @@ def _rows_write(
         if change is Change.UPDATED:
             report.add("info", f"  {slug}: image set details updated")
     for slug, (label_set, change) in rows.label_sets.items():
-        _label_set_load(label_set=label_set, change=change, compiled=compiled[slug],
-                        strict=strict, report=report)
+        _label_set_load(label_set=label_set, name=f"{definition.slug}/{slug}", change=change,
+                        compiled=compiled[slug], strict=strict, report=report)
         mask, fraction, seed = definition.hidden_splits.get(slug, (None, None, None))
         hidden_phase_first_open(label_set=label_set, size=compiled[slug].size,
                                 private_mask=mask, fraction=fraction, seed=seed)
@@ -315,14 +315,15 @@ def _rows_write(
 def _label_set_load(
     *,
     label_set: LabelSet,
+    name: str,
     change: Change,
     compiled: CompiledLabelSet,
     strict: bool,
     report: CatalogLoadReport,
 ) -> None:
-    """Report what syncing the label set's row changed; its first version from the compiled
-    labels, or a conflict or a warning where they no longer compile to version 1."""
-    name = f"{label_set.benchmark.slug}/{label_set.slug}"
+    """Report what syncing the label set's row (`name`: benchmark/slug) changed; its first
+    version from the compiled labels, or a conflict or a warning where they no longer compile
+    to version 1."""
     report.count("label sets", change)
     if change is Change.UPDATED:
         report.add("info", f"  {name}: label set details updated")

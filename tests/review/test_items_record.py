@@ -65,6 +65,14 @@ def test_it_records_the_same_submission_twice_as_once(bare_label_set: LabelSet) 
     assert dict(ReviewItem.objects.values_list("example_index", "first_seen")) == first_seen
 
 
+def test_it_counts_a_pair_given_twice_once_with_its_first_score(bare_label_set: LabelSet) -> None:
+    only = _submission(bare_label_set, "a")
+    assert review_items_record(submission=only, label_set=bare_label_set,
+                               novel=_pairs([(1, 2), (3, 4), (1, 2)], [0.5, 0.25, 0.75])) == 2
+    assert _items(bare_label_set) == {(1, 2): (1, 0.5), (3, 4): (1, 0.25)}
+    assert ReviewItemSubmission.objects.count() == 2
+
+
 def test_it_leaves_a_decided_item_decided_and_links_the_new_submission(
     bare_label_set: LabelSet,
 ) -> None:
@@ -101,7 +109,12 @@ def test_it_records_twenty_thousand_pairs_while_the_tables_read_as_empty_to_the_
     shifted = [(e, e % 7) for e in range(10_000, 30_000)]
     assert review_items_record(submission=second, label_set=label_set,
                                novel=_pairs(shifted, [0.25] * len(shifted))) == 20_000
-    counts = dict(ReviewItem.objects.filter(label_set=label_set).values_list(
-        "submission_count").annotate(n=Count("id")).values_list("submission_count", "n"))
-    assert counts == {1: 20_000, 2: 10_000}
+    # by (submission count, highest score): 0-9,999 the first's only, 10,000-19,999 both,
+    # 20,000-29,999 the second's only; each item on its own pair
+    kinds = ReviewItem.objects.filter(label_set=label_set).values_list(
+        "submission_count", "max_score").annotate(n=Count("id"))
+    assert {(count, score): n for count, score, n in kinds} == {
+        (1, 0.5): 10_000, (2, 0.5): 10_000, (1, 0.25): 10_000}
+    assert set(ReviewItem.objects.values_list("example_index", "class_id")) == {
+        (e, e % 7) for e in range(30_000)}
     assert ReviewItemSubmission.objects.count() == 40_000

@@ -2,22 +2,22 @@
 review items and their links to it (leaderboard/review/services.py, `review_items_record`).
 
 Each list travels as ONE parameter (PostgreSQL: arrays through `unnest` and `= ANY`; SQLite: a
-JSON array through `json_each`), so that 50,000 pairs are three statements, not 50,000 model
+JSON array through `json_each`), so that 50,000 pairs are four statements, not 50,000 model
 objects and a batch of queries per thousand:
 
-1. the items that are new (ON CONFLICT DO NOTHING), then the ids of every pair's item, read
-   from the items of the label set on those examples;
-2. the links from those ids (ON CONFLICT DO NOTHING: a link that exists is left as it is);
-3. each of those items' counts recomputed from its links.
+1. the items that are new (ON CONFLICT DO NOTHING);
+2. the ids of every pair's item, read from the label set's items on those examples;
+3. the links from those ids (ON CONFLICT DO NOTHING: a link that exists is left as it is);
+4. each of those items' counts recomputed from its links.
 
 No statement joins two relations. A join's plan rests on the tables' statistics, and those are
 wrong exactly here: a table that was last analysed empty (its rows since deleted, or not yet
 committed: a test's, a scoring's own) is planned as holding one row whatever it holds, and a
 nested loop over "one row" ran one UPDATE for more than ten minutes on 20,000 pairs in CI
-(tests/review/test_items_record.py reproduces that state). An upsert's conflict check, a scan
-by primary key and a lookup in the links' index on the item cost the same whatever the planner
-believes. (An upsert that RETURNS every id would need DO UPDATE, which locks and rewrites
-every existing item twice per scoring; reading the ids leaves them to the counts' UPDATE.)
+(tests/review/test_items_record.py reproduces that state). An insert's conflict check, one
+table filtered by a hashed list, and a lookup in the links' index on the item cost the same
+whatever the planner believes. (An upsert that RETURNS every id would need DO UPDATE, which
+locks and rewrites every existing item once more per scoring; reading the ids does not.)
 """
 
 from __future__ import annotations

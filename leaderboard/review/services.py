@@ -38,7 +38,7 @@ from workers.scoring.hits import NovelPairs
 def review_items_record(*, submission: Submission, label_set: LabelSet, novel: NovelPairs) -> int:
     """Make (or find) one item per novel pair and link the submission to it; idempotent.
 
-    Returns how many items the submission predicts on this label set. Three statements over
+    Returns how many items the submission predicts on this label set. Four statements over
     the pairs as one relation (review/item_sql.py), whatever their number: a ReaL or
     multi-label scoring of ImageNet predictions has up to 50,000 novel pairs, and building a
     model object for each row cost about 15 s a submission."""

@@ -1,5 +1,5 @@
 """review_items_record: the novel pairs of a scored submission become review items linked to
-it, in three statements whatever their number (leaderboard/review/item_sql.py)."""
+it, in four statements whatever their number (leaderboard/review/item_sql.py)."""
 
 from __future__ import annotations
 

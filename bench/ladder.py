@@ -366,7 +366,7 @@ def describe(mechanism: str, step: float | None) -> str:
 
 
 def run_served(args: argparse.Namespace, examples: int, submissions: int) -> int:
-    from bench.leaderboard import manage, server_env
+    from bench.leaderboard import database_migrated, server_env
 
     data = draw(seed=args.seed, examples=examples, submissions=submissions)
     work = Path(tempfile.mkdtemp(prefix="evalserver-ladder-", dir=args.work_dir))
@@ -374,7 +374,7 @@ def run_served(args: argparse.Namespace, examples: int, submissions: int) -> int
     try:
         env = server_env(work)
         env["EVALSERVER_DAILY_QUOTA"] = "0"  # one participant, K + 1 submissions a day
-        manage(env, "migrate", "--noinput", "-v", "0")
+        database_migrated(env)
         # No broker and no Redis: nothing is sent (below), and the cache is in-process.
         os.environ.update({k: env[k] for k in (
             "DJANGO_SETTINGS_MODULE", "DATABASE_URL", "MEDIA_ROOT", "EVALSERVER_CACHE_DIR",

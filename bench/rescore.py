@@ -44,7 +44,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.leaderboard import manage, server_env  # noqa: E402
+from bench.leaderboard import database_migrated, manage, server_env  # noqa: E402
 
 # Issue 22's targets at 10,000 submissions: one accepted verdict through to the leaderboard,
 # and a full re-score using both cores (judged by full runs only: they are timings).
@@ -189,7 +189,7 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="evalserver-rescore-"))
     try:
         env = server_env(work)
-        manage(env, "migrate", "--noinput", "-v", "0")
+        database_migrated(env)
         manage(env, "load_benchmarks", "--benchmark", "imagenet")
         os.environ.update({k: env[k] for k in ("DJANGO_SETTINGS_MODULE", "DATABASE_URL",
                                                "MEDIA_ROOT", "EVALSERVER_CACHE_DIR",

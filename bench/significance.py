@@ -39,7 +39,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.leaderboard import free_port, manage, server_env  # noqa: E402
+from bench.leaderboard import database_migrated, free_port, manage, server_env  # noqa: E402
 
 TARGET_FULL_S, TARGET_UPDATE_S = 60.0, 1.0
 BENCHMARK, LABEL_SET = "cifar10", "original"
@@ -165,7 +165,7 @@ def main() -> int:
              "--appendonly", "no"], stdout=subprocess.DEVNULL, cwd=work))
         env = {**server_env(work), "REDIS_URL": f"redis://127.0.0.1:{port}/0",
                "EVALSERVER_SIGNIFICANCE_DELAY": "0"}
-        manage(env, "migrate", "--noinput", "-v", "0")
+        database_migrated(env)
         manage(env, "load_benchmarks", "--benchmark", BENCHMARK)
         os.environ.update(env)
         import django

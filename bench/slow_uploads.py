@@ -37,6 +37,7 @@ sys.path.insert(0, str(ROOT))
 from bench.leaderboard import (  # noqa: E402
     BENCHMARK,
     HOST,
+    database_migrated,
     free_port,
     get,
     insert_submissions,
@@ -107,7 +108,7 @@ def main() -> int:
         env = {**server_env(work), "EVALSERVER_UPLOAD_TEMP_DIR": str(work / "uploads"),
                "EVALSERVER_DAILY_QUOTA": "0"}
         t0 = time.perf_counter()
-        manage(env, "migrate", "--noinput", "-v", "0")
+        database_migrated(env)
         manage(env, "load_benchmarks", "--benchmark", BENCHMARK)
         os.environ.update({k: env[k] for k in ("DJANGO_SETTINGS_MODULE", "DATABASE_URL",
                                                "MEDIA_ROOT", "EVALSERVER_CACHE_DIR",

@@ -31,7 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.leaderboard import manage, server_env  # noqa: E402
+from bench.leaderboard import database_migrated, server_env  # noqa: E402
 
 PATH = "/api/benchmarks/"
 
@@ -56,7 +56,7 @@ def main() -> int:
     failures: list[str] = []
     try:
         env = server_env(work)
-        manage(env, "migrate", "--noinput", "-v", "0")
+        database_migrated(env)
         os.environ.update({k: env[k] for k in ("DJANGO_SETTINGS_MODULE", "DATABASE_URL",
                                                "MEDIA_ROOT", "SECRET_KEY", "DEBUG",
                                                "LOG_LEVEL", "SECURE_SSL_REDIRECT")})

@@ -274,8 +274,7 @@ else
 fi
 
 echo
-children_cpu cpu "$WORK/times"
-echo "== $SECONDS s in all (CPU $cpu s)"
+echo "== $SECONDS s in all"
 if [ ${#failed[@]} -gt 0 ]; then
     printf 'FAILED: %s\n' "${failed[@]}"
     exit 1

@@ -15,7 +15,9 @@ Server = TypeVar("Server", bound=HTTPServer)
 @contextmanager
 def serving(server: Server) -> Iterator[Server]:
     """`server` answering from a daemon thread; shut down and closed on leaving."""
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    # a poll of 50 ms, not 0.5 s: shutdown() waits for the next poll, at the end of every test
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
+                     daemon=True).start()
     try:
         yield server
     finally:

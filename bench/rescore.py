@@ -91,9 +91,6 @@ def setup(count: int, seed: int = 0) -> tuple[int, list[int], int]:
     from workers.scoring.predictions import Predictions
     from workers.scoring.scorer import headline_hits, score_label_set
 
-    def store_hits(labels, preds):  # type: ignore[no-untyped-def]
-        return hit_vectors_store(hits={0: headline_hits(labels, preds)})[0]
-
     rng = np.random.default_rng(seed)
     data_dir = Path(settings.EVALSERVER_DATA_DIR)
     base = datasets.imagenet_cleanlab_to_canonical(
@@ -134,14 +131,19 @@ def setup(count: int, seed: int = 0) -> tuple[int, list[int], int]:
                                     compact=name))
         preds = Predictions(topk=topk.astype(np.int32), topk_scores=None, scores=None,
                             scores_kind=None)
+        records = {version.pk: score_label_set(compiled[version.label_set.slug], preds)[0]
+                   for version in versions}
+        # the submission's hit vectors in one write (one per version would be five commits)
+        digests = hit_vectors_store(hits={
+            version.pk: headline_hits(compiled[version.label_set.slug], preds)
+            for version in versions})
         for version in versions:
-            labels = compiled[version.label_set.slug]
-            record, _ = score_label_set(labels, preds)
+            record = records[version.pk]
             scores.append(Score(submission=sub, label_set_version=version,
                                 label_set_id=version.label_set_id, accuracy=record["accuracy"],
                                 correct=record["correct"], total=record["total"],
                                 ci_low=record["ci_low"], ci_high=record["ci_high"],
-                                record=record, hits_id=store_hits(labels, preds)))
+                                record=record, hits_id=digests[version.pk]))
     SubmissionFile.objects.bulk_create(files, batch_size=500)
     Score.objects.bulk_create(scores, batch_size=1000)
     assert not in_keys(judged, np.array([example]), np.array([cls]), 1000).any()

@@ -35,14 +35,14 @@ sys.path.insert(0, str(ROOT))
 from bench.leaderboard import django_in_process  # noqa: E402
 
 
-def store(benchmark: str, image_set: str, tops: list[np.ndarray], prefix: str) -> list[int]:
+def store(benchmark: str, example_set: str, tops: list[np.ndarray], prefix: str) -> list[int]:
     """Public scored submissions with these top-1 arrays as compact files; their ids."""
     from django.contrib.auth.models import User
     from django.core.files.base import ContentFile
     from django.core.files.storage import default_storage
     from django.utils import timezone
 
-    from leaderboard.catalog.models import ImageSet
+    from leaderboard.catalog.models import ExampleSet
     from leaderboard.catalog.selectors import benchmark_get
     from leaderboard.submissions.models import Submission, SubmissionFile
     from workers.scoring.compact import compact_arrays
@@ -50,7 +50,7 @@ def store(benchmark: str, image_set: str, tops: list[np.ndarray], prefix: str) -
     owner, _ = User.objects.get_or_create(username="bench-owner")
     now = timezone.now()
     row = benchmark_get(slug=benchmark)
-    images = ImageSet.objects.get(slug=image_set)
+    images = ExampleSet.objects.get(slug=example_set)
     subs = Submission.objects.bulk_create(
         [Submission(owner=owner, benchmark=row, model_name=f"{prefix} {i:05d}",
                     status=Submission.Status.SCORED, started=now, finished_at=now, attempts=1)
@@ -67,14 +67,14 @@ def store(benchmark: str, image_set: str, tops: list[np.ndarray], prefix: str) -
         np.savez(buffer, **compact_arrays({images.slug: {"topk": topk}}))
         name = default_storage.save(f"compact/{prefix}-{sub.pk}.npz",
                                     ContentFile(buffer.getvalue()))
-        files.append(SubmissionFile(submission=sub, image_set=images, file=name,
+        files.append(SubmissionFile(submission=sub, example_set=images, file=name,
                                     original_name="bench.npy", size=0, sha256="0" * 64,
                                     compact=name))
     SubmissionFile.objects.bulk_create(files, batch_size=500)
     return [s.pk for s in subs]
 
 
-def timed(benchmark: str, extra: np.ndarray, image_set: str) -> None:
+def timed(benchmark: str, extra: np.ndarray, example_set: str) -> None:
     from django.core.cache import cache
     from django.test import Client
 
@@ -90,7 +90,7 @@ def timed(benchmark: str, extra: np.ndarray, image_set: str) -> None:
     for _ in range(20):
         benchmark_confusions(benchmark=row)
     warm = (time.perf_counter() - t0) / 20
-    store(benchmark, image_set, [extra], f"{benchmark}-one-more")
+    store(benchmark, example_set, [extra], f"{benchmark}-one-more")
     t0 = time.perf_counter()
     grown = benchmark_confusions(benchmark=row)
     one_more = time.perf_counter() - t0

@@ -168,7 +168,7 @@ def insert_submissions(count: int, seed: int = 0) -> None:
     skill = rng.uniform(0.55, 0.97, size=count)  # one "true" accuracy per model
     scores = []
     for version in versions:
-        total = int(version.summary.get("evaluated") or version.label_set.image_set.size)
+        total = int(version.summary.get("evaluated") or version.label_set.example_set.size)
         shift = rng.normal(-0.03 if family_named(version.label_set.family).gap_to_reference
                            else 0.0, 0.02,
                            size=count)
@@ -181,7 +181,8 @@ def insert_submissions(count: int, seed: int = 0) -> None:
             hits = np.zeros(total, dtype=bool)
             hits[np.argpartition(noisy, right - 1)[:right]] = True
             record: dict[str, Any] = {
-                "label_set": version.label_set.slug, "image_set": version.label_set.image_set.slug,
+                "label_set": version.label_set.slug,
+                "image_set": version.label_set.example_set.slug,  # the record's key
                 "family": version.label_set.family, "version_hash": version.content_hash,
                 **accuracy_record(right, total),
             }

@@ -79,7 +79,7 @@ def setup(count: int, seed: int = 0) -> tuple[int, list[int], int]:
     from django.utils import timezone
 
     from leaderboard.catalog.label_set_version_files import compiled_for_version
-    from leaderboard.catalog.models import ImageSet
+    from leaderboard.catalog.models import ExampleSet
     from leaderboard.catalog.selectors import benchmark_get, label_set_versions_current
     from leaderboard.common.roles import REVIEWERS_GROUP
     from leaderboard.review.models import ReviewItem, ReviewItemSubmission
@@ -96,7 +96,7 @@ def setup(count: int, seed: int = 0) -> tuple[int, list[int], int]:
     base = datasets.imagenet_cleanlab_to_canonical(
         data_dir, np.load(data_dir / "imagenet/cleanlab_cv_predicted_labels.npy")).astype(np.int64)
     benchmark = benchmark_get(slug="imagenet")
-    image_set = ImageSet.objects.get(slug="imagenet-val")
+    example_set = ExampleSet.objects.get(slug="imagenet-val")
     versions = label_set_versions_current(benchmark=benchmark)
     compiled = {v.label_set.slug: compiled_for_version(v) for v in versions}
     real = compiled["real"]
@@ -123,10 +123,10 @@ def setup(count: int, seed: int = 0) -> tuple[int, list[int], int]:
         topk[:, 0] = top1
         topk[:, 1:] = (top1[:, None] + rng.integers(1, 1000, size=(50_000, 4))) % 1000
         buffer = io.BytesIO()  # as the scoring worker stores it (workers/scoring/compact.py)
-        np.savez(buffer, **compact_arrays({image_set.slug: {"topk": topk}}))
+        np.savez(buffer, **compact_arrays({example_set.slug: {"topk": topk}}))
         stored_bytes += buffer.tell()
         name = default_storage.save(f"compact/bench-{sub.pk}.npz", ContentFile(buffer.getvalue()))
-        files.append(SubmissionFile(submission=sub, image_set=image_set, file=name,
+        files.append(SubmissionFile(submission=sub, example_set=example_set, file=name,
                                     original_name="bench.npy", size=0, sha256="0" * 64,
                                     compact=name))
         preds = Predictions(topk=topk.astype(np.int32), topk_scores=None, scores=None,

@@ -71,9 +71,9 @@ def metered() -> Iterator[Counts]:
         counts.opens += 1
         return _CountingFile(real_open(name, mode), counts)
 
-    def counting_decode(name: str, image_set: str) -> Any:
+    def counting_decode(name: str, example_set: str) -> Any:
         counts.decodes += 1
-        return real_decode(name, image_set)
+        return real_decode(name, example_set)
 
     def counting_query(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
         counts.queries += 1

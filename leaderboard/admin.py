@@ -20,7 +20,7 @@ from django.template.response import TemplateResponse
 from leaderboard.accounts.forms import AdminLoginForm
 from leaderboard.accounts.login_throttle import login_lockout_lift
 from leaderboard.audits.models import Audit
-from leaderboard.catalog.models import Benchmark, ImageSet, LabelSet, LabelSetVersion
+from leaderboard.catalog.models import Benchmark, ExampleSet, LabelSet, LabelSetVersion
 from leaderboard.catalog.services import benchmark_panel_sizes_set
 from leaderboard.submissions.control.services import submission_withdraw
 from leaderboard.submissions.models import Score, Submission, SubmissionFile
@@ -58,8 +58,8 @@ class ViewOnlyInline(admin.TabularInline):
         return False
 
 
-class ImageSetInline(ViewOnlyInline):
-    model = ImageSet
+class ExampleSetInline(ViewOnlyInline):
+    model = ExampleSet
     fields = ("slug", "name", "size")
     readonly_fields = fields
     show_change_link = True
@@ -67,17 +67,17 @@ class ImageSetInline(ViewOnlyInline):
 
 @admin.register(Benchmark)
 class BenchmarkAdmin(admin.ModelAdmin):
-    """Benchmarks, image sets and label sets come from their bundles (benchmarks/*.toml and
+    """Benchmarks, example sets and label sets come from their bundles (benchmarks/*.toml and
     uploads: `manage.py load_benchmarks`, `benchmark_add`), which would undo an edit here, and
     their sizes and classes decide every stored score: read-only. The panel sizes are the
     admin's to set."""
 
-    list_display = ("slug", "name", "num_classes", "main_image_set", "created")
+    list_display = ("slug", "name", "num_classes", "main_example_set", "created")
     search_fields = ("slug", "name")
-    fields = ("slug", "name", "num_classes", "main_image_set", "created",
+    fields = ("slug", "name", "num_classes", "main_example_set", "created",
               "review_panel_size", "ground_truth_panel_size")
-    readonly_fields = ("slug", "name", "num_classes", "main_image_set", "created")
-    inlines = (ImageSetInline,)
+    readonly_fields = ("slug", "name", "num_classes", "main_example_set", "created")
+    inlines = (ExampleSetInline,)
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
@@ -92,8 +92,8 @@ class BenchmarkAdmin(admin.ModelAdmin):
             ground_truth_panel_size=form.cleaned_data["ground_truth_panel_size"])
 
 
-@admin.register(ImageSet)
-class ImageSetAdmin(ViewOnlyAdmin):
+@admin.register(ExampleSet)
+class ExampleSetAdmin(ViewOnlyAdmin):
     list_display = ("slug", "benchmark", "name", "size")
     list_filter = ("benchmark",)
     search_fields = ("slug", "name")
@@ -111,7 +111,7 @@ class LabelSetVersionInline(ViewOnlyInline):
 
 @admin.register(LabelSet)
 class LabelSetAdmin(ViewOnlyAdmin):
-    list_display = ("slug", "benchmark", "image_set", "kind", "family", "name")
+    list_display = ("slug", "benchmark", "example_set", "kind", "family", "name")
     list_filter = ("benchmark", "kind", "family")
     search_fields = ("slug", "name")
     inlines = (LabelSetVersionInline,)
@@ -133,7 +133,7 @@ class LabelSetVersionAdmin(ViewOnlyAdmin):
 
 class SubmissionFileInline(ViewOnlyInline):
     model = SubmissionFile
-    fields = ("image_set", "original_name", "size", "sha256", "file", "compact")
+    fields = ("example_set", "original_name", "size", "sha256", "file", "compact")
     readonly_fields = fields
 
 

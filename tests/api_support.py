@@ -45,7 +45,7 @@ def token_client(user: User) -> APIClient:
 
 
 def post_files(client: APIClient, files: dict[str, Path], **fields: Any) -> Response:
-    """POST /api/submissions/ as multipart with real file handles, one per image set slug."""
+    """POST /api/submissions/ as multipart with real file handles, one per example set slug."""
     with ExitStack() as stack:
         handles = {slug: stack.enter_context(path.open("rb")) for slug, path in files.items()}
         return client.post(SUBMISSIONS, {**fields, **handles}, format="multipart")
@@ -73,22 +73,22 @@ def poll(client: APIClient, submission_id: int, *, timeout: float = 90,
         time.sleep(0.2)
 
 
-def top1_accuracy(data_dir: Path, model: str, image_set: str) -> tuple[float, int, int]:
+def top1_accuracy(data_dir: Path, model: str, example_set: str) -> tuple[float, int, int]:
     """(accuracy, correct, total) of a real CIFAR-10 model, computed directly with numpy."""
-    path = factories.cifar10_model_files(data_dir, model)[image_set]
+    path = factories.cifar10_model_files(data_dir, model)[example_set]
     preds = np.array(json.loads(path.read_text()))
-    labels = np.load(data_dir / LABEL_FILES[image_set])
+    labels = np.load(data_dir / LABEL_FILES[example_set])
     hits = preds == labels
     return float(hits.mean()), int(hits.sum()), int(labels.shape[0])
 
 
 def scored_in_process(data_dir: Path, model: str, owner: User, *,
-                      image_sets: tuple[str, ...] = ("cifar10-test", "cifar10.1-v6"),
+                      example_sets: tuple[str, ...] = ("cifar10-test", "cifar10.1-v6"),
                       public: bool = True) -> Submission:
     """Create a submission of a real model through the services and score it in this process
     (the task body, without a worker)."""
     paths = factories.cifar10_model_files(data_dir, model)
-    files = {slug: factories.upload_from_path(paths[slug]) for slug in image_sets}
+    files = {slug: factories.upload_from_path(paths[slug]) for slug in example_sets}
     submission = submission_create(
         owner=owner, benchmark=factories.cifar10(), model_name=model, files=files,
         public=public)

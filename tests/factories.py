@@ -10,7 +10,7 @@ import numpy as np
 from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from leaderboard.catalog.models import Benchmark, ImageSet, LabelSet
+from leaderboard.catalog.models import Benchmark, ExampleSet, LabelSet
 from leaderboard.submissions.models import Submission
 from leaderboard.submissions.services import submission_create
 
@@ -36,9 +36,9 @@ def upload_npy(array: np.ndarray, tmp_path: Path, name: str = "preds.npy") -> Si
     return upload_from_path(path)
 
 
-def submission_scored(benchmark: str, image_set: str, array: np.ndarray, tmp_path: Path,
+def submission_scored(benchmark: str, example_set: str, array: np.ndarray, tmp_path: Path,
                       name: str, **kwargs: Any) -> Submission:
-    """Submit `array` (a .npy) as the predictions on `image_set`, as a new user `owner-NAME`,
+    """Submit `array` (a .npy) as the predictions on `example_set`, as a new user `owner-NAME`,
     and score it in this process (the cpu queue's task, run eagerly)."""
     # imported here: the tasks' module registers the job kinds' tasks with Celery on import
     from leaderboard.catalog.selectors import benchmark_get
@@ -47,7 +47,7 @@ def submission_scored(benchmark: str, image_set: str, array: np.ndarray, tmp_pat
     submission = submission_create(
         owner=user_create(f"owner-{name}"), model_name=name,
         benchmark=benchmark_get(slug=benchmark),
-        files={image_set: upload_npy(array, tmp_path, f"{name}.npy")}, **kwargs)
+        files={example_set: upload_npy(array, tmp_path, f"{name}.npy")}, **kwargs)
     assert score_submission.apply(args=[submission.pk], task_id=f"test-{submission.pk}") \
         .get() == "scored"
     submission.refresh_from_db()
@@ -55,7 +55,7 @@ def submission_scored(benchmark: str, image_set: str, array: np.ndarray, tmp_pat
 
 
 def cifar10_model_files(data_dir: Path, model: str) -> dict[str, Path]:
-    """The real published predictions of one CIFAR-10 model, by image set slug."""
+    """The real published predictions of one CIFAR-10 model, by example set slug."""
     base = data_dir / PREDICTIONS
     return {
         "cifar10-test": base / "original_predictions" / f"{model}_predictions.json",
@@ -71,7 +71,7 @@ def cifar10() -> Benchmark:
 
 def submission_for_model(data_dir: Path, model: str, owner: User | None = None,
                          **kwargs: Any) -> Submission:
-    """Submit one real CIFAR-10 model's published predictions (all three image sets)."""
+    """Submit one real CIFAR-10 model's published predictions (all three example sets)."""
     owner = owner or user_create(f"u-{model}")
     files = {slug: upload_from_path(path)
              for slug, path in cifar10_model_files(data_dir, model).items()}
@@ -80,11 +80,11 @@ def submission_for_model(data_dir: Path, model: str, owner: User | None = None,
 
 
 def toy_label_set(*, slug: str = "real", kind: str = "multi", family: str = "real") -> LabelSet:
-    """A benchmark `toy` (10 classes, one image set of 100 examples) with one label set and no
+    """A benchmark `toy` (10 classes, one example set of 100 examples) with one label set and no
     versions: enough for queues, audits and permissions, with nothing to score."""
     benchmark = Benchmark.objects.create(slug="toy", name="Toy", num_classes=10,
-                                         main_image_set="toy-test")
-    image_set = ImageSet.objects.create(benchmark=benchmark, slug="toy-test", name="Toy test",
+                                         main_example_set="toy-test")
+    example_set = ExampleSet.objects.create(benchmark=benchmark, slug="toy-test", name="Toy test",
                                         size=100)
-    return LabelSet.objects.create(benchmark=benchmark, image_set=image_set, slug=slug,
+    return LabelSet.objects.create(benchmark=benchmark, example_set=example_set, slug=slug,
                                    kind=kind, family=family, name=f"Toy {slug}")

@@ -57,7 +57,7 @@ def builtin_definition(slug: str) -> BundleDefinition:
 
 
 def builtin_label_set_sync(benchmark: str, slug: str) -> LabelSet:
-    """The rows of a built-in label set, its benchmark's and its image sets' (its own and the
+    """The rows of a built-in label set, its benchmark's and its example sets' (its own and the
     benchmark's main one), with no version."""
     from leaderboard.catalog.services import bundle_rows_sync
 

@@ -30,8 +30,8 @@ def score_in_process(submission: Submission) -> str:
     return result
 
 
-def predictions(data_dir: Path, model: str, image_set: str) -> np.ndarray:
-    path = factories.cifar10_model_files(data_dir, model)[image_set]
+def predictions(data_dir: Path, model: str, example_set: str) -> np.ndarray:
+    path = factories.cifar10_model_files(data_dir, model)[example_set]
     return np.array(json.loads(path.read_text()))
 
 

@@ -31,7 +31,7 @@ def version() -> LabelSetVersion:
     return label_set_version_create(label_set=label_set, content_hash="d" * 64, summary={})
 
 
-@pytest.mark.parametrize("model", ["benchmark", "imageset", "labelset", "labelsetversion"])
+@pytest.mark.parametrize("model", ["benchmark", "exampleset", "labelset", "labelsetversion"])
 def test_it_lists_each_model(admin_client: Client, version: LabelSetVersion, model: str) -> None:
     response = admin_client.get(reverse(f"admin:leaderboard_{model}_changelist"))
 
@@ -255,7 +255,7 @@ def test_it_offers_no_deletion_and_no_direct_edit_of_state(
     assert delete.status_code == 403
     assert Submission.objects.filter(pk=vgg.pk).exists()
     assert [name for name in ("name", "num_classes", "review_panel_size",
-                              "ground_truth_panel_size", "image_sets-0-size")
+                              "ground_truth_panel_size", "example_sets-0-size")
             if f'name="{name}"' in benchmark_page] == ["review_panel_size",
                                                        "ground_truth_panel_size"]
     assert label_set_post.status_code == 403

@@ -167,7 +167,7 @@ def test_it_answers_generated_requests_without_a_5xx_and_in_the_error_shape(
             Token.objects.get_or_create(user=token.user, defaults={"key": token.key})
 
 
-IMAGE_SETS = ("cifar10-test", "cifar10.1-v6", "mnist-test", "imagenet-val", "checkpoint")
+EXAMPLE_SETS = ("cifar10-test", "cifar10.1-v6", "mnist-test", "imagenet-val", "checkpoint")
 
 
 def test_it_answers_generated_uploads_without_a_5xx_and_in_the_error_shape(
@@ -183,7 +183,7 @@ def test_it_answers_generated_uploads_without_a_5xx_and_in_the_error_shape(
               suppress_health_check=list(HealthCheck))
     @given(benchmark=st.sampled_from(["cifar10", "mnist", "imagenet", "no-such-benchmark", ""]),
            files=st.dictionaries(
-               st.sampled_from(IMAGE_SETS),
+               st.sampled_from(EXAMPLE_SETS),
                st.one_of(prediction_files(5, 10), st.just(real_file)), max_size=2),
            public=st.sampled_from(["true", "false", "maybe"]))
     @example(benchmark="cifar10", files={"cifar10-test": real_file}, public="true")

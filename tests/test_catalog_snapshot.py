@@ -48,7 +48,7 @@ def test_it_copies_the_rows_a_real_load_writes_and_moves_the_id_sequences_past_t
     copied = _catalog()
     highest = max(Benchmark.objects.values_list("pk", flat=True))
     extra = Benchmark.objects.create(slug="extra", name="Extra", num_classes=2,
-                                     main_image_set="test")
+                                     main_example_set="test")
     assert extra.pk == highest + 1
 
     call_command("flush", interactive=False, verbosity=0)

@@ -120,7 +120,7 @@ def test_it_keeps_a_submission_made_while_the_broker_is_down_for_the_sweep(
     submission.refresh_from_db()
     assert (submission.status, submission.attempts, submission.claimed_by) == ("queued", 0, "")
     assert Submission.objects.count() == 1
-    assert sorted(submission.files.values_list("image_set__slug", flat=True)) == [
+    assert sorted(submission.files.values_list("example_set__slug", flat=True)) == [
         "cifar10-test", "cifar10.1-v4", "cifar10.1-v6"]
     failures = [r for r in caplog.records if r.levelno == logging.ERROR]
     assert len(failures) == 1 and "on_commit" in failures[0].getMessage()

@@ -33,7 +33,7 @@ from tests.api_support import SUBMISSIONS, poll, post_files, token_client, top1_
 from tests.conftest import _running_worker, wait_for_status
 from tests.helpers import free_port
 
-IMAGE_SETS = {"original": "cifar10-test", "cifar10.1-v4": "cifar10.1-v4",
+EXAMPLE_SETS = {"original": "cifar10-test", "cifar10.1-v4": "cifar10.1-v4",
               "cifar10.1-v6": "cifar10.1-v6"}
 MODEL = "resnet_basic_110"
 
@@ -79,8 +79,8 @@ def _worker_env(catalog_settings: Settings, tmp_path: Path, endpoint: str,
 
 def _expected(data_dir: Path) -> dict[str, tuple[int, int]]:
     """(correct, total) per label set with the dataset's own labels, counted with numpy."""
-    return {slug: top1_accuracy(data_dir, MODEL, image_set)[1:]
-            for slug, image_set in IMAGE_SETS.items()}
+    return {slug: top1_accuracy(data_dir, MODEL, example_set)[1:]
+            for slug, example_set in EXAMPLE_SETS.items()}
 
 
 def _stored_names(submission: Submission) -> set[str]:
@@ -103,7 +103,7 @@ def test_it_scores_an_api_upload_on_a_worker_host_that_shares_no_disk(
 
     assert body["status"] == "scored", body
     scores = {slug: (body["scores"][slug]["correct"], body["scores"][slug]["total"])
-              for slug in IMAGE_SETS}
+              for slug in EXAMPLE_SETS}
     assert scores == _expected(data_dir)
     submission = Submission.objects.get(pk=body["id"])
     objects = set(s3_server.object_names(s3_endpoint, s3_loaded))
@@ -176,7 +176,7 @@ def test_it_makes_one_s3_request_on_the_web_and_two_on_the_worker_per_submission
     label_sets = [("GET", f"labelsets/{v.content_hash}.npz") for v in versions]
     for run, (job_id, web, worker) in enumerate(seen):
         rows = list(SubmissionFile.objects.filter(submission_id=job_id).order_by("pk"))
-        assert [row.image_set.slug for row in rows] == list(IMAGE_SETS.values())
+        assert [row.example_set.slug for row in rows] == list(EXAMPLE_SETS.values())
         [upload] = {str(row.file.name) for row in rows}
         assert upload.startswith("uploads/") and upload.endswith(f"/{job_id}.zip")
         assert {str(row.compact.name) for row in rows} == {f"compact/{job_id}.npz"}
@@ -262,7 +262,7 @@ def test_it_retries_a_scoring_while_the_storage_is_out_of_reach_then_scores_it(
     assert len(re.findall(r"Task leaderboard.tasks.cpu.score_submission\[[0-9a-f-]+\] received",
                           log)) == len(retries) + 1, log
     assert {s.label_set.slug: (s.correct, s.total) for s in submission.scores.all()
-            if s.label_set.slug in IMAGE_SETS} == _expected(data_dir)
+            if s.label_set.slug in EXAMPLE_SETS} == _expected(data_dir)
     assert _stored_names(submission) <= set(s3_server.object_names(s3_endpoint, s3_loaded))
 
 

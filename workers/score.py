@@ -6,9 +6,10 @@
 
 --benchmark is a built-in benchmark (its bundle in benchmarks/, its label files in the data
 directory); --bundle a benchmark that is not built in, from its manifest or .zip bundle
-(docs/bundles.md). A plain PRED_FILE is for --image-set (default: the benchmark's main image
-set); several image sets are given as SLUG=FILE. Exit status: 0 scored, 2 bad input (a
-prediction file or a bundle: the message says what and where), 3 data directory problem.
+(docs/bundles.md). A plain PRED_FILE is for --example-set (default: the benchmark's main example
+set; `--image-set`, its former name, still works); several example sets are given as
+SLUG=FILE. Exit status: 0 scored, 2 bad input (a prediction file or a bundle: the message
+says what and where), 3 data directory problem.
 
 A hidden label set (docs/bundles.md §5.7) is scored when its files are here (a maintainer's
 check), marked `(hidden)` in the table and `"hidden": true` in the JSON. Its labels are never
@@ -62,7 +63,9 @@ def _parser() -> argparse.ArgumentParser:
     which.add_argument(
         "--bundle", type=Path, help="a benchmark's manifest (.toml) or .zip bundle"
     )
-    parser.add_argument("--image-set", help="image set of a plain PRED_FILE")
+    # --image-set: its former name, kept for the scripts that use it
+    parser.add_argument("--example-set", "--image-set", dest="example_set",
+                        help="example set of a plain PRED_FILE")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.add_argument(
         "--data-dir",
@@ -86,35 +89,35 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _assign(bench: Bundle, files: Sequence[str], image_set: str | None) -> dict[str, Path]:
+def _assign(bench: Bundle, files: Sequence[str], example_set: str | None) -> dict[str, Path]:
     assigned: dict[str, Path] = {}
     slugs = [s.slug for s in bench.example_sets]
     for item in files:
         slug, sep, name = item.partition("=")
         if not sep:
-            slug, name = image_set or bench.main_example_set, item
+            slug, name = example_set or bench.main_example_set, item
         if slug not in slugs:
             raise SystemExit(
-                f"error: {slug!r} is not an image set of {bench.slug}; "
+                f"error: {slug!r} is not an example set of {bench.slug}; "
                 f"choose from {', '.join(slugs)}"
             )
         if slug in assigned:
-            raise SystemExit(f"error: two files given for image set {slug}")
+            raise SystemExit(f"error: two files given for example set {slug}")
         assigned[slug] = Path(name)
     return assigned
 
 
 def compile_available(
-    data: BundleData, *, cache_dir: Path | None, image_sets: Sequence[str] | None = None,
+    data: BundleData, *, cache_dir: Path | None, example_sets: Sequence[str] | None = None,
     leave_out: Collection[str] = (),
 ) -> list[label_set_builders.CompiledLabelSet]:
-    """Every label set of the bundle (of these image sets) that can be built here: those
+    """Every label set of the bundle (of these example sets) that can be built here: those
     whose source is a server setting only when it is configured, as the server loads them;
     never those of `leave_out`."""
     bench = data.bundle
     out = []
     for ls in bench.label_sets:
-        if image_sets is not None and ls.example_set not in image_sets:
+        if example_sets is not None and ls.example_set not in example_sets:
             continue
         if ls.slug in leave_out:
             continue
@@ -229,7 +232,7 @@ def _score(bench: Bundle, args: argparse.Namespace, *, data_dir: Path,
             file=sys.stderr,
         )
         return 3
-    files = _assign(bench, args.files, args.image_set)
+    files = _assign(bench, args.files, args.example_set)
     num_classes = bench.classes.count
     predictions = {}
     for slug, path in files.items():
@@ -253,7 +256,7 @@ def _score(bench: Bundle, args: argparse.Namespace, *, data_dir: Path,
     try:
         withheld = withheld_hidden(data)
         if args.bundle is None:
-            compiled = compile_available(data, cache_dir=cache_dir, image_sets=list(files),
+            compiled = compile_available(data, cache_dir=cache_dir, example_sets=list(files),
                                          leave_out=withheld)
         else:  # all of it checked, as the server checks a bundle before it loads it
             compiled = list(compile_bundle(bench, data_dir=data_dir, cache_dir=cache_dir,
@@ -269,7 +272,7 @@ def _score(bench: Bundle, args: argparse.Namespace, *, data_dir: Path,
     scores = score_predictions(predictions, compiled, class_names=class_names,
                                example_names=namers)
     hidden = {ls.slug for ls in bench.label_sets if ls.hidden}
-    # only the label sets of the image sets scored, as the scores have no others
+    # only the label sets of the example sets scored, as the scores have no others
     not_scored = {slug: lacks for slug, lacks in withheld.items()
                   if bench.label_set(slug).example_set in files}
     for slug, lacks in not_scored.items():
@@ -277,6 +280,7 @@ def _score(bench: Bundle, args: argparse.Namespace, *, data_dir: Path,
     if args.json:
         records = {slug: {**rec, "hidden": True} if slug in hidden else rec
                    for slug, rec in scores.records.items()}
+        # "image_sets": the JSON's key since its first release, as in the API's answers
         out: dict[str, Any] = {"benchmark": bench.slug, "image_sets": sorted(files),
                                "scores": records}
         if not_scored:

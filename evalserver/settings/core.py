@@ -169,7 +169,7 @@ EVALSERVER_SIGNIFICANCE_THREADS: int = env.get_int("EVALSERVER_SIGNIFICANCE_THRE
 EVALSERVER_SIGNIFICANCE_CACHE_MB: int = env.get_int("EVALSERVER_SIGNIFICANCE_CACHE_MB", 512,
                                                     min_value=0)
 # -- Checkpoint submissions (run by a gpu-queue worker; the CPU is used when there is no GPU) --
-# Where the images of image sets other than MNIST's are (MNIST's come from the data directory):
+# Where the images of example sets other than MNIST's are (MNIST's come from the data directory):
 # the CIFAR-10 python "test_batch" file, the CIFAR-10.1 v6 images (.npy, uint8 [2000,32,32,3])
 # and a folder of the 50,000 ImageNet validation JPEGs. Unset: no checkpoint runs on that set.
 EVALSERVER_CIFAR10_TEST_BATCH: Path | None = env.get_optional_path("EVALSERVER_CIFAR10_TEST_BATCH")

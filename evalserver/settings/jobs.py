@@ -41,7 +41,7 @@ EVALSERVER_SCORING_SOFT_TIME_LIMIT: int = env.get_int(
     "EVALSERVER_SCORING_SOFT_TIME_LIMIT", 300, min_value=1
 )
 EVALSERVER_SCORING_TIME_LIMIT: int = env.get_int("EVALSERVER_SCORING_TIME_LIMIT", 360, min_value=2)
-# The whole checkpoint task (every image set, then scoring):
+# The whole checkpoint task (every example set, then scoring):
 EVALSERVER_INFERENCE_TIME_LIMIT: int = env.get_int(
     "EVALSERVER_INFERENCE_TIME_LIMIT", 1800, min_value=2)
 # A re-scoring of every submission on a new version (leaderboard.tasks.cpu.rescore_version):

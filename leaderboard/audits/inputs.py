@@ -15,12 +15,12 @@ from django.conf import settings
 from leaderboard.audits.models import Audit
 from leaderboard.catalog.image_sources import (
     benchmark_preprocessing,
-    image_set_names,
-    image_set_source,
-    image_set_source_problem,
+    example_set_names,
+    example_set_source,
+    example_set_source_problem,
 )
 from leaderboard.catalog.label_set_version_files import compiled_for_version
-from leaderboard.catalog.models import Benchmark, ImageSet, LabelSet
+from leaderboard.catalog.models import Benchmark, ExampleSet, LabelSet
 from leaderboard.catalog.selectors import (
     label_set_correctable_slug,
     label_set_reference_slug,
@@ -148,7 +148,7 @@ def audit_label_sets(benchmark: Benchmark) -> tuple[LabelSet, LabelSet]:
              label_set_correctable_slug(benchmark_id=benchmark.pk))
     by_slug = {s.slug: s for s in LabelSet.objects.filter(
         benchmark=benchmark, slug__in=[slug for slug in slugs if slug is not None])
-        .select_related("image_set", "benchmark")}
+        .select_related("example_set", "benchmark")}
     original, corrected = (by_slug.get(slug or "") for slug in slugs)
     if original is None or corrected is None:
         raise AuditError("no_corrected_label_set",
@@ -157,9 +157,9 @@ def audit_label_sets(benchmark: Benchmark) -> tuple[LabelSet, LabelSet]:
     if original.labels_hidden or corrected.labels_hidden:  # its candidates would tell them
         raise AuditError("hidden_label_set", f"{benchmark.slug}'s labels are hidden: they are "
                          "not audited", field="benchmark")
-    if original.image_set_id != corrected.image_set_id:
+    if original.example_set_id != corrected.example_set_id:
         raise AuditError("no_corrected_label_set", f"{benchmark.slug}'s original and corrected "
-                         "label sets are on different image sets", field="benchmark")
+                         "label sets are on different example sets", field="benchmark")
     return original, corrected
 
 
@@ -171,58 +171,58 @@ def given_labels(original: LabelSet) -> np.ndarray:
     return np.asarray(compiled_for_version(version).arrays["labels"], dtype=np.int64)
 
 
-# The AUL probe trains on the whole image set in memory: a larger one is refused (ImageNet's
+# The AUL probe trains on the whole example set in memory: a larger one is refused (ImageNet's
 # 50,000 images of 224x224 would take 30 GB); confident learning needs no images.
 MAX_AUDIT_PIXELS = 2 * 10**9
 
 
-def audit_images_check(image_set: ImageSet) -> None:
-    """Refuse an AUL audit of an image set the server has no images of (nothing is read)."""
-    benchmark = image_set.benchmark
+def audit_images_check(example_set: ExampleSet) -> None:
+    """Refuse an AUL audit of an example set the server has no images of (nothing is read)."""
+    benchmark = example_set.benchmark
     inputs = benchmark_preprocessing(benchmark=benchmark)
-    if inputs is not None and image_set.images:
+    if inputs is not None and example_set.images:
         c, h, w = inputs.input_shape
-        if image_set.size * c * h * w > MAX_AUDIT_PIXELS:
+        if example_set.size * c * h * w > MAX_AUDIT_PIXELS:
             raise AuditError(
-                "no_images", f"no images configured for the AUL probe on {image_set.slug}: "
-                f"it trains on the whole image set in memory ({image_set.size:,} images of "
-                f"{h}x{w}, {image_set.size * c * h * w * 4 / 1e9:.0f} GB); use confident "
+                "no_images", f"no images configured for the AUL probe on {example_set.slug}: "
+                f"it trains on the whole example set in memory ({example_set.size:,} images of "
+                f"{h}x{w}, {example_set.size * c * h * w * 4 / 1e9:.0f} GB); use confident "
                 "learning there", field="benchmark")
-    problem = image_set_source_problem(image_set=image_set)
+    problem = example_set_source_problem(example_set=example_set)
     if problem is not None:
-        raise AuditError("no_images", f"no images configured for {image_set.slug}: {problem}",
+        raise AuditError("no_images", f"no images configured for {example_set.slug}: {problem}",
                          field="benchmark")
 
 
-def audit_images(image_set: ImageSet) -> np.ndarray:
-    """The image set's pixels in canonical order, uint8 [N, C, H, W] (the probe standardizes
+def audit_images(example_set: ExampleSet) -> np.ndarray:
+    """The example set's pixels in canonical order, uint8 [N, C, H, W] (the probe standardizes
     each channel itself: docs/audits.md)."""
-    audit_images_check(image_set)
-    source = image_set_source(image_set=image_set)
+    audit_images_check(example_set)
+    source = example_set_source(example_set=example_set)
     assert source is not None
     # the checkpoint worker's loader, imported only where images are read (a worker)
     from workers.inference.images import load_images, source_pixels
 
     if source.format == "folder":
-        inputs = benchmark_preprocessing(benchmark=image_set.benchmark)
+        inputs = benchmark_preprocessing(benchmark=example_set.benchmark)
         assert inputs is not None
-        return load_images(source, inputs=inputs, size=image_set.size,
-                           names=image_set_names(image_set=image_set))
+        return load_images(source, inputs=inputs, size=example_set.size,
+                           names=example_set_names(example_set=example_set))
     pixels = source_pixels(source)
-    if pixels.shape[0] != image_set.size:
-        raise AuditError("no_images", f"{image_set.slug}: the source holds {pixels.shape[0]} "
-                         f"images, expected {image_set.size}", field="benchmark")
+    if pixels.shape[0] != example_set.size:
+        raise AuditError("no_images", f"{example_set.slug}: the source holds {pixels.shape[0]} "
+                         f"images, expected {example_set.size}", field="benchmark")
     return pixels
 
 
 # ---------------------------------------------------------------- submissions' scores
 
 
-def _no_scores(submission: Submission, image_set: ImageSet) -> AuditError:
+def _no_scores(submission: Submission, example_set: ExampleSet) -> AuditError:
     return AuditError(
         "no_probabilities",
         f"submission #{submission.pk} ({submission.model_name}) uploaded class ids only for "
-        f"{image_set.slug}; confident learning needs a score matrix [N, classes]",
+        f"{example_set.slug}; confident learning needs a score matrix [N, classes]",
         field="submission_ids")
 
 
@@ -230,41 +230,41 @@ def _compact_members(row: SubmissionFile) -> list[str] | None:
     """The arrays of the submission file's compact .npz (None when there is none)."""
     if not row.compact:
         return None
-    with stored_compact(row.compact, image_set=row.image_set.slug) as arrays:
+    with stored_compact(row.compact, example_set=row.example_set.slug) as arrays:
         return list(arrays)
 
 
-def submission_scores_check(submission: Submission, image_set: ImageSet) -> SubmissionFile:
-    """The submission's file for the image set, when its upload held scores (from the compact
+def submission_scores_check(submission: Submission, example_set: ExampleSet) -> SubmissionFile:
+    """The submission's file for the example set, when its upload held scores (from the compact
     arrays the scoring worker wrote: `topk_scores` is there exactly when scores were given)."""
-    row = submission.files.filter(image_set=image_set).first()
+    row = submission.files.filter(example_set=example_set).first()
     if row is None:
         raise AuditError("no_probabilities", f"submission #{submission.pk} "
-                         f"({submission.model_name}) has no predictions for {image_set.slug}",
+                         f"({submission.model_name}) has no predictions for {example_set.slug}",
                          field="submission_ids")
     members = _compact_members(row)
     if members is not None and "scores" not in members and "topk_scores" not in members:
-        raise _no_scores(submission, image_set)
+        raise _no_scores(submission, example_set)
     return row
 
 
-def submission_probabilities(submission: Submission, image_set: ImageSet) -> np.ndarray:
-    """The submission's score matrix for the image set as float32 probabilities [N, K]: the
+def submission_probabilities(submission: Submission, example_set: ExampleSet) -> np.ndarray:
+    """The submission's score matrix for the example set as float32 probabilities [N, K]: the
     compact `scores` when stored, else the original upload parsed again with its scores;
     logits go through a softmax."""
     from workers.audits import softmax  # torch comes with workers.audits: workers only
 
-    row = submission_scores_check(submission, image_set)
+    row = submission_scores_check(submission, example_set)
     scores: np.ndarray | None = None
     kind: str | None = None
     if row.compact and "scores" in (_compact_members(row) or []):
-        with stored_compact(row.compact, image_set=row.image_set.slug) as arrays:
+        with stored_compact(row.compact, example_set=row.example_set.slug) as arrays:
             scores, kind = arrays["scores"], str(arrays["scores_kind"])
     else:
         try:
             with uploaded_file_paths([row]) as [path]:  # the .npy reader memory-maps it
                 preds = parse_predictions(
-                    path, num_examples=image_set.size,
+                    path, num_examples=example_set.size,
                     num_classes=submission.benchmark.num_classes,
                     max_bytes=settings.EVALSERVER_MAX_UPLOAD_BYTES, keep_scores=True,
                     filename=row.original_name)
@@ -273,7 +273,7 @@ def submission_probabilities(submission: Submission, image_set: ImageSet) -> np.
                              f"{exc.message}", field="submission_ids") from None
         scores, kind = preds.scores, preds.scores_kind
     if scores is None:
-        raise _no_scores(submission, image_set)
+        raise _no_scores(submission, example_set)
     if kind == "logits":
         scores = softmax(scores)
     # float32: the core averages in float64 one matrix at a time, but keeps every matrix

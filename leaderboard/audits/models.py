@@ -6,13 +6,13 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from leaderboard.catalog.models import Benchmark, ImageSet, LabelSet
+from leaderboard.catalog.models import Benchmark, ExampleSet, LabelSet
 from leaderboard.jobs.lifecycle import ClaimedJob
 from leaderboard.submissions.models import Submission
 
 
 class Audit(ClaimedJob):
-    """One audit of one image set's original labels, run by a worker (`workers.audits`): a job
+    """One audit of one example set's original labels, run by a worker (`workers.audits`): a job
     a worker claims (leaderboard/jobs/), `finished_at` when done or failed."""
 
     class Kind(models.TextChoices):
@@ -26,7 +26,7 @@ class Audit(ClaimedJob):
         FAILED = "failed", "Failed"
 
     benchmark = models.ForeignKey(Benchmark, on_delete=models.PROTECT, related_name="audits")
-    image_set = models.ForeignKey(ImageSet, on_delete=models.PROTECT, related_name="+")
+    example_set = models.ForeignKey(ExampleSet, on_delete=models.PROTECT, related_name="+")
     # The `corrected` label set the flags become ground-truth candidates of.
     label_set = models.ForeignKey(LabelSet, on_delete=models.PROTECT, related_name="audits")
     kind = models.CharField(max_length=32, choices=Kind.choices)
@@ -48,7 +48,7 @@ class Audit(ClaimedJob):
         indexes = [models.Index(fields=("benchmark", "status"))]
 
     def __str__(self) -> str:
-        return f"audit #{self.pk} {self.kind} on {self.image_set_id}"
+        return f"audit #{self.pk} {self.kind} on {self.example_set_id}"
 
     @property
     def pending(self) -> bool:

@@ -12,7 +12,7 @@ from django.db.models import Count, QuerySet
 from leaderboard.audits.models import Audit
 from leaderboard.catalog.example_images import example_image_drawer
 from leaderboard.catalog.models import Benchmark
-from leaderboard.catalog.selectors import benchmark_class_names, image_set_example_namer
+from leaderboard.catalog.selectors import benchmark_class_names, example_namer
 from leaderboard.review.ground_truth.models import GroundTruthCandidate
 from leaderboard.submissions.models import Submission
 
@@ -29,12 +29,12 @@ EVIDENCE_FIGURES: dict[str, tuple[tuple[str, str], ...]] = {
 
 def audit_list() -> QuerySet[Audit]:
     """Every audit, newest first, with what the list shows."""
-    return (Audit.objects.select_related("benchmark", "image_set", "created_by")
+    return (Audit.objects.select_related("benchmark", "example_set", "created_by")
             .annotate(submission_count=Count("submissions")).order_by("-created", "-id"))
 
 
 def audit_get(*, audit_id: int) -> Audit:
-    return (Audit.objects.select_related("benchmark", "image_set", "label_set", "created_by")
+    return (Audit.objects.select_related("benchmark", "example_set", "label_set", "created_by")
             .get(id=audit_id))
 
 
@@ -98,11 +98,11 @@ def audit_flag_rows(audit: Audit, *, limit: int = REPORT_FLAGS) -> list[FlagRow]
     if not entries:
         return []
     names = benchmark_class_names(benchmark=audit.benchmark)
-    example_name = image_set_example_namer(image_set=audit.image_set)
+    example_name = example_namer(example_set=audit.example_set)
     candidates = {c.example_index: c for c in GroundTruthCandidate.objects.filter(
         label_set=audit.label_set, source=f"audit:{audit.pk}",
         example_index__in=[e["index"] for e in entries])}
-    draw = example_image_drawer(audit.image_set.slug)
+    draw = example_image_drawer(audit.example_set.slug)
     rows = []
     for entry in entries:
         index, given, suggested = entry["index"], entry["given_label"], entry["suggested_label"]

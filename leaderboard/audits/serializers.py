@@ -77,7 +77,7 @@ class AuditOutput(serializers.Serializer):
     id = serializers.IntegerField(source="pk")
     kind = serializers.CharField()
     benchmark = serializers.CharField(source="benchmark.slug")
-    image_set = serializers.CharField(source="image_set.slug")
+    image_set = serializers.CharField(source="example_set.slug")  # its name in the API
     label_set = serializers.CharField(source="label_set.slug",
                                       help_text="where the candidates go")
     status = serializers.CharField(help_text="queued | running | done | failed")

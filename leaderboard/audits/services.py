@@ -94,19 +94,19 @@ def audit_create(*, author: User, benchmark: Benchmark, kind: str,
                          field="kind")
     clean = audit_config_clean(kind=kind, config=config or {})
     _, corrected = audit_label_sets(benchmark)
-    image_set = corrected.image_set
+    example_set = corrected.example_set
     submissions: list[Submission] = []
     if kind == Audit.Kind.CONFIDENT_LEARNING:
         submissions = _submissions(benchmark, submission_ids)
         for submission in submissions:
-            submission_scores_check(submission, image_set)
+            submission_scores_check(submission, example_set)
     else:
         if submission_ids:
             raise AuditError("invalid_submission", "an AUL audit trains its own probe on the "
                              "images; it uses no submissions", field="submission_ids")
-        audit_images_check(image_set)
+        audit_images_check(example_set)
     with transaction.atomic():
-        audit = Audit.objects.create(benchmark=benchmark, image_set=image_set,
+        audit = Audit.objects.create(benchmark=benchmark, example_set=example_set,
                                      label_set=corrected, kind=kind, config=clean,
                                      created_by=author)
         audit.submissions.set(submissions)
@@ -132,7 +132,7 @@ def _run_confident_learning(audit: Audit, labels: np.ndarray) -> dict[str, Any]:
 
     config = audit.config
     submissions = list(audit.submissions.select_related("benchmark").order_by("id"))
-    matrices = [submission_probabilities(s, audit.image_set) for s in submissions]
+    matrices = [submission_probabilities(s, audit.example_set) for s in submissions]
     options = ConfidentLearningOptions(
         filter_by=config["filter_by"], frac_noise=config["frac_noise"],
         min_examples_per_class=config["min_examples_per_class"])
@@ -154,7 +154,7 @@ def _run_aul(audit: Audit, labels: np.ndarray, task_id: str) -> dict[str, Any]:
         config["device"] = "cuda" if torch.cuda.is_available() else "cpu"
     elif config["device"] == "cuda" and not torch.cuda.is_available():
         raise AuditError("no_gpu", "the audit asks for CUDA and this worker has no GPU")
-    images = audit_images(audit.image_set)
+    images = audit_images(audit.example_set)
     result = run_aul_audit(images, labels, config=AulConfig(**config),
                            num_classes=audit.benchmark.num_classes,
                            progress=_progress(audit.pk, task_id))
@@ -218,7 +218,7 @@ def audit_run(*, audit_id: int, task_id: str) -> bool:
     candidates. True once done; False when this task no longer holds the claim. Raises
     AuditError, DataError or ValueError for inputs the audit cannot use (the runner stores
     them as its failure, leaderboard/tasks/registry.py)."""
-    audit = Audit.objects.select_related("benchmark", "image_set", "label_set").get(id=audit_id)
+    audit = Audit.objects.select_related("benchmark", "example_set", "label_set").get(id=audit_id)
     original, _ = audit_label_sets(audit.benchmark)
     labels = given_labels(original)
     if audit.kind == Audit.Kind.CONFIDENT_LEARNING:

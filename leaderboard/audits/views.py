@@ -118,7 +118,7 @@ def _audit(audit_id: int) -> Audit:
 
 
 def _title(audit: Audit) -> str:
-    return f"Audit #{audit.pk}: AUL histogram of {audit.image_set.slug}"
+    return f"Audit #{audit.pk}: AUL histogram of {audit.example_set.slug}"
 
 
 @reviewer_required

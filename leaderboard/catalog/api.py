@@ -27,7 +27,7 @@ class BenchmarkListView(APIView):
 
     @extend_schema(
         operation_id="benchmarks_list",
-        summary="Every benchmark with its image sets and label sets (a plain list)",
+        summary="Every benchmark with its example sets and label sets (a plain list)",
         responses={200: BenchmarkOutput(many=True)},
     )
     def get(self, request: Request) -> Response:
@@ -39,7 +39,7 @@ class BenchmarkDetailView(APIView):
 
     @extend_schema(
         operation_id="benchmarks_retrieve",
-        summary="One benchmark with its image sets and label sets",
+        summary="One benchmark with its example sets and label sets",
         responses={200: BenchmarkOutput, **error_responses(404)},
     )
     def get(self, request: Request, slug: str) -> Response:

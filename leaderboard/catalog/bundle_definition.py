@@ -1,5 +1,5 @@
 """What the catalog rows of one benchmark hold, read from its bundle (docs/bundles.md): the
-one place that says it, field by field (`BenchmarkRow`, `ImageSetRow`, `LabelSetRow`), from
+one place that says it, field by field (`BenchmarkRow`, `ExampleSetRow`, `LabelSetRow`), from
 the parsed bundle and the files its `BundleData` reads (class names, example names).
 Rewritten on every load; never versioned. Written by leaderboard/catalog/services.py's
 `<entity>_sync`, for leaderboard/catalog/bundle_loading.py and the multi-label import.
@@ -30,7 +30,7 @@ class BenchmarkRow(TypedDict):
 
     name: str
     num_classes: int
-    main_image_set: str
+    main_example_set: str
     description: str
     modality: str
     citations: list[str]
@@ -42,9 +42,9 @@ class BenchmarkRow(TypedDict):
     source: str
 
 
-class ImageSetRow(TypedDict):
-    """An ImageSet row's fields, its slug and benchmark apart; `example_names` (a set named
-    by file) goes to its ImageSetNames row."""
+class ExampleSetRow(TypedDict):
+    """An ExampleSet row's fields, its slug and benchmark apart; `example_names` (a set named
+    by file) goes to its ExampleSetNames row."""
 
     name: str
     size: int
@@ -57,10 +57,10 @@ class ImageSetRow(TypedDict):
 
 
 class LabelSetRow(TypedDict):
-    """A LabelSet row's fields, its slug and benchmark apart; `image_set` is the slug of
-    the image set it is over."""
+    """A LabelSet row's fields, its slug and benchmark apart; `example_set` is the slug of
+    the example set it is over."""
 
-    image_set: str
+    example_set: str
     kind: str
     family: str
     name: str
@@ -80,7 +80,7 @@ class BundleDefinition:
 
     slug: str
     benchmark: BenchmarkRow
-    image_sets: dict[str, ImageSetRow]
+    example_sets: dict[str, ExampleSetRow]
     label_sets: dict[str, LabelSetRow]  # in the bundle's order
     # Per hidden label set: its first phase's split (private mask or None, fraction, seed).
     hidden_splits: dict[str, tuple[np.ndarray | None, float | None, int | None]] = field(
@@ -100,7 +100,7 @@ def bundle_definition(bundle: Bundle, data: BundleData, *, source: str) -> Bundl
         benchmark=BenchmarkRow(
             name=bundle.name,
             num_classes=bundle.classes.count,
-            main_image_set=bundle.main_example_set,
+            main_example_set=bundle.main_example_set,
             description=bundle.description,
             modality=bundle.modality,
             citations=[bundle.citation(key) for key in bundle.cites],
@@ -111,7 +111,7 @@ def bundle_definition(bundle: Bundle, data: BundleData, *, source: str) -> Bundl
             class_keys=list(classes.keys) if classes.keys is not None else None,
             source=source,
         ),
-        image_sets={s.slug: _image_set_row(s, data) for s in bundle.example_sets},
+        example_sets={s.slug: _example_set_row(s, data) for s in bundle.example_sets},
         label_sets={ls.slug: label_set_row(bundle, ls) for ls in bundle.label_sets},
         hidden_splits={ls.slug: (data.private_mask(ls), ls.split_fraction, ls.split_seed)
                        for ls in bundle.label_sets if ls.hidden},
@@ -123,7 +123,7 @@ def label_set_row(bundle: Bundle, ls: LabelSetDef) -> LabelSetRow:
     is not loaded from it)."""
     identity = label_set_identity(bundle, ls)  # the same kind and family as its compiled set
     return LabelSetRow(
-        image_set=ls.example_set,
+        example_set=ls.example_set,
         kind=identity["kind"],
         family=identity["family"],
         name=ls.name,
@@ -141,9 +141,9 @@ def label_set_row(bundle: Bundle, ls: LabelSetDef) -> LabelSetRow:
     )
 
 
-def _image_set_row(example_set: ExampleSetDef, data: BundleData) -> ImageSetRow:
+def _example_set_row(example_set: ExampleSetDef, data: BundleData) -> ExampleSetRow:
     names = data.names(example_set.slug)
-    return ImageSetRow(
+    return ExampleSetRow(
         name=example_set.name,
         size=example_set.size,
         description=example_set.description,

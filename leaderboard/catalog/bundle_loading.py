@@ -108,7 +108,7 @@ def benchmark_catalog_load(
 ) -> CatalogLoadReport:
     """Load the built-in bundles (benchmarks/*.toml) and make the database match them.
 
-    For each label set whose files are all in `data_dir`: the Benchmark, ImageSet and LabelSet
+    For each label set whose files are all in `data_dir`: the Benchmark, ExampleSet and LabelSet
     rows exist, describe what the bundle says, and version 1 holds the compiled content hash.
     Idempotent. A label set that already has versions and now compiles to another hash than
     version 1 is reported, never changed: later versions come from maintainer review. Label
@@ -157,7 +157,7 @@ def benchmark_bundle_add(
 
     Raises BundleError for any problem of the bundle, BundleConflictError when it conflicts
     with what is loaded: the slug is loaded and this would change it without `update`, an
-    image set slug belongs to another benchmark, or a loaded label set's version 1 would
+    example set slug belongs to another benchmark, or a loaded label set's version 1 would
     change. Nothing is written then. Re-running the same bundle creates nothing; `update`
     adds label sets to a loaded benchmark and rewrites its descriptive fields."""
     data_dir = Path(data_dir if data_dir is not None else settings.EVALSERVER_DATA_DIR)
@@ -179,7 +179,7 @@ def benchmark_bundle_add(
 
 def _report_totals(report: CatalogLoadReport) -> None:
     counts = catalog_counts()
-    totals = (f"{counts['benchmarks']} benchmarks, {counts['image_sets']} image sets, "
+    totals = (f"{counts['benchmarks']} benchmarks, {counts['example_sets']} example sets, "
               f"{counts['label_sets']} label sets, {counts['label_set_versions']} versions")
     if report.changed_anything:
         made = ", ".join(f"{n} {entity}" for entity, n in report.created.items()) or "nothing"
@@ -300,10 +300,10 @@ def _rows_write(
     report.count("benchmarks", rows.benchmark[1])
     if rows.benchmark[1] is Change.UPDATED:
         report.add("info", f"  {definition.slug}: benchmark details updated")
-    for slug, (_, change) in rows.image_sets.items():
-        report.count("image sets", change)
+    for slug, (_, change) in rows.example_sets.items():
+        report.count("example sets", change)
         if change is Change.UPDATED:
-            report.add("info", f"  {slug}: image set details updated")
+            report.add("info", f"  {slug}: example set details updated")
     for slug, (label_set, change) in rows.label_sets.items():
         _label_set_load(label_set=label_set, name=f"{definition.slug}/{slug}", change=change,
                         compiled=compiled[slug], strict=strict, report=report)

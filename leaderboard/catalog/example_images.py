@@ -1,6 +1,6 @@
 """Example images for the review page, as inline PNG data URIs (no imaging library).
 
-Only image sets whose images the server has in one array file, as their bundle declares
+Only example sets whose images the server has in one array file, as their bundle declares
 (docs/bundles.md §4.1: `idx`, `cifar-batch` or `npy`; MNIST's test set from the IDX file of the
 data directory), are drawn. Others answer None and the page shows the file name instead.
 """
@@ -16,8 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from leaderboard.catalog.image_sources import image_set_source
-from leaderboard.catalog.models import ImageSet
+from leaderboard.catalog.image_sources import example_set_source
+from leaderboard.catalog.models import ExampleSet
 from workers.inference.images import ImageSource, source_pixels
 from workers.scoring.datasets import DataError
 
@@ -51,11 +51,11 @@ def _pixels(image_format: str, path: str) -> np.ndarray:
     return source_pixels(ImageSource(image_format, Path(path)))
 
 
-def example_image_drawer(image_set: str) -> Callable[[int], str | None]:
+def example_image_drawer(example_set: str) -> Callable[[int], str | None]:
     """example index -> its image as a data URI, or None when the server has no images for
-    it; the image set's declared source is looked up once, for a page that draws many."""
-    row = ImageSet.objects.filter(slug=image_set).first()
-    source = image_set_source(image_set=row) if row is not None else None
+    it; the example set's declared source is looked up once, for a page that draws many."""
+    row = ExampleSet.objects.filter(slug=example_set).first()
+    source = example_set_source(example_set=row) if row is not None else None
     if source is None or source.format == "folder":
         return lambda index: None
     try:
@@ -74,6 +74,6 @@ def example_image_drawer(image_set: str) -> Callable[[int], str | None]:
     return draw
 
 
-def example_image_uri(image_set: str, index: int) -> str | None:
+def example_image_uri(example_set: str, index: int) -> str | None:
     """The example's image as a data URI, or None when the server has no images for it."""
-    return example_image_drawer(image_set)(index)
+    return example_image_drawer(example_set)(index)

@@ -24,7 +24,7 @@ def hidden_releases_check(*, bundle: Bundle, compiled: dict[str, CompiledLabelSe
     if benchmark is not None:
         declared = {ls.slug for ls in bundle.label_sets}
         loaded = (LabelSet.objects.filter(benchmark=benchmark, labels_hidden=True)
-                  .exclude(slug__in=declared).select_related("benchmark", "image_set")
+                  .exclude(slug__in=declared).select_related("benchmark", "example_set")
                   .order_by("id"))
         for label_set in loaded:
             version = label_set_version_latest(label_set=label_set)

@@ -1,5 +1,5 @@
 """Where this server has a benchmark's images, and what a checkpoint receives: read from what
-its bundle declared (docs/bundles.md §4.1 and §2.1, kept in the Benchmark and ImageSet rows),
+its bundle declared (docs/bundles.md §4.1 and §2.1, kept in the Benchmark and ExampleSet rows),
 never from its slug. Used by checkpoint submissions and by the image audits.
 """
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 from django.conf import settings
 
-from leaderboard.catalog.models import Benchmark, ImageSet
-from leaderboard.catalog.selectors import image_set_example_namer
+from leaderboard.catalog.models import Benchmark, ExampleSet
+from leaderboard.catalog.selectors import example_namer
 from workers.inference.images import ImageSource
 from workers.inference.preprocessing import Preprocessing
 from workers.scoring.bundles.manifest import SETTING_PREFIX
@@ -42,31 +42,31 @@ def _declared_path(images: dict[str, str]) -> tuple[Path | None, str]:
     return path, str(path)
 
 
-def _source_or_problem(image_set: ImageSet) -> ImageSource | str:
-    """The image set's images on this host, or why the server cannot read them."""
-    if not image_set.images:
-        return f"{image_set.slug}'s bundle declares no images"
-    path, named = _declared_path(image_set.images)
+def _source_or_problem(example_set: ExampleSet) -> ImageSource | str:
+    """The example set's images on this host, or why the server cannot read them."""
+    if not example_set.images:
+        return f"{example_set.slug}'s bundle declares no images"
+    path, named = _declared_path(example_set.images)
     if path is None:
-        return f"set {named} to the {FORMAT_WORDS[image_set.images['format']]} of its images"
+        return f"set {named} to the {FORMAT_WORDS[example_set.images['format']]} of its images"
     if not path.exists():
         return f"{path} is missing"
-    return ImageSource(image_set.images["format"], path, name=image_set.slug)
+    return ImageSource(example_set.images["format"], path, name=example_set.slug)
 
 
-def image_set_source_problem(*, image_set: ImageSet) -> str | None:
-    """Why the server cannot read the image set's images (None when it can)."""
-    found = _source_or_problem(image_set)
+def example_set_source_problem(*, example_set: ExampleSet) -> str | None:
+    """Why the server cannot read the example set's images (None when it can)."""
+    found = _source_or_problem(example_set)
     return found if isinstance(found, str) else None
 
 
-def image_set_source(*, image_set: ImageSet) -> ImageSource | None:
-    """The image set's images on this host; None when not declared or not there."""
-    found = _source_or_problem(image_set)
+def example_set_source(*, example_set: ExampleSet) -> ImageSource | None:
+    """The example set's images on this host; None when not declared or not there."""
+    found = _source_or_problem(example_set)
     return None if isinstance(found, str) else found
 
 
-def image_set_names(*, image_set: ImageSet) -> list[str]:
+def example_set_names(*, example_set: ExampleSet) -> list[str]:
     """The example names in canonical order (a folder of images is named by them)."""
-    namer = image_set_example_namer(image_set=image_set)
-    return [namer(index) for index in range(image_set.size)]
+    namer = example_namer(example_set=example_set)
+    return [namer(index) for index in range(example_set.size)]

@@ -136,6 +136,6 @@ def compiled_for_version(version: LabelSetVersion) -> CompiledLabelSet:
                      benchmark.slug in builtin_slugs())
     # The content hash covers the labels, not whose they are: two benchmarks with the same
     # label file share one stored file, which names the first one's benchmark, label set and
-    # image set. The names are this version's own (scoring matches predictions by image set).
+    # example set. The names are this version's own (scoring matches predictions by example set).
     return dataclasses.replace(compiled, slug=label_set.slug, benchmark=benchmark.slug,
-                               image_set=label_set.image_set.slug)
+                               example_set=label_set.example_set.slug)

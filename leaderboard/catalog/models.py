@@ -1,4 +1,4 @@
-"""Benchmarks, image sets, label sets and their immutable versions, and the bundles staff
+"""Benchmarks, example sets, label sets and their immutable versions, and the bundles staff
 upload to add benchmarks (`BundleUpload`, the job of leaderboard/catalog/hosting/).
 
 Writes go through `leaderboard.catalog.services`, reads through `leaderboard.catalog.selectors`.
@@ -37,8 +37,8 @@ class Benchmark(models.Model):
     slug = models.CharField(max_length=SLUG_MAX_LENGTH, unique=True, validators=[slug_validator])
     name = models.CharField(max_length=200)
     num_classes = models.PositiveIntegerField(validators=[MinValueValidator(2)])
-    # The slug of the image set a submission must always include.
-    main_image_set = models.CharField(max_length=SLUG_MAX_LENGTH, validators=[slug_validator])
+    # The slug of the example set a submission must always include.
+    main_example_set = models.CharField(max_length=SLUG_MAX_LENGTH, validators=[slug_validator])
     created = models.DateTimeField(auto_now_add=True)
     # Bumped whenever a score or a public flag changes: part of the leaderboard cache key.
     leaderboard_generation = models.PositiveBigIntegerField(default=0, editable=False)
@@ -82,20 +82,20 @@ class Benchmark(models.Model):
         return self.slug
 
 
-class ImageSet(models.Model):
+class ExampleSet(models.Model):
     class Naming(models.TextChoices):
         INDEX = "index", "Index"
         PATTERN = "pattern", "File-number pattern"
         FILE = "file", "Index-to-name file"
 
-    benchmark = models.ForeignKey(Benchmark, on_delete=models.PROTECT, related_name="image_sets")
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.PROTECT, related_name="example_sets")
     slug = models.CharField(max_length=SLUG_MAX_LENGTH, unique=True, validators=[slug_validator])
     name = models.CharField(max_length=200)
     size = models.PositiveIntegerField(help_text="Number of examples, in canonical order.")
     description = models.TextField(blank=True)
     # How examples are named (docs/bundles.md §4): "index" (`<slug>[i]`), "pattern" (a file
     # number, name_pattern with {number} or {number:0Nd}, example 0 being first_number) or
-    # "file" (the names of its ImageSetNames row).
+    # "file" (the names of its ExampleSetNames row).
     naming = models.CharField(max_length=16, choices=Naming.choices, default=Naming.INDEX)
     name_pattern = models.CharField(max_length=200, blank=True)
     first_number = models.IntegerField(default=1)
@@ -110,17 +110,17 @@ class ImageSet(models.Model):
         return self.slug
 
 
-class ImageSetNames(models.Model):
-    """The index-to-name list of an image set named by file (IMDB: 25,000 names, Caltech-256
-    about 1 MB of JSON). A row of its own, so that the many queries joining an image set never
-    read it: only `catalog.selectors.image_set_example_namer` does, once per process."""
+class ExampleSetNames(models.Model):
+    """The index-to-name list of an example set named by file (IMDB: 25,000 names, Caltech-256
+    about 1 MB of JSON). A row of its own, so that the many queries joining an example set never
+    read it: only `catalog.selectors.example_namer` does, once per process."""
 
-    image_set = models.OneToOneField(ImageSet, on_delete=models.CASCADE, primary_key=True,
+    example_set = models.OneToOneField(ExampleSet, on_delete=models.CASCADE, primary_key=True,
                                      related_name="names_row")
     names = models.JSONField()
 
     def __str__(self) -> str:
-        return f"names of {self.image_set_id}"
+        return f"names of {self.example_set_id}"
 
 
 class LabelSet(models.Model):
@@ -130,7 +130,7 @@ class LabelSet(models.Model):
         SOFT = "soft", "Soft labels (distribution)"
 
     benchmark = models.ForeignKey(Benchmark, on_delete=models.PROTECT, related_name="label_sets")
-    image_set = models.ForeignKey(ImageSet, on_delete=models.PROTECT, related_name="label_sets")
+    example_set = models.ForeignKey(ExampleSet, on_delete=models.PROTECT, related_name="label_sets")
     slug = models.CharField(max_length=SLUG_MAX_LENGTH, validators=[slug_validator])
     kind = models.CharField(max_length=16, choices=Kind.choices)
     # Its family (workers/scoring/families: how it is built, scored, reviewed and described),

@@ -9,8 +9,8 @@ from django.db.models import Prefetch, QuerySet
 
 from leaderboard.catalog.models import (
     Benchmark,
-    ImageSet,
-    ImageSetNames,
+    ExampleSet,
+    ExampleSetNames,
     LabelSet,
     LabelSetVersion,
 )
@@ -23,13 +23,13 @@ from workers.scoring.families.registry import (
 
 
 def benchmark_list() -> QuerySet[Benchmark]:
-    """Every benchmark not hidden, with its image sets and label sets prefetched; each label
+    """Every benchmark not hidden, with its example sets and label sets prefetched; each label
     set has `version_list`, its published versions in order (the last is the current one)."""
     return benchmark_visible_list().prefetch_related(
-        Prefetch("image_sets", queryset=ImageSet.objects.order_by("slug")),
+        Prefetch("example_sets", queryset=ExampleSet.objects.order_by("slug")),
         Prefetch(
             "label_sets",
-            queryset=LabelSet.objects.select_related("image_set")
+            queryset=LabelSet.objects.select_related("example_set")
             .prefetch_related(
                 Prefetch(
                     "versions",
@@ -49,10 +49,10 @@ def benchmark_visible_list() -> QuerySet[Benchmark]:
     return Benchmark.objects.filter(hidden=False).order_by("slug")
 
 
-def image_set_visible_list() -> QuerySet[ImageSet]:
-    """The image sets of the benchmarks not hidden, each with its benchmark, by benchmark
+def example_set_visible_list() -> QuerySet[ExampleSet]:
+    """The example sets of the benchmarks not hidden, each with its benchmark, by benchmark
     and slug."""
-    return (ImageSet.objects.filter(benchmark__hidden=False).select_related("benchmark")
+    return (ExampleSet.objects.filter(benchmark__hidden=False).select_related("benchmark")
             .order_by("benchmark__slug", "slug"))
 
 
@@ -117,7 +117,7 @@ def catalog_counts() -> dict[str, int]:
     """Row counts of the catalog tables, for reports and tests."""
     return {
         "benchmarks": Benchmark.objects.count(),
-        "image_sets": ImageSet.objects.count(),
+        "example_sets": ExampleSet.objects.count(),
         "label_sets": LabelSet.objects.count(),
         "label_set_versions": LabelSetVersion.objects.count(),
     }
@@ -129,26 +129,26 @@ def benchmark_class_names(*, benchmark: Benchmark) -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=16)
-def _example_names(image_set_id: int, slug: str, size: int) -> tuple[str, ...]:
+def _example_names(example_set_id: int, slug: str, size: int) -> tuple[str, ...]:
     # An example set's names never change once loaded (its examples are what every label
     # set and score index), so one read per process; IMDB's list has 25,000 names. The slug
     # and size are in the key too: a database rebuilt in place (tests) may reuse an id.
-    names = ImageSetNames.objects.filter(image_set_id=image_set_id).values_list("names",
+    names = ExampleSetNames.objects.filter(example_set_id=example_set_id).values_list("names",
                                                                                 flat=True)
     return tuple(names.first() or ())
 
 
-def image_set_example_namer(*, image_set: ImageSet) -> Callable[[int], str]:
+def example_namer(*, example_set: ExampleSet) -> Callable[[int], str]:
     """example index -> the example's name, by the naming its bundle declared
     (docs/bundles.md §4): a file-number pattern (ImageNet: ILSVRC2012_val_00000001.JPEG),
     an index-to-name list (Caltech-256, IMDB) or `<slug>[i]`."""
-    slug = image_set.slug
-    if image_set.naming == ImageSet.Naming.PATTERN and image_set.name_pattern:
-        pattern, first = image_set.name_pattern, image_set.first_number
+    slug = example_set.slug
+    if example_set.naming == ExampleSet.Naming.PATTERN and example_set.name_pattern:
+        pattern, first = example_set.name_pattern, example_set.first_number
         return lambda index: pattern.format(number=index + first)
-    if image_set.naming == ImageSet.Naming.FILE:
-        names = _example_names(image_set.pk, image_set.slug, image_set.size)
-        if len(names) == image_set.size:
+    if example_set.naming == ExampleSet.Naming.FILE:
+        names = _example_names(example_set.pk, example_set.slug, example_set.size)
+        if len(names) == example_set.size:
             return lambda index: names[index]
     return lambda index: f"{slug}[{index}]"
 

@@ -19,14 +19,14 @@ SLUG_SCHEMA: dict[str, Any] = {
     "pattern": f"^{SLUG_PATTERN}$"}
 
 
-class ImageSetOutput(serializers.Serializer):
+class ExampleSetOutput(serializers.Serializer):
     slug = serializers.CharField()
     size = serializers.IntegerField(help_text="number of examples, in canonical order")
 
 
 class LabelSetOutput(serializers.Serializer):
     slug = serializers.CharField()
-    image_set = serializers.CharField(source="image_set.slug")
+    image_set = serializers.CharField(source="example_set.slug")  # its name in the API
     kind = serializers.CharField(help_text="single | multi | soft")
     version = serializers.SerializerMethodField(
         help_text="number of the current version (the newest published: a newer one is "
@@ -60,7 +60,8 @@ class BenchmarkOutput(serializers.Serializer):
     slug = serializers.CharField()
     name = serializers.CharField()
     num_classes = serializers.IntegerField()
+    # The API's names for example sets (docs/api.md §1): image_set, kept for v1 clients.
     main_image_set = serializers.CharField(
-        help_text="the image set every submission must include")
-    image_sets = ImageSetOutput(many=True)
+        source="main_example_set", help_text="the example set every submission must include")
+    image_sets = ExampleSetOutput(many=True, source="example_sets")
     label_sets = LabelSetOutput(many=True)

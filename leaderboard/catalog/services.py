@@ -18,13 +18,13 @@ from django.utils import timezone
 from leaderboard.catalog.bundle_definition import (
     BenchmarkRow,
     BundleDefinition,
-    ImageSetRow,
+    ExampleSetRow,
     LabelSetRow,
 )
 from leaderboard.catalog.models import (
     Benchmark,
-    ImageSet,
-    ImageSetNames,
+    ExampleSet,
+    ExampleSetNames,
     LabelSet,
     LabelSetVersion,
 )
@@ -72,66 +72,67 @@ def benchmark_sync(*, slug: str, values: BenchmarkRow) -> tuple[Benchmark, Chang
     return _sync_row(Benchmark, lookup={"slug": slug}, values=dict(values))
 
 
-def image_set_sync(
-    *, benchmark: Benchmark, slug: str, values: ImageSetRow
-) -> tuple[ImageSet, Change]:
-    """Make the ImageSet row match its bundle's definition (`example_names`, the list of a
-    set named by file, is kept in its ImageSetNames row)."""
-    existing = ImageSet.objects.filter(slug=slug).exclude(benchmark=benchmark).first()
+def example_set_sync(
+    *, benchmark: Benchmark, slug: str, values: ExampleSetRow
+) -> tuple[ExampleSet, Change]:
+    """Make the ExampleSet row match its bundle's definition (`example_names`, the list of a
+    set named by file, is kept in its ExampleSetNames row)."""
+    existing = ExampleSet.objects.filter(slug=slug).exclude(benchmark=benchmark).first()
     if existing is not None:
-        raise CatalogError(f"image set {slug!r} already exists in benchmark "
+        raise CatalogError(f"example set {slug!r} already exists in benchmark "
                            f"{existing.benchmark.slug!r}")
     row: dict[str, Any] = dict(values)
     names = row.pop("example_names")
-    image_set, change = _sync_row(ImageSet, lookup={"slug": slug, "benchmark": benchmark},
+    example_set, change = _sync_row(ExampleSet, lookup={"slug": slug, "benchmark": benchmark},
                                   values=row)
     if names is None:
-        names_changed = ImageSetNames.objects.filter(image_set=image_set).delete()[0] > 0
+        names_changed = ExampleSetNames.objects.filter(example_set=example_set).delete()[0] > 0
     else:
-        _, names_change = _sync_row(ImageSetNames, lookup={"image_set": image_set},
+        _, names_change = _sync_row(ExampleSetNames, lookup={"example_set": example_set},
                                     values={"names": list(names)})
         names_changed = names_change is not Change.UNCHANGED
     if names_changed and change is Change.UNCHANGED:
         change = Change.UPDATED
-    return image_set, change
+    return example_set, change
 
 
 def label_set_sync(
-    *, benchmark: Benchmark, image_set: ImageSet, slug: str, values: LabelSetRow
+    *, benchmark: Benchmark, example_set: ExampleSet, slug: str, values: LabelSetRow
 ) -> tuple[LabelSet, Change]:
-    """Make the LabelSet row (not its versions) match its bundle's definition; `image_set`
+    """Make the LabelSet row (not its versions) match its bundle's definition; `example_set`
     is the row of the slug `values` names."""
-    if values["image_set"] != image_set.slug:
+    if values["example_set"] != example_set.slug:
         raise CatalogError(f"label set {benchmark.slug}/{slug} is over "
-                           f"{values['image_set']!r}, not {image_set.slug!r}")
-    if image_set.benchmark_id != benchmark.pk:
-        raise CatalogError(f"image set {image_set.slug!r} is not in benchmark {benchmark.slug!r}")
+                           f"{values['example_set']!r}, not {example_set.slug!r}")
+    if example_set.benchmark_id != benchmark.pk:
+        raise CatalogError(
+            f"example set {example_set.slug!r} is not in benchmark {benchmark.slug!r}")
     return _sync_row(LabelSet, lookup={"benchmark": benchmark, "slug": slug},
-                     values={**values, "image_set": image_set})
+                     values={**values, "example_set": example_set})
 
 
 @dataclass(frozen=True)
 class BundleRows:
     """The rows `bundle_rows_sync` wrote, by slug, each with what changed."""
     benchmark: tuple[Benchmark, Change]
-    image_sets: dict[str, tuple[ImageSet, Change]]
+    example_sets: dict[str, tuple[ExampleSet, Change]]
     label_sets: dict[str, tuple[LabelSet, Change]]
 
 
 def bundle_rows_sync(*, definition: BundleDefinition, label_sets: Sequence[str]) -> BundleRows:
-    """Make the rows of a bundle's benchmark, its main image set, and `label_sets` with their
-    image sets match the bundle's definition; each row written once (loading a bundle, the
+    """Make the rows of a bundle's benchmark, its main example set, and `label_sets` with their
+    example sets match the bundle's definition; each row written once (loading a bundle, the
     multi-label import, a test's built-in label set)."""
     benchmark, change = benchmark_sync(slug=definition.slug, values=definition.benchmark)
     rows = {slug: definition.label_sets[slug] for slug in label_sets}
-    image_sets = {
-        slug: image_set_sync(benchmark=benchmark, slug=slug, values=definition.image_sets[slug])
-        for slug in dict.fromkeys([definition.benchmark["main_image_set"],
-                                   *(row["image_set"] for row in rows.values())])}
+    example_sets = {
+        slug: example_set_sync(benchmark=benchmark, slug=slug, values=definition.example_sets[slug])
+        for slug in dict.fromkeys([definition.benchmark["main_example_set"],
+                                   *(row["example_set"] for row in rows.values())])}
     return BundleRows(
-        benchmark=(benchmark, change), image_sets=image_sets,
+        benchmark=(benchmark, change), example_sets=example_sets,
         label_sets={slug: label_set_sync(benchmark=benchmark, slug=slug, values=row,
-                                         image_set=image_sets[row["image_set"]][0])
+                                         example_set=example_sets[row["example_set"]][0])
                     for slug, row in rows.items()})
 
 

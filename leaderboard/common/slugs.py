@@ -1,4 +1,4 @@
-"""The slugs of benchmarks, label sets and image sets in URLs: `<catalog_slug:slug>`.
+"""The slugs of benchmarks, label sets and example sets in URLs: `<catalog_slug:slug>`.
 
 A path parameter that is not such a slug does not resolve, so the answer is the 404 of an
 unknown URL (leaderboard/common/error_pages.py: the API's error shape under /api/) and no

@@ -40,7 +40,7 @@ DEMO_USERNAME = "demo"
 HIDDEN_DEMO_PARTICIPANT_PREFIX = "demo-hidden-"
 
 CIFAR10_PREDICTIONS = "cifar10/model_predictions"
-# image set slug -> folder of cifar10/model_predictions holding its files
+# example set slug -> folder of cifar10/model_predictions holding its files
 CIFAR10_PREDICTION_FOLDERS = {
     "cifar10-test": "original_predictions",
     "cifar10.1-v4": "v4_predictions",
@@ -65,12 +65,12 @@ _CLEANLAB += "Label Errors in Test Sets Destabilize Machine Learning Benchmarks'
 
 @dataclass(frozen=True)
 class DemoModel:
-    """One demo submission: its benchmark, model name and one file per image set."""
+    """One demo submission: its benchmark, model name and one file per example set."""
 
     benchmark: str
     model_name: str
     files: dict[str, Path]
-    # A file for the benchmark's main image set, whatever the loaded definition calls it.
+    # A file for the benchmark's main example set, whatever the loaded definition calls it.
     main_file: Path | None = None
     description: str = ""
     paper_url: str = ""
@@ -170,16 +170,16 @@ def demo_models(*, data_dir: Path, work_dir: Path) -> list[DemoModel]:
 
 
 def submit_demo_model(owner: User, benchmark: Benchmark, model: DemoModel) -> Submission:
-    image_sets = set(benchmark.image_sets.values_list("slug", flat=True))
+    example_sets = set(benchmark.example_sets.values_list("slug", flat=True))
     files = dict(model.files)
     if model.main_file is not None:
-        files[benchmark.main_image_set] = model.main_file
+        files[benchmark.main_example_set] = model.main_file
     paths = {slug: path for slug, path in files.items()
-             if slug in image_sets and path.is_file()}
-    if benchmark.main_image_set not in paths:
+             if slug in example_sets and path.is_file()}
+    if benchmark.main_example_set not in paths:
         raise SubmissionError(
             "missing_main_image_set",
-            f"no {benchmark.main_image_set} file: {files.get(benchmark.main_image_set)}")
+            f"no {benchmark.main_example_set} file: {files.get(benchmark.main_example_set)}")
     handles = {slug: path.open("rb") for slug, path in paths.items()}
     try:
         return submission_create(

@@ -1,4 +1,4 @@
-"""The home page: every benchmark with its image sets, label sets and entry count."""
+"""The home page: every benchmark with its example sets, label sets and entry count."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from leaderboard.catalog.models import ImageSet, LabelSet, LabelSetVersion
+from leaderboard.catalog.models import ExampleSet, LabelSet, LabelSetVersion
 from leaderboard.jobs.lifecycle import ClaimedJob
 from leaderboard.submissions.models import Submission
 
@@ -143,7 +143,7 @@ class PanelMistake(models.Model):
     study behind ImageNet-M). Imported from the authors' files (`manage.py
     import_mistake_reviews`), never voted on here; the verdict is always wrong."""
 
-    image_set = models.ForeignKey(ImageSet, on_delete=models.PROTECT, related_name="+")
+    example_set = models.ForeignKey(ExampleSet, on_delete=models.PROTECT, related_name="+")
     example_index = models.PositiveIntegerField()
     class_id = models.PositiveIntegerField()
     model = models.CharField(max_length=100, help_text="whose prediction the panel reviewed")
@@ -159,10 +159,10 @@ class PanelMistake(models.Model):
     class Meta:
         ordering = ("example_index", "class_id", "model")
         constraints = [
-            models.UniqueConstraint(fields=("image_set", "model", "example_index", "class_id"),
+            models.UniqueConstraint(fields=("example_set", "model", "example_index", "class_id"),
                                     name="panelmistake_unique_per_model"),
         ]
-        indexes = [models.Index(fields=("image_set", "severity", "example_index"))]
+        indexes = [models.Index(fields=("example_set", "severity", "example_index"))]
 
     def __str__(self) -> str:
         return f"{self.model}: example {self.example_index} as class {self.class_id} " \

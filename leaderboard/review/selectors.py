@@ -18,7 +18,7 @@ from leaderboard.catalog.label_set_version_files import compiled_for_version
 from leaderboard.catalog.models import Benchmark, LabelSet, LabelSetVersion
 from leaderboard.catalog.selectors import (
     benchmark_class_names,
-    image_set_example_namer,
+    example_namer,
     label_set_version_latest,
 )
 from leaderboard.review.ground_truth.models import GroundTruthVote
@@ -47,7 +47,7 @@ def review_queue(*, benchmark: Benchmark, label_set: LabelSet | None = None,
         items = items.filter(label_set=label_set)
     if reviewer is not None and getattr(reviewer, "is_authenticated", False):
         items = items.exclude(votes__reviewer=reviewer)
-    return (items.select_related("label_set__benchmark", "label_set__image_set")
+    return (items.select_related("label_set__benchmark", "label_set__example_set")
             .annotate(vote_count=Count("votes", distinct=True))
             .order_by("-submission_count", "first_seen", "id"))
 
@@ -93,10 +93,10 @@ class PanelJudgement:
         return str(MistakeCategory(self.category).label)
 
 
-def panel_judgements(*, image_set_id: int, example_index: int,
+def panel_judgements(*, example_set_id: int, example_index: int,
                      class_id: int) -> list[PanelJudgement]:
     """The expert panel's imported decisions on one pair, one per reviewed model."""
-    rows = PanelMistake.objects.filter(image_set_id=image_set_id, example_index=example_index,
+    rows = PanelMistake.objects.filter(example_set_id=example_set_id, example_index=example_index,
                                        class_id=class_id).order_by("model")
     return [PanelJudgement(model=m.model, source=m.source, severity=m.severity,
                            category=m.category) for m in rows]
@@ -146,7 +146,7 @@ def _judged(compiled: CompiledLabelSet | None, example: int) -> tuple[list[int],
 
 def review_item_detail(*, item_id: int, reviewer: Any = None) -> ReviewItemDetail:
     """One item with what the reviewer needs; raises ReviewItem.DoesNotExist."""
-    item = (ReviewItem.objects.select_related("label_set__benchmark", "label_set__image_set")
+    item = (ReviewItem.objects.select_related("label_set__benchmark", "label_set__example_set")
             .get(id=item_id))
     label_set = item.label_set
     benchmark = label_set.benchmark
@@ -165,12 +165,12 @@ def review_item_detail(*, item_id: int, reviewer: Any = None) -> ReviewItemDetai
                  else "wrong" if item.class_id in wrong else "unjudged")
     return ReviewItemDetail(
         item=item, benchmark=benchmark, label_set=label_set,
-        file_name=image_set_example_namer(image_set=label_set.image_set)(item.example_index),
+        file_name=example_namer(example_set=label_set.example_set)(item.example_index),
         predicted=label(item.class_id), max_score=item.max_score,
         accepted=[label(c) for c in accepted], wrong=[label(c) for c in wrong],
         vote_count=votes.count(), panel_size=int(benchmark.review_panel_size),
         version=latest, voted=voted, judgement=judgement,
-        panel=panel_judgements(image_set_id=label_set.image_set_id,
+        panel=panel_judgements(example_set_id=label_set.example_set_id,
                                example_index=item.example_index, class_id=item.class_id))
 
 
@@ -261,7 +261,7 @@ def _settled(version: LabelSetVersion) -> list[dict[str, Any]]:
         return []
     label_set = version.label_set
     names = benchmark_class_names(benchmark=label_set.benchmark)
-    example_name = image_set_example_namer(image_set=label_set.image_set)
+    example_name = example_namer(example_set=label_set.example_set)
     # Review decisions name their item, ground-truth decisions their candidate.
     voters: dict[tuple[str, int], list[str]] = {}
     for item_id, username in (ReviewVote.objects.filter(
@@ -301,7 +301,7 @@ def _history_entry(version: LabelSetVersion, *, shifts: bool,
                           against=against)
 
 
-_VERSION_RELATED = ("author", "parent", "label_set__benchmark", "label_set__image_set",
+_VERSION_RELATED = ("author", "parent", "label_set__benchmark", "label_set__example_set",
                     "rescore")
 
 
@@ -309,7 +309,7 @@ def label_set_get(*, benchmark_slug: str, slug: str) -> LabelSet:
     """A public label set (its versions, history and decisions are shown); raises
     LabelSet.DoesNotExist, also for a hidden one, whose history of per-example changes would
     tell its labels (docs/metrics.md §17)."""
-    return LabelSet.objects.select_related("benchmark", "image_set").get(
+    return LabelSet.objects.select_related("benchmark", "example_set").get(
         benchmark__slug=benchmark_slug, slug=slug, labels_hidden=False)
 
 

@@ -64,7 +64,7 @@ class ReviewItemDetailOutput(serializers.Serializer):
     id = serializers.IntegerField(source="item.pk")
     benchmark = serializers.CharField(source="benchmark.slug")
     label_set = serializers.CharField(source="label_set.slug")
-    image_set = serializers.CharField(source="label_set.image_set.slug")
+    image_set = serializers.CharField(source="label_set.example_set.slug")  # its API name
     example_index = serializers.IntegerField(source="item.example_index")
     file_name = serializers.CharField()
     predicted = ClassLabelOutput(help_text="the top-1 prediction under review")

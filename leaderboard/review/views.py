@@ -86,7 +86,7 @@ def review_next(request: HttpRequest, slug: str) -> HttpResponse:
         "label_set_slug": label_set_slug,
         "detail": detail,
         "remaining": queue.count(),
-        "image": (example_image_uri(detail.label_set.image_set.slug, detail.item.example_index)
+        "image": (example_image_uri(detail.label_set.example_set.slug, detail.item.example_index)
                   if detail is not None else None),
         "form": ReviewVoteForm(initial={"item": first.pk} if first is not None else {}),
         "action": here,

@@ -43,7 +43,7 @@ class SubmissionListCreateView(GenericAPIView[Submission]):
 
     def get_queryset(self) -> QuerySet[Submission]:
         return (submission_list_for_owner(owner=self.request.user)
-                .select_related("owner").prefetch_related("files__image_set"))
+                .select_related("owner").prefetch_related("files__example_set"))
 
     @extend_schema(
         operation_id="submissions_list",
@@ -56,7 +56,7 @@ class SubmissionListCreateView(GenericAPIView[Submission]):
 
     @extend_schema(
         operation_id="submissions_create",
-        summary="Submit predictions (one file per image set, each field named by its slug) or "
+        summary="Submit predictions (one file per example set, each field named by its slug) or "
                 "a model (one `checkpoint` file: ONNX, or a safetensors state dict)",
         request={"multipart/form-data": SubmissionCreateSerializer},
         responses={201: SubmissionCreatedOutput, **error_responses(400, 401, 413, 429)},
@@ -69,7 +69,7 @@ class SubmissionListCreateView(GenericAPIView[Submission]):
         for name in request.FILES:
             if len(request.FILES.getlist(name)) > 1:
                 raise SubmissionError(
-                    "duplicate_file", f"one file per image set: {name!r} came more than once",
+                    "duplicate_file", f"one file per example set: {name!r} came more than once",
                     field=name)
         form = SubmissionCreateInput(data=data)
         form.is_valid(raise_exception=True)

@@ -4,7 +4,7 @@ The upload is checked before anything is stored (`checkpoint_validate`: size, fo
 name and by bytes, no pickle; a safetensors header's structure and shapes; an ONNX graph is
 left to the worker, whose sandboxed child refuses a bad one with a named reason; nothing is
 loaded), stored with its submission, and run by a gpu-queue worker
-(`submission_infer`) on every image set the server has images for. Each run's scores become a
+(`submission_infer`) on every example set the server has images for. Each run's scores become a
 SubmissionFile exactly like an uploaded predictions file, so scoring, re-scoring and the pages
 treat both kinds the same. The model itself only ever runs in the sandboxed child process of
 `workers.inference.sandbox`.
@@ -26,11 +26,11 @@ from django.db import transaction
 
 from leaderboard.catalog.image_sources import (
     benchmark_preprocessing,
-    image_set_names,
-    image_set_source,
-    image_set_source_problem,
+    example_set_names,
+    example_set_source,
+    example_set_source_problem,
 )
-from leaderboard.catalog.models import Benchmark, ImageSet
+from leaderboard.catalog.models import Benchmark, ExampleSet
 from leaderboard.common.errors import ServiceError
 from leaderboard.common.storage import stored_file_path
 from leaderboard.jobs.lifecycle import job_held
@@ -46,13 +46,13 @@ class CheckpointSubmissionError(ServiceError):
     """A checkpoint the server refuses at upload."""
 
 
-def checkpoint_image_sets(*, benchmark: Benchmark) -> list[ImageSet]:
-    """The benchmark's image sets a checkpoint is run on: those whose images its bundle
+def checkpoint_example_sets(*, benchmark: Benchmark) -> list[ExampleSet]:
+    """The benchmark's example sets a checkpoint is run on: those whose images its bundle
     declares and the server has, when the bundle declares what a model receives."""
     if benchmark_preprocessing(benchmark=benchmark) is None:
         return []
-    return [s for s in benchmark.image_sets.order_by("slug")
-            if image_set_source(image_set=s) is not None]
+    return [s for s in benchmark.example_sets.order_by("slug")
+            if example_set_source(example_set=s) is not None]
 
 
 def _local(upload: Any) -> tuple[Path, bool]:
@@ -70,7 +70,7 @@ def _local(upload: Any) -> tuple[Path, bool]:
 def checkpoint_validate(*, benchmark: Benchmark, upload: Any) -> inference.CheckpointInfo:
     """Check an uploaded checkpoint without loading it; raises CheckpointSubmissionError."""
     inputs = benchmark_preprocessing(benchmark=benchmark)
-    if inputs is None or not checkpoint_image_sets(benchmark=benchmark):
+    if inputs is None or not checkpoint_example_sets(benchmark=benchmark):
         raise CheckpointSubmissionError(
             "checkpoints_unavailable",
             f"this server has no images for {benchmark.slug}, so it cannot run a model on it; "
@@ -117,24 +117,24 @@ def _device(checkpoint_format: str) -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-def _images(image_set: ImageSet, inputs: inference.Preprocessing) -> Path:
-    """The image set preprocessed once per worker host (a cached .npy, memory-mapped by the
+def _images(example_set: ExampleSet, inputs: inference.Preprocessing) -> Path:
+    """The example set preprocessed once per worker host (a cached .npy, memory-mapped by the
     child), so loading images never paces the model; keyed by the declared inputs and
     source, so a changed declaration is preprocessed again."""
-    source = image_set_source(image_set=image_set)
+    source = example_set_source(example_set=example_set)
     if source is None:
         raise inference.CheckpointError(
-            "images_invalid", f"no images for {image_set.slug}: "
-            f"{image_set_source_problem(image_set=image_set)}")
-    key = hashlib.sha256(repr((inputs, source, image_set.size)).encode()).hexdigest()[:12]
+            "images_invalid", f"no images for {example_set.slug}: "
+            f"{example_set_source_problem(example_set=example_set)}")
+    key = hashlib.sha256(repr((inputs, source, example_set.size)).encode()).hexdigest()[:12]
     folder = Path(settings.EVALSERVER_CACHE_DIR) / "images"
-    path = folder / f"{image_set.slug}-{key}.npy"
+    path = folder / f"{example_set.slug}-{key}.npy"
     if not path.is_file():
         folder.mkdir(parents=True, exist_ok=True)
         partial = folder / f".{path.name}.{os.getpid()}.tmp.npy"
-        names = image_set_names(image_set=image_set) if source.format == "folder" else None
+        names = example_set_names(example_set=example_set) if source.format == "folder" else None
         try:
-            inference.load_images(source, inputs=inputs, size=image_set.size, names=names,
+            inference.load_images(source, inputs=inputs, size=example_set.size, names=names,
                                   out=partial)
             os.replace(partial, path)  # atomic: another worker may be writing the same
         finally:
@@ -143,7 +143,7 @@ def _images(image_set: ImageSet, inputs: inference.Preprocessing) -> Path:
 
 
 def submission_infer(*, submission_id: int, task_id: str) -> bool:
-    """Run the checkpoint on every image set with images and store the scores as the
+    """Run the checkpoint on every example set with images and store the scores as the
     submission's prediction files (replacing any from an earlier, interrupted attempt).
 
     Raises inference.CheckpointError when the model is refused, crashes, hangs or runs out of
@@ -157,19 +157,19 @@ def submission_infer(*, submission_id: int, task_id: str) -> bool:
             "images_invalid", f"{submission.benchmark.slug}'s bundle no longer declares what "
             "a model receives")
     device = _device(checkpoint.format)
-    runs: list[tuple[ImageSet, np.ndarray]] = []
+    runs: list[tuple[ExampleSet, np.ndarray]] = []
     rates = []
     # a path: the sandboxed child process opens the model file itself
     with stored_file_path(checkpoint.file) as path:
-        for image_set in checkpoint_image_sets(benchmark=submission.benchmark):
+        for example_set in checkpoint_example_sets(benchmark=submission.benchmark):
             report = inference.run_checkpoint_report(
-                path, inputs=inputs, images=_images(image_set, inputs),
+                path, inputs=inputs, images=_images(example_set, inputs),
                 device=device, checkpoint_format=checkpoint.format,
                 # CUDA maps tens of GB of address space: the GPU's memory is the bound there
                 memory_limit_bytes=(None if device == "cuda"
                                     else settings.EVALSERVER_INFERENCE_MEMORY_BYTES),
                 wall_seconds=settings.EVALSERVER_INFERENCE_WALL_SECONDS)
-            runs.append((image_set, report.scores))
+            runs.append((example_set, report.scores))
             rates.append(report.scores.shape[0] / max(report.inference_seconds, 1e-9))
             device = report.device
     with transaction.atomic():
@@ -180,15 +180,15 @@ def submission_infer(*, submission_id: int, task_id: str) -> bool:
             if old.compact:
                 old.compact.delete(save=False)
             old.delete()
-        for image_set, scores in runs:
+        for example_set, scores in runs:
             buffer = io.BytesIO()
             np.save(buffer, scores.astype(np.float32), allow_pickle=False)
             data = buffer.getvalue()
             row = SubmissionFile(
-                submission=submission, image_set=image_set, size=len(data),
-                original_name=f"{Path(checkpoint.original_name).stem} on {image_set.slug}.npy",
+                submission=submission, example_set=example_set, size=len(data),
+                original_name=f"{Path(checkpoint.original_name).stem} on {example_set.slug}.npy",
                 sha256=hashlib.sha256(data).hexdigest())
-            row.file.save(f"{submission.pk}-{image_set.slug}.npy", ContentFile(data), save=False)
+            row.file.save(f"{submission.pk}-{example_set.slug}.npy", ContentFile(data), save=False)
             row.save()
         CheckpointFile.objects.filter(pk=checkpoint.pk).update(
             device=device, images_per_second=min(rates) if rates else None)

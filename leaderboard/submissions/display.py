@@ -35,7 +35,7 @@ class ScoreView:
     family: str
     version_number: int
     version_hash: str
-    image_set: str
+    example_set: str
     lines: list[Line]
     misses: list[dict[str, Any]] = field(default_factory=list)
     awaiting_review: int | None = None
@@ -97,7 +97,7 @@ def score_view(score: Score, *, corrected: str | None) -> ScoreView:
     return ScoreView(
         slug=score.label_set.slug, name=score.label_set.name, family=family.name,
         version_number=version.number, version_hash=version.content_hash,
-        image_set=record.get("image_set", ""), lines=lines,
+        example_set=record.get("image_set", ""), lines=lines,  # the record's key
         misses=list(record.get("misses") or []) if family.gallery == "misses" else [],
         awaiting_review=int(novel) if novel is not None else None,
         gallery=family.gallery if family.gallery == "misses" or (

@@ -28,7 +28,7 @@ from typing import Any
 
 from django.conf import settings
 
-from leaderboard.catalog.models import Benchmark, ImageSet
+from leaderboard.catalog.models import Benchmark, ExampleSet
 from leaderboard.common.errors import ServiceError
 from workers.scoring.predictions import SUPPORTED_EXTENSIONS, PredictionError, parse_predictions
 
@@ -38,21 +38,21 @@ class SubmissionError(ServiceError):
 
 
 def submission_files_check(*, benchmark: Benchmark, files: Mapping[str, Any]) -> None:
-    """One file per image set of the benchmark, the main one included, each in a supported
+    """One file per example set of the benchmark, the main one included, each in a supported
     format, not empty and under the upload cap; then the content of those small enough to
     parse now (`predictions_check`). Raises SubmissionError naming the file's field."""
-    slugs = {s.slug: s for s in benchmark.image_sets.all()}
+    slugs = {s.slug: s for s in benchmark.example_sets.all()}
     if not files:
         raise SubmissionError(
             "no_files",
-            f"attach one predictions file per image set; {benchmark.slug} has "
+            f"attach one predictions file per example set; {benchmark.slug} has "
             + ", ".join(sorted(slugs)),
         )
     for name, upload in files.items():
         if name not in slugs:
             raise SubmissionError(
                 "unknown_image_set",
-                f"{name!r} is not an image set of {benchmark.slug}; use "
+                f"{name!r} is not an example set of {benchmark.slug}; use "
                 + ", ".join(sorted(slugs)),
                 field=name,
             )
@@ -72,14 +72,14 @@ def submission_files_check(*, benchmark: Benchmark, files: Mapping[str, Any]) ->
                 field=name,
                 http_status=413,
             )
-    if benchmark.main_image_set not in files:
+    if benchmark.main_example_set not in files:
         raise SubmissionError(
             "missing_main_image_set",
-            f"a {benchmark.slug} submission needs predictions for {benchmark.main_image_set}",
-            field=benchmark.main_image_set,
+            f"a {benchmark.slug} submission needs predictions for {benchmark.main_example_set}",
+            field=benchmark.main_example_set,
         )
     for name, upload in files.items():
-        predictions_check(benchmark=benchmark, image_set=slugs[name], upload=upload)
+        predictions_check(benchmark=benchmark, example_set=slugs[name], upload=upload)
 
 
 @contextmanager
@@ -119,22 +119,22 @@ def inline_check_limit(*, path: Path, suffix: str) -> int:
     return int(settings.EVALSERVER_INLINE_CHECK_TEXT_BYTES)
 
 
-def predictions_check(*, benchmark: Benchmark, image_set: ImageSet, upload: Any) -> bool:
+def predictions_check(*, benchmark: Benchmark, example_set: ExampleSet, upload: Any) -> bool:
     """Parse one upload as the worker will, when it is small enough to do so now; raises
-    SubmissionError with the parser's code, the image set as the field, and the row and
+    SubmissionError with the parser's code, the example set as the field, and the row and
     column where the parser names them. Returns whether the file was checked."""
     suffix = Path(upload.name or "").suffix.lower()
     with _upload_path(upload) as path:
         if upload.size > inline_check_limit(path=path, suffix=suffix):
             return False  # the worker checks it (the same parse, in its own process)
         try:
-            parse_predictions(path, num_examples=image_set.size,
+            parse_predictions(path, num_examples=example_set.size,
                               num_classes=benchmark.num_classes,
                               max_bytes=settings.EVALSERVER_MAX_UPLOAD_BYTES,
                               filename=upload.name)
         except PredictionError as exc:
             where = {name: value for name, value in (("row", exc.row), ("column", exc.column))
                      if value is not None}
-            raise SubmissionError(exc.code, f"{image_set.slug}: {exc.message}",
-                                  field=image_set.slug, details=where) from exc
+            raise SubmissionError(exc.code, f"{example_set.slug}: {exc.message}",
+                                  field=example_set.slug, details=where) from exc
     return True

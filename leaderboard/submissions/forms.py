@@ -7,7 +7,7 @@ from typing import Any
 
 from django import forms
 
-from leaderboard.catalog.models import Benchmark, ImageSet
+from leaderboard.catalog.models import Benchmark, ExampleSet
 from leaderboard.catalog.selectors import benchmark_visible_list
 from leaderboard.submissions.models import Submission
 
@@ -16,7 +16,7 @@ URL_MAX_LENGTH = Submission._meta.get_field("paper_url").max_length
 
 
 @dataclass(frozen=True)
-class ImageSetGroup:
+class ExampleSetGroup:
     """One benchmark's file inputs on the submit form."""
 
     benchmark: Benchmark
@@ -30,11 +30,11 @@ class BenchmarkChoiceField(forms.ModelChoiceField):
 
 
 class SubmissionForm(forms.Form):
-    """The submit page: the plain fields, then one file input per image set of every benchmark.
+    """The submit page: the plain fields, then one file input per example set of every benchmark.
 
-    File inputs are named by image set slug (unique across benchmarks), exactly like the API's
+    File inputs are named by example set slug (unique across benchmarks), exactly like the API's
     multipart fields. Files are checked by `services.submission_create` (formats, sizes, the
-    main image set), so the page and the API refuse the same things with the same words.
+    main example set), so the page and the API refuse the same things with the same words.
     """
 
     benchmark = BenchmarkChoiceField(
@@ -59,19 +59,19 @@ class SubmissionForm(forms.Form):
                               max_length=URL_MAX_LENGTH,
                               error_messages={"invalid": "enter a full web address (https://…)"})
 
-    def __init__(self, *args: Any, image_sets: list[ImageSet], **kwargs: Any) -> None:
+    def __init__(self, *args: Any, example_sets: list[ExampleSet], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.image_sets = image_sets
-        for image_set in image_sets:
-            main = image_set.slug == image_set.benchmark.main_image_set
-            self.fields[image_set.slug] = forms.FileField(
+        self.example_sets = example_sets
+        for example_set in example_sets:
+            main = example_set.slug == example_set.benchmark.main_example_set
+            self.fields[example_set.slug] = forms.FileField(
                 required=False,
-                label=f"{image_set.slug} · {image_set.size:,} rows"
+                label=f"{example_set.slug} · {example_set.size:,} rows"
                       + (" · required" if main else " · optional"),
-                help_text=image_set.name,
+                help_text=example_set.name,
                 widget=forms.ClearableFileInput(
                     attrs={"accept": ".npy,.npz,.json,.csv",
-                           "data-benchmark": image_set.benchmark.slug}),
+                           "data-benchmark": example_set.benchmark.slug}),
                 error_messages={"empty": "the file is empty"},
             )
 
@@ -82,15 +82,15 @@ class SubmissionForm(forms.Form):
             error_messages={"empty": "the file is empty"},
         )
 
-    def groups(self, quota: dict[str, int | None] | None = None) -> list[ImageSetGroup]:
+    def groups(self, quota: dict[str, int | None] | None = None) -> list[ExampleSetGroup]:
         """The file inputs grouped by benchmark, in benchmark order."""
-        by_benchmark: dict[int, ImageSetGroup] = {}
-        for image_set in self.image_sets:
-            benchmark = image_set.benchmark
+        by_benchmark: dict[int, ExampleSetGroup] = {}
+        for example_set in self.example_sets:
+            benchmark = example_set.benchmark
             if benchmark.pk not in by_benchmark:
                 left = (quota or {}).get(benchmark.slug)
-                by_benchmark[benchmark.pk] = ImageSetGroup(benchmark, [], left)
-            by_benchmark[benchmark.pk].fields.append(self[image_set.slug])
+                by_benchmark[benchmark.pk] = ExampleSetGroup(benchmark, [], left)
+            by_benchmark[benchmark.pk].fields.append(self[example_set.slug])
         return sorted(by_benchmark.values(), key=lambda g: g.benchmark.slug)
 
     def plain_fields(self) -> list[forms.BoundField]:
@@ -98,19 +98,19 @@ class SubmissionForm(forms.Form):
                                         "paper_url", "code_url")]
 
     def chosen_files(self) -> dict[str, Any]:
-        """The attached files of the chosen benchmark's image sets; a file attached for another
+        """The attached files of the chosen benchmark's example sets; a file attached for another
         benchmark is an error on its input."""
         benchmark: Benchmark = self.cleaned_data["benchmark"]
         files: dict[str, Any] = {}
-        for image_set in self.image_sets:
-            upload = self.cleaned_data.get(image_set.slug)
+        for example_set in self.example_sets:
+            upload = self.cleaned_data.get(example_set.slug)
             if not upload:
                 continue
-            if image_set.benchmark_id != benchmark.pk:
-                self.add_error(image_set.slug,
-                               f"{image_set.slug} belongs to {image_set.benchmark.slug}, "
+            if example_set.benchmark_id != benchmark.pk:
+                self.add_error(example_set.slug,
+                               f"{example_set.slug} belongs to {example_set.benchmark.slug}, "
                                f"not {benchmark.slug}: remove this file or choose "
-                               f"{image_set.benchmark.slug}")
+                               f"{example_set.benchmark.slug}")
                 continue
-            files[image_set.slug] = upload
+            files[example_set.slug] = upload
         return files

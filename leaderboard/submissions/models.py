@@ -5,12 +5,12 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from leaderboard.catalog.models import Benchmark, ImageSet, LabelSet, LabelSetVersion
+from leaderboard.catalog.models import Benchmark, ExampleSet, LabelSet, LabelSetVersion
 from leaderboard.jobs.lifecycle import CANCELLED, ClaimedJob
 
 
 class Submission(ClaimedJob):
-    """One model's predictions (one file per image set) and its scoring status: a job a worker
+    """One model's predictions (one file per example set) and its scoring status: a job a worker
     claims (queued_at, started, claimed_by, attempts, finished_at when scored or failed,
     failure_code, failure_reason: leaderboard/jobs/)."""
 
@@ -26,7 +26,7 @@ class Submission(ClaimedJob):
 
     class Kind(models.TextChoices):
         PREDICTIONS = "predictions", "Predictions"
-        # A model file: a gpu-queue worker runs it on the image sets the server has images for
+        # A model file: a gpu-queue worker runs it on the example sets the server has images for
         # and stores its scores as prediction files, then scores those like any upload.
         CHECKPOINT = "checkpoint", "Checkpoint"
 
@@ -65,10 +65,10 @@ class Submission(ClaimedJob):
 
 
 class SubmissionFile(models.Model):
-    """The uploaded predictions of one submission for one image set."""
+    """The uploaded predictions of one submission for one example set."""
 
     submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="files")
-    image_set = models.ForeignKey(ImageSet, on_delete=models.PROTECT, related_name="+")
+    example_set = models.ForeignKey(ExampleSet, on_delete=models.PROTECT, related_name="+")
     file = models.FileField(upload_to="uploads/%Y/%m/%d/", max_length=300)
     original_name = models.CharField(max_length=255)
     size = models.PositiveBigIntegerField()
@@ -82,7 +82,7 @@ class SubmissionFile(models.Model):
         ordering = ("id",)
         constraints = [
             models.UniqueConstraint(
-                fields=("submission", "image_set"), name="submissionfile_one_per_image_set"
+                fields=("submission", "example_set"), name="submissionfile_one_per_example_set"
             ),
         ]
 

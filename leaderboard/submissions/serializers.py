@@ -10,8 +10,8 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.fields import empty
 
-from leaderboard.catalog.models import Benchmark, ImageSet
-from leaderboard.catalog.selectors import benchmark_get, benchmark_list, image_set_visible_list
+from leaderboard.catalog.models import Benchmark, ExampleSet
+from leaderboard.catalog.selectors import benchmark_get, benchmark_list, example_set_visible_list
 from leaderboard.catalog.serializers import SLUG_SCHEMA
 from leaderboard.common.api import CodedCharField
 from leaderboard.submissions.models import Score, Submission
@@ -31,7 +31,7 @@ class BenchmarkSlugField(CodedCharField):
 
 
 class SubmissionCreateInput(serializers.Serializer):
-    """The form fields of a submission; the files (one per image set, named by its slug) are
+    """The form fields of a submission; the files (one per example set, named by its slug) are
     taken from the request's files and checked by `services.submission_create`."""
 
     benchmark = BenchmarkSlugField(missing_code="missing_benchmark",
@@ -64,21 +64,21 @@ class PredictionsFileField(serializers.FileField):
     """A file upload as the schema shows it (binary; the default would say a URI)."""
 
 
-def _image_set_file_fields() -> dict[str, serializers.Field]:
+def _example_set_file_fields() -> dict[str, serializers.Field]:
     """One predictions file field per example set of every visible benchmark, from the
     database (read when the schema is generated, so a benchmark added later is documented).
     None before the catalog tables exist: `manage.py check --deploy` generates the schema
     (drf-spectacular's check) on a server that has not migrated yet."""
-    if ImageSet._meta.db_table not in connection.introspection.table_names():
+    if ExampleSet._meta.db_table not in connection.introspection.table_names():
         return {}
     return {
-        image_set.slug: PredictionsFileField(
+        example_set.slug: PredictionsFileField(
             required=False,
-            help_text=f"{image_set.benchmark.slug}: predictions for {image_set.slug} "
-                      f"({image_set.size} rows; .npy, .npz, .json or .csv)"
-                      + (" - required" if image_set.slug == image_set.benchmark.main_image_set
+            help_text=f"{example_set.benchmark.slug}: predictions for {example_set.slug} "
+                      f"({example_set.size} rows; .npy, .npz, .json or .csv)"
+                      + (" - required" if example_set.slug == example_set.benchmark.main_example_set
                          else ""))
-        for image_set in image_set_visible_list()
+        for example_set in example_set_visible_list()
     }
 
 
@@ -90,10 +90,10 @@ class SubmissionCreateSerializer(SubmissionCreateInput):
 
     def get_fields(self) -> dict[str, serializers.Field]:
         fields = dict(super().get_fields())
-        fields.update(_image_set_file_fields())
+        fields.update(_example_set_file_fields())
         fields["checkpoint"] = PredictionsFileField(
             required=False,
-            help_text="instead of predictions: a model the server runs on the image sets "
+            help_text="instead of predictions: a model the server runs on the example sets "
                       "it has images for (.onnx, or .safetensors for the benchmark's own "
                       "architecture; see GET /api/benchmarks/ `checkpoint`)")
         return fields
@@ -115,7 +115,7 @@ class SubmissionCreatedOutput(serializers.Serializer):
 
 
 class SubmissionFileOutput(serializers.Serializer):
-    image_set = serializers.CharField(source="image_set.slug")
+    image_set = serializers.CharField(source="example_set.slug")  # its name in the API
     name = serializers.CharField(source="original_name")
     size = serializers.IntegerField(help_text="bytes")
     sha256 = serializers.CharField()

@@ -26,7 +26,7 @@ from leaderboard.catalog.models import Benchmark, LabelSet, LabelSetVersion
 from leaderboard.catalog.phases.selectors import benchmark_phase_opened
 from leaderboard.catalog.selectors import (
     benchmark_class_names,
-    image_set_example_namer,
+    example_namer,
     label_set_versions_to_score,
 )
 from leaderboard.catalog.services import benchmark_leaderboard_touch
@@ -133,8 +133,8 @@ def submission_create(
                     submission=submission, upload=checkpoint, info=info))
                 queue.job_queue(kind="submission", job_id=submission.pk, variant=submission.kind)
                 return submission
-            image_sets = {s.slug: s for s in benchmark.image_sets.all()}
-            rows = [SubmissionFile(submission=submission, image_set=image_sets[slug],
+            example_sets = {s.slug: s for s in benchmark.example_sets.all()}
+            rows = [SubmissionFile(submission=submission, example_set=example_sets[slug],
                                    original_name=Path(upload.name).name[:255],
                                    size=upload.size, sha256=_sha256(upload))
                     for slug, upload in files.items()]
@@ -154,7 +154,7 @@ def submission_create(
 
 
 def _compact(preds: Predictions) -> dict[str, np.ndarray]:
-    """An image set's arrays in the submission's compact file (workers/scoring/compact.py)."""
+    """An example set's arrays in the submission's compact file (workers/scoring/compact.py)."""
     arrays: dict[str, np.ndarray] = {"topk": preds.topk.astype(np.int16)}
     if preds.topk_scores is not None:
         arrays["topk_scores"] = preds.topk_scores
@@ -176,7 +176,7 @@ def submission_scores_compute(*, submission_id: int, task_id: str) -> bool:
     predictions: dict[str, Predictions] = {}
     namers: dict[str, ExampleNamer] = {}
     # in upload order (the database gives none otherwise): failures name the same file each run
-    rows = list(submission.files.select_related("image_set").order_by("pk"))
+    rows = list(submission.files.select_related("example_set").order_by("pk"))
     # paths: the .npy reader memory-maps an upload (from an object store: copies; the
     # uploads are one object there, and the compact arrays stored below one file, stored
     # while the scores are computed: stored_files.py)
@@ -184,15 +184,15 @@ def submission_scores_compute(*, submission_id: int, task_id: str) -> bool:
         for row, path in zip(rows, paths, strict=True):
             try:
                 preds = parse_predictions(
-                    path, num_examples=row.image_set.size, num_classes=benchmark.num_classes,
+                    path, num_examples=row.example_set.size, num_classes=benchmark.num_classes,
                     max_bytes=settings.EVALSERVER_MAX_UPLOAD_BYTES, filename=row.original_name,
                     keep_scores=benchmark.num_classes <= 100,
                 )
             except Exception as exc:
-                exc.image_set = row.image_set.slug  # type: ignore[attr-defined]
+                exc.example_set = row.example_set.slug  # type: ignore[attr-defined]
                 raise
-            predictions[row.image_set.slug] = preds
-            namers[row.image_set.slug] = image_set_example_namer(image_set=row.image_set)
+            predictions[row.example_set.slug] = preds
+            namers[row.example_set.slug] = example_namer(example_set=row.example_set)
     with compacts_storing(rows=rows, arrays={slug: _compact(preds)
                                              for slug, preds in predictions.items()}):
         versions = label_set_versions_to_score(benchmark=benchmark)

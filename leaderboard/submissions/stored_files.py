@@ -2,18 +2,18 @@
 (docs/operators/many-machines.md, "Files in object storage").
 
 On an object store each file is a request, and a request costs both ends about as much CPU as
-scoring a small image set (bench/cluster.py --s3), so a submission of predictions is stored as
+scoring a small example set (bench/cluster.py --s3), so a submission of predictions is stored as
 few files as its readers allow:
 
-- Its uploaded files: on a filesystem storage one file each (`<id>-<image set><ext>`), which the
+- Its uploaded files: on a filesystem storage one file each (`<id>-<example set><ext>`), which the
   scoring worker memory-maps in place when it is a .npy; on an object store one uncompressed
-  zip (`<id>.zip`), a member `<image set><ext>` each, which every SubmissionFile row names. The
-  worker then fetches one object, not one per image set.
+  zip (`<id>.zip`), a member `<example set><ext>` each, which every SubmissionFile row names. The
+  worker then fetches one object, not one per example set.
 - Its compact arrays (workers/scoring/compact.py): one .npz for the submission
-  (`compact/<id>.npz`), each image set's arrays under `<image set>/`, every row naming it.
+  (`compact/<id>.npz`), each example set's arrays under `<example set>/`, every row naming it.
 
-Files stored before these layouts (one upload and one compact file per image set) are read as
-they are; a checkpoint's outputs stay one .npy an image set (submissions/checkpoints.py).
+Files stored before these layouts (one upload and one compact file per example set) are read as
+they are; a checkpoint's outputs stay one .npy an example set (submissions/checkpoints.py).
 """
 
 from __future__ import annotations
@@ -47,9 +47,9 @@ SPOOLED_IN_MEMORY = 8 << 20  # a zip of uploads fetched to read is kept in memor
 
 
 def upload_member(row: SubmissionFile) -> str:
-    """A row's member in its submission's zip of uploads: `<image set><ext>` (Django keeps an
+    """A row's member in its submission's zip of uploads: `<example set><ext>` (Django keeps an
     upload's extension when it cuts its name to 255 characters: original_name has it)."""
-    return f"{row.image_set.slug}{PurePosixPath(row.original_name).suffix.lower()}"
+    return f"{row.example_set.slug}{PurePosixPath(row.original_name).suffix.lower()}"
 
 
 def uploads_store(*, submission_id: int, rows: Sequence[SubmissionFile],
@@ -86,7 +86,7 @@ def uploaded_file_paths(rows: Sequence[SubmissionFile]) -> Iterator[list[Path]]:
     """A local path to each row's uploaded file, in order, valid inside the `with` block (do
     not write to them): the stored file itself on a filesystem storage, a copy from an
     object store; a zip's members extracted, each zip fetched once. The rows need their
-    image_set."""
+    example_set."""
     bundles = {str(row.file.name) for row in rows if _bundled(row)}
     if not bundles:
         with stored_file_paths([row.file for row in rows]) as paths:
@@ -124,7 +124,7 @@ def _stored_zip(name: str, storage: Storage) -> Iterator[zipfile.ZipFile]:
 @contextmanager
 def compacts_storing(*, rows: Sequence[SubmissionFile],
                      arrays: Mapping[str, Mapping[str, np.ndarray]]) -> Iterator[None]:
-    """Store a submission's compact arrays (`arrays`: by image set slug) as its one compact
+    """Store a submission's compact arrays (`arrays`: by example set slug) as its one compact
     file (replacing a retried task's) while the block runs (on an object store the request
     waits beside the scoring), then record its name on each row."""
     field = SubmissionFile._meta.get_field("compact")
@@ -156,14 +156,14 @@ def compacts_storing(*, rows: Sequence[SubmissionFile],
                 row.compact.name = stored[0]
 
 
-class ImageSetArrays(Mapping[str, np.ndarray]):
-    """One image set's arrays in a compact file, by their own names (`topk`, ...)."""
+class ExampleSetArrays(Mapping[str, np.ndarray]):
+    """One example set's arrays in a compact file, by their own names (`topk`, ...)."""
 
-    def __init__(self, archive: np.lib.npyio.NpzFile, image_set: str) -> None:
+    def __init__(self, archive: np.lib.npyio.NpzFile, example_set: str) -> None:
         self._archive = archive
-        prefix = f"{image_set}/"
+        prefix = f"{example_set}/"
         ours = [name for name in archive.files if name.startswith(prefix)]
-        # a file of one image set's arrays (stored before the one-file layout): plain names
+        # a file of one example set's arrays (stored before the one-file layout): plain names
         self._names = ({name.removeprefix(prefix): name for name in ours} if ours else
                        {name: name for name in archive.files if "/" not in name})
 
@@ -181,10 +181,10 @@ class ImageSetArrays(Mapping[str, np.ndarray]):
 
 
 @contextmanager
-def stored_compact(stored: Any, *, image_set: str, storage: Storage | None = None
-                   ) -> Iterator[ImageSetArrays]:
-    """An image set's arrays in a stored compact file (a FileField's file, or a name in
+def stored_compact(stored: Any, *, example_set: str, storage: Storage | None = None
+                   ) -> Iterator[ExampleSetArrays]:
+    """An example set's arrays in a stored compact file (a FileField's file, or a name in
     `storage`, the compact field's when not given), read as they are asked."""
     storage = storage or SubmissionFile._meta.get_field("compact").storage
     with stored_npz(stored, storage=storage) as archive:
-        yield ImageSetArrays(archive, image_set)
+        yield ExampleSetArrays(archive, example_set)

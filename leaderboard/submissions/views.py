@@ -17,7 +17,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
 from leaderboard.catalog.image_sources import benchmark_preprocessing
-from leaderboard.catalog.models import Benchmark, ImageSet
+from leaderboard.catalog.models import Benchmark, ExampleSet
 from leaderboard.catalog.selectors import benchmark_list, label_set_correctable_slug
 from leaderboard.common.uploads import upload_csrf_failure, upload_too_large
 from leaderboard.jobs.lifecycle import PLATFORM_FAILURE_CODES
@@ -51,12 +51,12 @@ def _user(request: HttpRequest) -> User:
     return user
 
 
-def _image_sets(benchmarks: list[Benchmark]) -> list[ImageSet]:
-    """Every image set, by benchmark; each benchmark's main image set first."""
-    out: list[ImageSet] = []
+def _example_sets(benchmarks: list[Benchmark]) -> list[ExampleSet]:
+    """Every example set, by benchmark; each benchmark's main example set first."""
+    out: list[ExampleSet] = []
     for benchmark in benchmarks:
-        sets = list(benchmark.image_sets.all())
-        out += sorted(sets, key=lambda s: (s.slug != benchmark.main_image_set, s.slug))
+        sets = list(benchmark.example_sets.all())
+        out += sorted(sets, key=lambda s: (s.slug != benchmark.main_example_set, s.slug))
     return out
 
 
@@ -74,10 +74,10 @@ def _errors_json(form: SubmissionForm, status: int) -> JsonResponse:
     return JsonResponse({"errors": errors}, status=status)
 
 
-def _too_large_form(request: HttpRequest, image_sets: list[ImageSet],
+def _too_large_form(request: HttpRequest, example_sets: list[ExampleSet],
                     too_large: str) -> SubmissionForm:
     """The form as far as it arrived before the size cap, with the one error that matters."""
-    form = SubmissionForm(request.POST, image_sets=image_sets)
+    form = SubmissionForm(request.POST, example_sets=example_sets)
     field = too_large if too_large in form.fields else None
     what = too_large if field else "the upload (all files together)"
     form.is_valid()
@@ -108,13 +108,13 @@ def _create(form: SubmissionForm, owner: User) -> Submission | int:
 
 
 def checkpoint_help(benchmarks: list[Benchmark]) -> list[dict[str, Any]]:
-    """Per benchmark: the image sets a model is run on, its input, the safetensors layout
+    """Per benchmark: the example sets a model is run on, its input, the safetensors layout
     (as its bundle declares them)."""
     out = []
     for b in benchmarks:
         inputs = benchmark_preprocessing(benchmark=b)
         out.append({"benchmark": b,
-                    "image_sets": checkpoints.checkpoint_image_sets(benchmark=b),
+                    "example_sets": checkpoints.checkpoint_example_sets(benchmark=b),
                     "preprocessing": inputs.describe() if inputs else "",
                     "architecture": ARCHITECTURES.get(inputs.architecture or "")
                     if inputs else None})
@@ -145,21 +145,21 @@ def submit(request: HttpRequest) -> HttpResponse:
     submission's page; or show the errors on the form, nothing stored."""
     user = _user(request)
     benchmarks = list(benchmark_list())
-    image_sets = _image_sets(benchmarks)
+    example_sets = _example_sets(benchmarks)
     if request.method != "POST":
         chosen = request.GET.get("benchmark")
         initial = {"benchmark": chosen} if chosen in {b.slug for b in benchmarks} else {}
-        return _render_submit(request, SubmissionForm(initial=initial, image_sets=image_sets),
+        return _render_submit(request, SubmissionForm(initial=initial, example_sets=example_sets),
                               benchmarks, user)
     _ = request.POST  # parse the body now: the size cap may stop it part way
     too_large = upload_too_large(request)
     if too_large:
-        form, status = _too_large_form(request, image_sets, too_large), 413
+        form, status = _too_large_form(request, example_sets, too_large), 413
     else:
         rejected = upload_csrf_failure(request)
         if rejected is not None:
             return rejected
-        form = SubmissionForm(request.POST, request.FILES, image_sets=image_sets)
+        form = SubmissionForm(request.POST, request.FILES, example_sets=example_sets)
         result = _create(form, user)
         if isinstance(result, Submission):
             url = reverse("submission_detail", args=[result.pk])
@@ -192,7 +192,7 @@ def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
         # the page links the mistake gallery only where it has a section to show
         "galleries": {s.gallery for s in scores if s.gallery},
         "releases": release_views_for_submission(submission=submission),
-        "files": submission.files.select_related("image_set").order_by("image_set__slug"),
+        "files": submission.files.select_related("example_set").order_by("example_set__slug"),
         "is_owner": request.user.is_authenticated and submission.owner_id == request.user.pk,
         "pending": submission.status in (Status.QUEUED, Status.RUNNING),
         "pending_hint": _pending_hint(submission),

@@ -73,9 +73,9 @@ def _scored_observe(job_id: int, done: bool) -> bool:
 
 
 def _submission_refusal(exc: Exception) -> Refusal | None:
-    """A bad predictions file or model: its code, and the image set it was scored on."""
+    """A bad predictions file or model: its code, and the example set it was scored on."""
     if isinstance(exc, PredictionError | CheckpointError):
-        where = getattr(exc, "image_set", "")
+        where = getattr(exc, "example_set", "")
         return Refusal(exc.code, f"{where}: {exc.message}" if where else exc.message)
     return None
 

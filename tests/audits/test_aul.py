@@ -202,6 +202,6 @@ def test_it_audits_cifar10_from_the_configured_test_batch(loaded: Settings,
                   config={"epochs": 1, "batch_size": 256, "max_candidates": 3})
     assert run_in_process(audit) == "done"
     audit.refresh_from_db()
-    assert audit.image_set.slug == "cifar10-test" and audit.result["num_examples"] == 10000
+    assert audit.example_set.slug == "cifar10-test" and audit.result["num_examples"] == 10000
     assert audit.candidates_created == 3
     assert [c.label_set.benchmark.slug for c in _candidates(audit)] == ["cifar10"] * 3

@@ -25,7 +25,7 @@ PAGES = ("/audits/", "/audits/{id}/", "/audits/{id}/status.json", "/audits/{id}/
 def audit() -> Audit:
     """An audit row on a toy benchmark (nothing is run)."""
     corrected = factories.toy_label_set(slug="corrected", kind="single", family="corrected")
-    return Audit.objects.create(benchmark=corrected.benchmark, image_set=corrected.image_set,
+    return Audit.objects.create(benchmark=corrected.benchmark, example_set=corrected.example_set,
                                 label_set=corrected,
                                 kind=Audit.Kind.AUL, created_by=maintainer(),
                                 status=Audit.Status.DONE,

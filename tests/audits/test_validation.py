@@ -1,6 +1,6 @@
 """What an audit must have before it is queued: a known kind and benchmark, options in range,
 and for confident learning scored submissions of the benchmark whose files hold scores; for
-AUL an image set whose images the server has. Nothing is stored when it is refused."""
+AUL an example set whose images the server has. Nothing is stored when it is refused."""
 
 from __future__ import annotations
 
@@ -63,7 +63,7 @@ def test_it_fills_in_the_cores_defaults(loaded: Settings) -> None:
     assert audit.config == {"epochs": 3, "batch_size": 128, "lr": 0.05, "momentum": 0.9,
                             "channels": 16, "seed": 0, "bins": 50, "gmm_n_init": 1,
                             "num_threads": 1, "device": "auto", "max_candidates": 100}
-    assert (audit.status, audit.image_set.slug, audit.label_set.slug) == \
+    assert (audit.status, audit.example_set.slug, audit.label_set.slug) == \
         ("queued", "mnist-test", "corrected")
 
 

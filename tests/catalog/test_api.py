@@ -26,9 +26,9 @@ def _cifar10() -> dict[str, object]:
                        {"slug": "cifar10.1-v4", "size": 2021},
                        {"slug": "cifar10.1-v6", "size": 2000}],
         "label_sets": [
-            {"slug": slug, "image_set": image_set, "kind": kind, "version": 1,
+            {"slug": slug, "image_set": example_set, "kind": kind, "version": 1,
              "version_hash": _hash("cifar10", slug)}
-            for slug, image_set, kind in (
+            for slug, example_set, kind in (
                 ("cifar10.1-v4", "cifar10.1-v4", "single"),
                 ("cifar10.1-v6", "cifar10.1-v6", "single"),
                 ("cifar10h", "cifar10-test", "soft"),

@@ -17,7 +17,7 @@ from pytest_django.fixtures import Settings
 
 from leaderboard.catalog.bundle_loading import BundleConflictError, benchmark_bundle_add
 from leaderboard.catalog.label_set_version_files import compiled_for_version
-from leaderboard.catalog.models import Benchmark, ImageSet, LabelSet, LabelSetVersion
+from leaderboard.catalog.models import Benchmark, ExampleSet, LabelSet, LabelSetVersion
 from tests.workers.scoring.bundles.bundle_files import (
     bundle_entries,
     data_files,
@@ -45,14 +45,14 @@ def run_benchmark_add(catalog_settings: Settings) -> Runner:
 
 
 def row_counts() -> tuple[int, int, int, int]:
-    return (Benchmark.objects.count(), ImageSet.objects.count(), LabelSet.objects.count(),
+    return (Benchmark.objects.count(), ExampleSet.objects.count(), LabelSet.objects.count(),
             LabelSetVersion.objects.count())
 
 
 def catalog_state() -> list[Any]:
     return [
         sorted(Benchmark.objects.values_list("id", "slug", "name", "description")),
-        sorted(ImageSet.objects.values_list("id", "slug", "size")),
+        sorted(ExampleSet.objects.values_list("id", "slug", "size")),
         sorted(LabelSet.objects.values_list("id", "slug", "family", "reviewable")),
         sorted(LabelSetVersion.objects.values_list("id", "label_set_id", "number",
                                                    "content_hash")),
@@ -70,14 +70,14 @@ def assert_toy_loaded() -> None:
     toy = Benchmark.objects.get(slug="toy")
     assert (toy.name, toy.description, toy.modality, toy.headline, toy.source) == (
         "Toy benchmark", "Six examples, three classes.", "image", "original", "upload")
-    assert (toy.num_classes, toy.main_image_set, toy.hidden) == (3, "toy-test", False)
+    assert (toy.num_classes, toy.main_example_set, toy.hidden) == (3, "toy-test", False)
     assert toy.citations == ["Someone. A toy benchmark. 2024."]
     assert (toy.class_names, toy.class_keys) == (["cat", "dog", "fox"], None)
-    assert sorted(ImageSet.objects.values_list(
+    assert sorted(ExampleSet.objects.values_list(
         "slug", "size", "naming", "name_pattern", "first_number")) == [
         ("toy-new", 4, "index", "", 1), ("toy-test", 6, "pattern", "toy_{number:03d}.png", 1)]
     assert sorted(LabelSet.objects.values_list(
-        "slug", "image_set__slug", "kind", "family", "bundle_kind", "reviewable")) == [
+        "slug", "example_set__slug", "kind", "family", "bundle_kind", "reviewable")) == [
         ("corrected", "toy-test", "single", "corrected", "validated", False),
         ("corrected-t4", "toy-test", "single", "corrected", "validated", False),
         ("humans", "toy-test", "soft", "soft", "soft", False),
@@ -105,7 +105,7 @@ def test_it_adds_a_benchmark_from_a_manifest_and_its_files(
 
     assert_toy_loaded()
     assert "  toy/corrected-t4: version 1 created" in out
-    assert ("Created 1 benchmarks, 2 image sets, 6 label sets, 6 label-set versions. "
+    assert ("Created 1 benchmarks, 2 example sets, 6 label sets, 6 label-set versions. "
             "The database now has 1 benchmarks") in out
 
 
@@ -245,7 +245,7 @@ def test_it_leaves_nothing_when_a_conflict_is_found_while_writing(
     with pytest.raises(BundleConflictError) as error:
         benchmark_bundle_add(path=write_bundle(tmp_path / "toy2", document))
 
-    assert str(error.value) == "image set 'toy-new' already exists in benchmark 'toy'"
+    assert str(error.value) == "example set 'toy-new' already exists in benchmark 'toy'"
     assert catalog_state() == before
 
 

@@ -1,5 +1,5 @@
 """Class and example names as the loaded definition gives them to every page (the selectors
-`benchmark_class_names`, `image_set_example_namer`), checked against the data files."""
+`benchmark_class_names`, `example_namer`), checked against the data files."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from pytest_django.fixtures import Settings
 
-from leaderboard.catalog.models import Benchmark, ImageSet
-from leaderboard.catalog.selectors import benchmark_class_names, image_set_example_namer
+from leaderboard.catalog.models import Benchmark, ExampleSet
+from leaderboard.catalog.selectors import benchmark_class_names, example_namer
 
 pytestmark = pytest.mark.django_db
 
@@ -26,7 +26,7 @@ def test_it_names_classes_in_id_order(loaded: Settings, data_dir: Path) -> None:
 
 def test_it_names_examples_by_pattern_list_or_index(loaded: Settings, data_dir: Path) -> None:
     def namer(slug: str) -> Callable[[int], str]:
-        return image_set_example_namer(image_set=ImageSet.objects.get(slug=slug))
+        return example_namer(example_set=ExampleSet.objects.get(slug=slug))
 
     assert namer("imagenet-val")(292) == "ILSVRC2012_val_00000293.JPEG"
     assert namer("imagenet-val")(49_999) == "ILSVRC2012_val_00050000.JPEG"

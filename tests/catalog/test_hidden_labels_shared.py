@@ -17,7 +17,7 @@ from django.core.files.storage import default_storage
 from pytest_django.fixtures import Settings
 
 from leaderboard.catalog.bundle_loading import benchmark_bundle_add
-from leaderboard.catalog.models import Benchmark, ImageSet, LabelSet, LabelSetVersion
+from leaderboard.catalog.models import Benchmark, ExampleSet, LabelSet, LabelSetVersion
 from tests.workers.scoring.bundles.bundle_files import toml_dumps
 from workers.scoring.bundles import BundleError
 
@@ -65,7 +65,7 @@ def _write(folder: Path, data_dir: Path, document: dict[str, Any]) -> Path:
 
 def _catalog() -> tuple[int, int, int, int, list[str]]:
     stored = default_storage.listdir("labelsets")[1] if default_storage.exists("labelsets") else []
-    return (Benchmark.objects.count(), ImageSet.objects.count(), LabelSet.objects.count(),
+    return (Benchmark.objects.count(), ExampleSet.objects.count(), LabelSet.objects.count(),
             LabelSetVersion.objects.count(), sorted(stored))
 
 

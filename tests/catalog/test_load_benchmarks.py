@@ -19,8 +19,8 @@ from pytest_django.fixtures import Settings
 from leaderboard.catalog.bundle_loading import benchmark_catalog_load
 from leaderboard.catalog.models import (
     Benchmark,
-    ImageSet,
-    ImageSetNames,
+    ExampleSet,
+    ExampleSetNames,
     LabelSet,
     LabelSetVersion,
 )
@@ -53,10 +53,10 @@ EXPECTED_LABEL_SETS = {
     for ls in bundle.label_sets
     if optional_source(bundle, ls) is None
 }
-EXPECTED_IMAGE_SETS = {
-    image_set.slug: image_set.size
+EXPECTED_EXAMPLE_SETS = {
+    example_set.slug: example_set.size
     for bundle in BENCHMARKS.values()
-    for image_set in bundle.example_sets
+    for example_set in bundle.example_sets
 }
 NOT_CONFIGURED = "skipped: not configured (set EVALSERVER_MULTILABEL_FILE)"
 
@@ -81,7 +81,7 @@ def label_set_slugs(benchmark: str) -> list[str]:
 def catalog_state() -> dict[str, Any]:
     return {
         "benchmarks": sorted(Benchmark.objects.values_list("id", "slug")),
-        "image_sets": sorted(ImageSet.objects.values_list("id", "slug", "size")),
+        "example_sets": sorted(ExampleSet.objects.values_list("id", "slug", "size")),
         "label_sets": sorted(LabelSet.objects.values_list("id", "benchmark__slug", "slug")),
         "versions": sorted(
             LabelSetVersion.objects.values_list(
@@ -101,7 +101,7 @@ def test_it_loads_exactly_the_builtin_bundles_from_the_real_data(
         "20news", "caltech256", "cifar10", "cifar100", "imagenet", "imdb", "mnist",
     ]
     assert sorted(BENCHMARKS) == sorted(Benchmark.objects.values_list("slug", flat=True))
-    assert dict(ImageSet.objects.values_list("slug", "size")) == EXPECTED_IMAGE_SETS
+    assert dict(ExampleSet.objects.values_list("slug", "size")) == EXPECTED_EXAMPLE_SETS
     assert sorted(LabelSet.objects.values_list("benchmark__slug", "slug")) == sorted(
         EXPECTED_LABEL_SETS
     )
@@ -115,17 +115,17 @@ def test_it_loads_exactly_the_builtin_bundles_from_the_real_data(
     ]
     for slug in ("cifar100", "caltech256", "20news", "imdb"):
         assert label_set_slugs(slug) == ["corrected", "corrected-t4", "corrected-t5", "original"]
-    assert EXPECTED_IMAGE_SETS == {
+    assert EXPECTED_EXAMPLE_SETS == {
         "imagenet-val": 50_000, "cifar10-test": 10_000, "cifar10.1-v4": 2_021,
         "cifar10.1-v6": 2_000, "mnist-test": 10_000, "cifar100-test": 10_000,
         "caltech256": 29_780, "20news-test": 7_532, "imdb-test": 25_000,
     }
-    for label_set in LabelSet.objects.select_related("benchmark", "image_set__benchmark"):
+    for label_set in LabelSet.objects.select_related("benchmark", "example_set__benchmark"):
         bundle = BENCHMARKS[label_set.benchmark.slug]
         ls = bundle.label_set(label_set.slug)
         identity = label_set_identity(bundle, ls)  # as its compiled set has them
-        assert label_set.image_set.slug == ls.example_set
-        assert label_set.image_set.benchmark == label_set.benchmark
+        assert label_set.example_set.slug == ls.example_set
+        assert label_set.example_set.benchmark == label_set.benchmark
         assert (label_set.kind, label_set.family) == (identity["kind"], identity["family"])
         # its family's plain params (a corrected set's threshold), plus, for a corrected set,
         # its vote file's answers and their meanings
@@ -151,7 +151,7 @@ def test_it_loads_exactly_the_builtin_bundles_from_the_real_data(
     assert f"imagenet/multilabel: {NOT_CONFIGURED}" in out
     assert f"imagenet/imagenet-m: {NOT_CONFIGURED}" in out
     assert (
-        f"Created {len(BENCHMARKS)} benchmarks, {len(EXPECTED_IMAGE_SETS)} image sets, "
+        f"Created {len(BENCHMARKS)} benchmarks, {len(EXPECTED_EXAMPLE_SETS)} example sets, "
         f"{len(EXPECTED_LABEL_SETS)} label sets, {len(EXPECTED_LABEL_SETS)} label-set versions."
     ) in out
 
@@ -199,7 +199,7 @@ def test_it_skips_a_benchmark_with_no_available_label_set(
     assert f"mnist/original: skipped: missing in {partial}: mnist/original_labels.npy" in out
     assert "mnist: skipped: none of its label sets is available" in out
     assert list(Benchmark.objects.values_list("slug", flat=True)) == ["cifar10"]
-    assert not ImageSet.objects.filter(slug="mnist-test").exists()
+    assert not ExampleSet.objects.filter(slug="mnist-test").exists()
 
 
 def test_it_fails_clearly_when_the_data_dir_is_missing(
@@ -316,7 +316,7 @@ def test_it_is_thin_over_the_service(catalog_settings: Settings) -> None:
 
     assert report.errors == 0
     assert report.created == {
-        "benchmarks": 1, "image sets": 1, "label sets": 2, "label-set versions": 2,
+        "benchmarks": 1, "example sets": 1, "label sets": 2, "label-set versions": 2,
     }
     assert label_set_slugs("mnist") == ["corrected", "original"]
     call_command("load_benchmarks", "--benchmark", "mnist", stdout=io.StringIO())
@@ -354,7 +354,7 @@ def test_it_stores_the_definition_each_bundle_gives(
     assert Benchmark.objects.get(slug="20news").class_names == [
         newsgroups[class_id] for class_id in range(20)]
 
-    naming = {row[0]: row[1:] for row in ImageSet.objects.values_list(
+    naming = {row[0]: row[1:] for row in ExampleSet.objects.values_list(
         "slug", "naming", "name_pattern", "first_number")}
     assert naming["imagenet-val"] == ("pattern", "ILSVRC2012_val_{number:08d}.JPEG", 1)
     assert naming["cifar10-test"] == ("index", "", 1)
@@ -363,8 +363,8 @@ def test_it_stores_the_definition_each_bundle_gives(
         (data_dir / "caltech256/cleanlab_index_to_filename.json").read_text())
     assert naming["imdb-test"] == ("file", "", 1)
     assert naming["caltech256"] == ("file", "", 1)
-    # in rows of their own, which no other image set has (the others are not named by file)
-    assert dict(ImageSetNames.objects.values_list("image_set__slug", "names")) == {
+    # in rows of their own, which no other example set has (the others are not named by file)
+    assert dict(ExampleSetNames.objects.values_list("example_set__slug", "names")) == {
         "imdb-test": imdb_names, "caltech256": caltech_names}
 
     # ImageNet's multilabel (reviewable too) is not loaded without its file.
@@ -382,7 +382,7 @@ def test_it_rewrites_the_descriptive_fields_of_existing_rows(
     run_load_benchmarks("--benchmark", "mnist", "--benchmark", "imagenet")
     # As rows from before the bundles were: no description, classes or naming.
     Benchmark.objects.filter(slug="mnist").update(description="", class_names=[], source="")
-    ImageSet.objects.filter(slug="imagenet-val").update(naming="index", name_pattern="")
+    ExampleSet.objects.filter(slug="imagenet-val").update(naming="index", name_pattern="")
     LabelSet.objects.filter(slug="real").update(reviewable=False)
     versions = sorted(LabelSetVersion.objects.values_list("id", "content_hash"))
 
@@ -390,12 +390,12 @@ def test_it_rewrites_the_descriptive_fields_of_existing_rows(
 
     assert err == ""
     assert "  mnist: benchmark details updated" in out
-    assert "  imagenet-val: image set details updated" in out
+    assert "  imagenet-val: example set details updated" in out
     assert "  imagenet/real: label set details updated" in out
     mnist = Benchmark.objects.get(slug="mnist")
     assert (mnist.class_names, mnist.source) == (
         ["0", "1", "2", "3", "4", "5", "6", "7", "8", "9"], "builtin:mnist.toml")
     assert mnist.description.startswith("The 10,000")
-    assert ImageSet.objects.get(slug="imagenet-val").naming == "pattern"
+    assert ExampleSet.objects.get(slug="imagenet-val").naming == "pattern"
     assert LabelSet.objects.get(slug="real").reviewable is True
     assert sorted(LabelSetVersion.objects.values_list("id", "content_hash")) == versions

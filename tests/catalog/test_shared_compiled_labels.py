@@ -1,7 +1,7 @@
 """Two benchmarks whose label files are the same compile to one content hash and share one
 stored file (leaderboard/catalog/label_set_version_files.py); each must still be scored on its
-own image set. Before, the second benchmark's submissions were marked scored with no score on
-it: the stored file named the first benchmark's image set (found by bench/ladder.py)."""
+own example set. Before, the second benchmark's submissions were marked scored with no score on
+it: the stored file named the first benchmark's example set (found by bench/ladder.py)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from tests.workers.scoring.bundles.bundle_files import LABELS, manifest, write_b
 pytestmark = pytest.mark.django_db
 
 
-def test_it_scores_two_benchmarks_with_the_same_labels_each_on_its_own_image_set(
+def test_it_scores_two_benchmarks_with_the_same_labels_each_on_its_own_example_set(
     catalog_settings: Settings, tmp_path: Path
 ) -> None:
     first = manifest()

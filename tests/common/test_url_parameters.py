@@ -27,7 +27,7 @@ from django.utils.encoding import repercent_broken_unicode
 from django.utils.regex_helper import normalize
 from pytest_django.fixtures import Settings
 
-from leaderboard.catalog.models import Benchmark, ImageSet, LabelSet
+from leaderboard.catalog.models import Benchmark, ExampleSet, LabelSet
 from tests import factories
 from workers.scoring.bundles.fields import SLUG
 
@@ -207,5 +207,5 @@ def test_it_serves_every_loaded_benchmark_and_label_set_at_its_slug(loaded: Sett
             f"/api/benchmarks/{slug}/label-sets/{name}/versions/", 200)
         board = reverse("api-leaderboard", kwargs={"slug": slug})
         assert client.get(board).status_code == 200
-    slugs |= set(ImageSet.objects.values_list("slug", flat=True))
+    slugs |= set(ExampleSet.objects.values_list("slug", flat=True))
     assert {slug for slug in slugs if not SLUG.match(slug)} == set()

@@ -97,7 +97,7 @@ def _audit(n: int) -> Audit:
     corrected = LabelSet.objects.get(benchmark=mnist, slug="corrected")
     author = User.objects.filter(username="maint").first() or factories.user_create(
         "maint", staff=True)
-    return Audit.objects.create(benchmark=mnist, image_set=corrected.image_set,
+    return Audit.objects.create(benchmark=mnist, example_set=corrected.example_set,
                                 label_set=corrected, kind=Audit.Kind.CONFIDENT_LEARNING,
                                 created_by=author)
 

@@ -74,7 +74,7 @@ def test_it_refuses_a_webhook_for_a_hidden_or_unknown_benchmark(
     client: APIClient, settings: Settings
 ) -> None:
     settings.EVALSERVER_WEBHOOK_ALLOW_PRIVATE = True
-    Benchmark.objects.create(slug="secret", name="Secret", main_image_set="s-test", num_classes=2,
+    Benchmark.objects.create(slug="secret", name="Secret", main_example_set="s-test", num_classes=2,
                              hidden=True)
     for slug in ("secret", "nowhere"):
         answer = client.post("/api/notifications/webhooks/",

@@ -80,9 +80,9 @@ def test_it_refuses_the_opt_in_form_to_a_visitor() -> None:
 
 def test_it_adds_a_webhook_for_one_benchmark_and_removes_it(settings: Settings) -> None:
     settings.EVALSERVER_WEBHOOK_ALLOW_PRIVATE = True
-    Benchmark.objects.create(slug="shown", name="Shown benchmark", main_image_set="shown-test",
+    Benchmark.objects.create(slug="shown", name="Shown benchmark", main_example_set="shown-test",
                              num_classes=2)
-    Benchmark.objects.create(slug="secret", name="Secret benchmark", main_image_set="s-test",
+    Benchmark.objects.create(slug="secret", name="Secret benchmark", main_example_set="s-test",
                              num_classes=2, hidden=True)
     client = Client()
     client.force_login(factories.user_create("one-benchmark"))

@@ -66,7 +66,7 @@ from pytest_django.live_server_helper import LiveServer
 from evalserver import urls as root_urls
 from evalserver_client import cli
 from leaderboard import api_urls, urls
-from leaderboard.catalog.models import Benchmark, HiddenPhase, ImageSet, LabelSet, LabelSetVersion
+from leaderboard.catalog.models import Benchmark, ExampleSet, HiddenPhase, LabelSet, LabelSetVersion
 from leaderboard.catalog.phases.services import hidden_phase_reveal
 from leaderboard.review.ground_truth.models import GroundTruthCandidate
 from leaderboard.review.ground_truth.services import ground_truth_candidate_create
@@ -383,7 +383,7 @@ def _stored_label_files() -> list[str]:
 
 
 def _catalog_rows() -> tuple[int, ...]:
-    return tuple(model.objects.count() for model in (Benchmark, ImageSet, LabelSet,
+    return tuple(model.objects.count() for model in (Benchmark, ExampleSet, LabelSet,
                                                      LabelSetVersion))
 
 

@@ -82,7 +82,7 @@ def test_it_shows_every_cifar10_rows_accuracy_rank_and_shift_as_the_data_gives_t
         for slug in label_sets:
             cell = row.cells[slug]
             if slug not in truth.scores[row.model]:
-                # no file for that image set: the cell is a dash, no accuracy and no rank
+                # no file for that example set: the cell is a dash, no accuracy and no rank
                 assert (cell.acc, cell.rank) == ("", ""), (row.model, slug)
                 continue
             assert cell.acc == pct(*truth.scores[row.model][slug]), (row.model, slug)
@@ -146,7 +146,7 @@ def test_it_gives_each_label_sets_size_and_the_number_of_submissions_on_the_abou
 ) -> None:
     page = page_get(client, f"/benchmarks/{CIFAR10}/about/")
     sizes = re.findall(r'<dd class="about-size">([^<]*)</dd>', page)
-    model = truth.scores["alexnet_tf_ben"]  # has a file for every image set
+    model = truth.scores["alexnet_tf_ben"]  # has a file for every example set
     assert sizes == [f"{model[slug][1]:,} examples evaluated" for slug in
                      ("original", "corrected", "cifar10h", *NEW_TEST_SETS)]
     assert model["corrected"][1] == truth.pruned

@@ -86,7 +86,7 @@ def test_it_takes_the_file_names_from_the_chosen_benchmarks_example_sets(
     assert response.status_code == 400
     assert response.json() == {"error": {
         "code": "unknown_image_set", "field": "cifar10-test",
-        "message": "'cifar10-test' is not an image set of cifar100; use cifar100-test"}}
+        "message": "'cifar10-test' is not an example set of cifar100; use cifar100-test"}}
     assert _nothing_stored()
 
 
@@ -99,7 +99,7 @@ def test_it_refuses_a_missing_benchmark(client: APIClient, predictions_file: Pat
         "field": "benchmark"}}
 
 
-def test_it_refuses_a_file_for_an_unknown_image_set(
+def test_it_refuses_a_file_for_an_unknown_example_set(
     client: APIClient, predictions_file: Path
 ) -> None:
     files = {"cifar10-test": predictions_file, "cifar10-train": predictions_file}
@@ -108,7 +108,7 @@ def test_it_refuses_a_file_for_an_unknown_image_set(
     assert response.status_code == 400
     assert response.json() == {"error": {
         "code": "unknown_image_set",
-        "message": "'cifar10-train' is not an image set of cifar10; use cifar10-test, "
+        "message": "'cifar10-train' is not an example set of cifar10; use cifar10-test, "
                    "cifar10.1-v4, cifar10.1-v6",
         "field": "cifar10-train"}}
     assert _nothing_stored()
@@ -130,7 +130,7 @@ def test_it_refuses_a_missing_model_name(client: APIClient, predictions_file: Pa
     assert _nothing_stored()
 
 
-def test_it_refuses_a_submission_without_the_main_image_set(
+def test_it_refuses_a_submission_without_the_main_example_set(
     client: APIClient, data_dir: Path
 ) -> None:
     v6 = factories.cifar10_model_files(data_dir, MODEL)["cifar10.1-v6"]
@@ -231,7 +231,8 @@ def test_it_refuses_a_body_declared_far_over_the_cap_before_reading_it(
     assert not (Path(loaded.MEDIA_ROOT) / "uploads").exists()
 
 
-def test_it_refuses_two_files_for_one_image_set(client: APIClient, predictions_file: Path) -> None:
+def test_it_refuses_two_files_for_one_example_set(client: APIClient,
+                                                  predictions_file: Path) -> None:
     with predictions_file.open("rb") as one, predictions_file.open("rb") as two:
         response = client.post(SUBMISSIONS, {"benchmark": "cifar10", "model_name": MODEL,
                                              "cifar10-test": [one, two]}, format="multipart")
@@ -239,6 +240,6 @@ def test_it_refuses_two_files_for_one_image_set(client: APIClient, predictions_f
     assert response.status_code == 400
     assert response.json() == {"error": {
         "code": "duplicate_file",
-        "message": "one file per image set: 'cifar10-test' came more than once",
+        "message": "one file per example set: 'cifar10-test' came more than once",
         "field": "cifar10-test"}}
     assert _nothing_stored()

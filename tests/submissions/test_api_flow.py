@@ -44,7 +44,7 @@ def test_it_scores_a_real_model_submitted_with_a_token(
     assert (body["public"], body["failure_code"], body["failure_reason"]) == (True, None, None)
     assert body["description"] == "real predictions"
     assert body["files"] == [
-        {"image_set": row.image_set.slug, "name": row.original_name, "size": row.size,
+        {"image_set": row.example_set.slug, "name": row.original_name, "size": row.size,
          "sha256": row.sha256}
         for row in SubmissionFile.objects.filter(submission=submission).order_by("id")]
     assert sorted(f["name"] for f in body["files"]) == sorted(

@@ -19,7 +19,7 @@ from leaderboard.submissions.models import BoardSignificance, Submission
 from leaderboard.tasks.cpu import refresh_board_significance
 from tests import factories
 from tests.api_support import scored_in_process, token_client
-from tests.presentation.boards.test_board_significance import IMAGE_SETS, expected_rows
+from tests.presentation.boards.test_board_significance import EXAMPLE_SETS, expected_rows
 from tests.submissions.test_hidden_releases import (  # noqa: F401  (a fixture)
     FIRST,
     SECOND,
@@ -58,7 +58,7 @@ def test_it_takes_a_withdrawn_submission_off_the_board_and_refreshes_its_signifi
     django_capture_on_commit_callbacks: Any,
 ) -> None:
     models = {m: scored_in_process(data_dir, m, factories.user_create(f"u-{m}"),
-                                   image_sets=IMAGE_SETS) for m in MODELS}
+                                   example_sets=EXAMPLE_SETS) for m in MODELS}
     benchmark = factories.cifar10()
     refresh_board_significance.apply(args=[benchmark.pk]).get()  # as the worker
     _assert_board(data_dir, models)

@@ -71,7 +71,7 @@ def _not_a_number(tmp: Path) -> Path:
     return path
 
 
-# (file, code, message, row and column): the parser's words, prefixed with the image set
+# (file, code, message, row and column): the parser's words, prefixed with the example set
 CASES = {
     "wrong_shape": (_wrong_shape, "wrong_shape",
                     "cifar10-test: the .npy file is a score matrix with 9 columns; expected one "

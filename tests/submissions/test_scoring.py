@@ -43,13 +43,13 @@ def test_it_scores_a_real_model_on_every_cifar10_label_set(  # type: ignore[no-u
     for slug, labels_file in (("original", "cifar10/original_labels.npy"),
                               ("cifar10.1-v4", "cifar10/cifar10.1_v4_labels.npy"),
                               ("cifar10.1-v6", "cifar10/cifar10.1_v6_labels.npy")):
-        image_set = "cifar10-test" if slug == "original" else slug
-        preds = np.array(json.loads(files[image_set].read_text()))
+        example_set = "cifar10-test" if slug == "original" else slug
+        preds = np.array(json.loads(files[example_set].read_text()))
         labels = np.load(data_dir / labels_file)
         assert scores[slug].correct == int((preds == labels).sum())
         assert scores[slug].total == labels.shape[0]
         assert scores[slug].accuracy == (preds == labels).mean()
-    # one compact file for the submission, each image set's arrays under its slug
+    # one compact file for the submission, each example set's arrays under its slug
     names = set(SubmissionFile.objects.filter(submission=submission)
                 .values_list("compact", flat=True))
     assert names == {f"compact/{submission.pk}.npz"}

@@ -42,9 +42,9 @@ def test_it_submits_the_30_cifar10_models_once_and_skips_benchmarks_not_loaded(
     assert (hidden.count(), hidden.values("owner").distinct().count()) == (30, 30)
     files = SubmissionFile.objects.filter(submission__model_name="resnet_basic_110",
                                           submission__owner__username="demo")
-    assert sorted(files.values_list("image_set__slug", flat=True)) == [
+    assert sorted(files.values_list("example_set__slug", flat=True)) == [
         "cifar10-test", "cifar10.1-v4", "cifar10.1-v6"]
-    assert files.get(image_set__slug="cifar10.1-v6").file.read() == (
+    assert files.get(example_set__slug="cifar10.1-v6").file.read() == (
         data_dir / "cifar10/model_predictions/v6_predictions/resnet_basic_110_predictions.json"
     ).read_bytes()
     user = demo_user_get_or_create()

@@ -53,7 +53,7 @@ def test_it_submits_each_benchmarks_cleanlab_file_once_and_skips_one_not_loaded(
     for submission in demo.select_related("benchmark"):
         slug = submission.benchmark.slug
         stored = SubmissionFile.objects.get(submission=submission)
-        assert stored.image_set.slug == submission.benchmark.main_image_set
+        assert stored.example_set.slug == submission.benchmark.main_example_set
         assert stored.file.read() == (data_dir / UPLOADED[slug]).read_bytes()
         assert submission.public and "cleanlab/label-errors" in submission.description
 

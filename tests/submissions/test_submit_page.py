@@ -50,16 +50,16 @@ def test_it_renders_every_benchmarks_inputs_labelled(alice: Client) -> None:
 
     assert response.status_code == 200
     page = response.content.decode()
-    for benchmark, image_sets in (("cifar10", ("cifar10-test", "cifar10.1-v4", "cifar10.1-v6")),
+    for benchmark, example_sets in (("cifar10", ("cifar10-test", "cifar10.1-v4", "cifar10.1-v6")),
                                   ("mnist", ("mnist-test",))):
         assert f'<div class="file-group" data-benchmark="{benchmark}"' in page
-        for slug in image_sets:
+        for slug in example_sets:
             assert f'type="file" name="{slug}"' in page
     assert "cifar10-test · 10,000 rows · required" in page
     assert "cifar10.1-v6 · 2,000 rows · optional" in page
     assert '<option value="cifar10" selected>CIFAR-10 (cifar10)</option>' in page
     assert 'id="id_public" checked>' in page
-    assert "one row per example, in the image set's canonical order" in page
+    assert "one row per example, in the example set's canonical order" in page
     assert "leaderboard/submit.js" in page
 
 
@@ -73,7 +73,7 @@ def test_it_stores_a_plain_post_and_redirects_to_the_status_page(
     assert response["Location"] == f"/submissions/{submission.pk}/"
     assert (submission.model_name, submission.public, submission.status) == (
         "resnet_basic_110", True, "queued")
-    assert list(submission.files.values_list("image_set__slug", flat=True)) == ["cifar10-test"]
+    assert list(submission.files.values_list("example_set__slug", flat=True)) == ["cifar10-test"]
 
 
 def test_it_answers_the_upload_script_with_json(alice: Client, data_dir: Path) -> None:
@@ -89,7 +89,7 @@ def test_it_answers_the_upload_script_with_json(alice: Client, data_dir: Path) -
     assert submission.public is False
 
 
-def test_it_shows_a_missing_main_image_set_on_its_field(alice: Client, data_dir: Path) -> None:
+def test_it_shows_a_missing_main_example_set_on_its_field(alice: Client, data_dir: Path) -> None:
     v6 = factories.cifar10_model_files(data_dir, "resnet_basic_110")["cifar10.1-v6"]
     form = _form(data_dir, files={"cifar10.1-v6": factories.upload_from_path(v6)})
 

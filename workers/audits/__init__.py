@@ -1,5 +1,5 @@
 """Label audits, free of Django: confident learning over submitted probabilities, the area
-under the loss curve (AUL) of a probe trained on an image set, and the precision and recall of
+under the loss curve (AUL) of a probe trained on an example set, and the precision and recall of
 either audit's flags against the examples humans confirmed as label errors
 (docs/metrics.md §13). A Celery task calls `run_confident_learning` or `run_aul_audit` and stores
 `result.to_dict()`; nothing here touches the database.

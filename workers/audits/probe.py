@@ -1,4 +1,4 @@
-"""A small CNN probe trained on an image set's given labels, recording every example's loss.
+"""A small CNN probe trained on an example set's given labels, recording every example's loss.
 
 The AUL audit (Pleiss et al., "Detecting Noisy Training Data with Loss Curves") needs, for
 each example, its loss at each epoch of training on the (possibly noisy) labels: examples

@@ -8,7 +8,7 @@ canonical order (the order scores are stored in):
 - `npy`: a uint8 [N, H, W, C] or [N, H, W] array (the CIFAR-10.1 data files);
 - `folder`: one image file per example, named by the example's name (ImageNet's JPEGs).
 How they are turned into a model's input is the benchmark's declared `Preprocessing`.
-The array is computed once per image set and then memory-mapped by every run (see sandbox),
+The array is computed once per example set and then memory-mapped by every run (see sandbox),
 so decoding and normalising never sit inside a model's timed loop.
 """
 

@@ -2,9 +2,9 @@
 uncompressed .npz without loading it all.
 
 The compact file (docs/operators/many-machines.md, "Files in object storage") is one .npz a
-submission: each image set's arrays under `<image set>/<array>` (`topk`, then `topk_scores`,
-`scores`, `scores_kind` where kept). One file, not one per image set: on an object store each
-file is a request. A file stored before that layout holds one image set's arrays under their
+submission: each example set's arrays under `<example set>/<array>` (`topk`, then `topk_scores`,
+`scores`, `scores_kind` where kept). One file, not one per example set: on an object store each
+file is a request. A file stored before that layout holds one example set's arrays under their
 plain names; `compact_member_names` gives the names an array may have.
 
 A worker re-scoring after one review decision needs each stored submission's top-k at a few
@@ -32,27 +32,27 @@ class SeekableReader(Protocol):
     def tell(self) -> int: ...
 
 
-def compact_arrays(image_sets: Mapping[str, Mapping[str, np.ndarray]]) -> dict[str, np.ndarray]:
-    """The members of a submission's compact file (for `np.savez`), image set by image set in
+def compact_arrays(example_sets: Mapping[str, Mapping[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    """The members of a submission's compact file (for `np.savez`), example set by example set in
     the given order, each one's `topk` first."""
     members: dict[str, np.ndarray] = {}
-    for image_set, arrays in image_sets.items():
+    for example_set, arrays in example_sets.items():
         for name in ("topk", *(n for n in arrays if n != "topk")):
-            members[f"{image_set}/{name}"] = arrays[name]
+            members[f"{example_set}/{name}"] = arrays[name]
     return members
 
 
-def compact_member_names(image_set: str, array: str) -> tuple[str, str]:
-    """The names an image set's `array` may have in a compact file, for `npz_member_rows`
+def compact_member_names(example_set: str, array: str) -> tuple[str, str]:
+    """The names an example set's `array` may have in a compact file, for `npz_member_rows`
     (which reads members without listing them)."""
-    return f"{image_set}/{array}", array
+    return f"{example_set}/{array}", array
 
 
 _LOCAL_HEADER = struct.Struct("<4s2B4HL2L2H")  # the zip local file header, 30 bytes
 _MAGIC = b"\x93NUMPY"
 # The first bytes of a file hold the zip header, the member name and the .npy header.
 _HEAD_BYTES = 512
-# .npy header text -> (shape, dtype): every compact file of an image set has the same one, so
+# .npy header text -> (shape, dtype): every compact file of an example set has the same one, so
 # it is parsed once per process, not once per file.
 _PARSED: dict[bytes, tuple[tuple[int, ...], np.dtype]] = {}
 

@@ -1,4 +1,4 @@
-"""Reading the public label files from the data directory, in each image set's canonical order.
+"""Reading the public label files from the data directory, in each example set's canonical order.
 
 The one subtle part is ImageNet: the cleanlab arrays are in *class-folder* order (the order
 of `val/<wnid>/<file>` paths), while everything else, and every submission, is in file-number

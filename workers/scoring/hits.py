@@ -49,7 +49,7 @@ def in_keys(
     return sorted_keys[pos] == query
 
 
-# A whole-image-set query (50,000 pairs) costs ~1 ms as a binary search but ~0.1 ms as a bit
+# A whole-example-set query (50,000 pairs) costs ~1 ms as a binary search but ~0.1 ms as a bit
 # lookup; re-scoring 10,000 submissions makes four such queries each. The bitmaps are built
 # once per key array, only for read-only arrays (compiled label sets), so they cannot go stale.
 _BITMAP_MIN_QUERIES = 4096

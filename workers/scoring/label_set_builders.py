@@ -49,7 +49,7 @@ VOTE_CATEGORIES = ("non_error", "correctable", "multi_label", "neither", "non_ag
 class CompiledLabelSet:
     slug: str
     benchmark: str
-    image_set: str
+    example_set: str
     kind: str
     family: str
     num_classes: int
@@ -97,7 +97,7 @@ def make_compiled(
     meta: Mapping[str, Any],
 ) -> CompiledLabelSet:
     """Freeze arrays (read-only) and compute the content hash. `fields`: slug, benchmark,
-    image_set, kind, family, num_classes, size."""
+    example_set, kind, family, num_classes, size."""
     fields = dict(fields)
     fields["family"] = FAMILY_RENAMES.get(fields["family"], fields["family"])
     frozen = {}
@@ -211,7 +211,9 @@ def compiled_bytes(compiled: CompiledLabelSet) -> bytes:
     header = {
         "slug": compiled.slug,
         "benchmark": compiled.benchmark,
-        "image_set": compiled.image_set,
+        # "image_set": the header's key since the first compiled files (kept: files on disk
+        # and published versions carry it)
+        "image_set": compiled.example_set,
         "kind": compiled.kind,
         "family": compiled.family,
         "num_classes": compiled.num_classes,
@@ -246,6 +248,7 @@ def load_compiled(source: Path | SeekableReader, *, verify: bool = False) -> Com
         header = json.loads(z["__header__"].tobytes())
     stored_hash = header.pop("content_hash")
     meta = header.pop("meta")
+    header["example_set"] = header.pop("image_set")  # its key in the file (compiled_bytes)
     header["family"] = FAMILY_RENAMES.get(header["family"], header["family"])
     if verify:
         compiled = make_compiled(header, arrays, meta)

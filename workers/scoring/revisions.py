@@ -70,7 +70,7 @@ def _fields(parent: CompiledLabelSet) -> dict[str, Any]:
     return {
         "slug": parent.slug,
         "benchmark": parent.benchmark,
-        "image_set": parent.image_set,
+        "example_set": parent.example_set,
         "kind": parent.kind,
         "family": parent.family,
         "num_classes": parent.num_classes,

@@ -2,7 +2,7 @@
 docs/metrics.md §2 to §8): the one place the server and `python -m workers.score` score.
 
 Each family's `score` takes a compiled label set and the submission's predictions on that label
-set's image set, and returns a JSON-able record whose headline fields are `accuracy, correct,
+set's example set, and returns a JSON-able record whose headline fields are `accuracy, correct,
 total, ci_low, ci_high` (the shape of `stats.accuracy_record`), plus the family's own figures;
 the reviewable ones also return their novel (example, class) pairs. Leaderboard-wide figures
 (ranks, the linear fit, curve crossings) live in `leaderboard.py`.
@@ -34,20 +34,21 @@ class SubmissionScores:
 
 
 @lru_cache(maxsize=64)
-def default_example_namer(image_set: str) -> ExampleNamer:
+def default_example_namer(example_set: str) -> ExampleNamer:
     """The names of an example set when the caller gives none: a built-in benchmark's example
     set is named as its bundle names it where that needs no file (ImageNet's file-number
     pattern: ILSVRC2012_val_00000001.JPEG), any other `<slug>[i]` (docs/bundles.md §4)."""
     for slug in builtin_slugs():
-        for example_set in builtin_bundle(slug).example_sets:
-            if example_set.slug == image_set and example_set.naming != "file":
-                return ExampleNames(example_set, Path()).name
-    return lambda index: f"{image_set}[{index}]"
+        for declared in builtin_bundle(slug).example_sets:
+            if declared.slug == example_set and declared.naming != "file":
+                return ExampleNames(declared, Path()).name
+    return lambda index: f"{example_set}[{index}]"
 
 
 def _check_size(ls: CompiledLabelSet, preds: Predictions) -> None:
     if preds.num_examples != ls.size:
-        raise ValueError(f"{ls.image_set}: {preds.num_examples} predictions for {ls.size} examples")
+        raise ValueError(
+            f"{ls.example_set}: {preds.num_examples} predictions for {ls.size} examples")
 
 
 def headline_hits(ls: CompiledLabelSet, preds: Predictions) -> np.ndarray:
@@ -67,13 +68,13 @@ def score_label_set(
 
     class_names (id order) and example_name (index -> name) are the benchmark's, for the
     records that list examples (a listed subset's misses); example_name defaults to
-    `default_example_namer(ls.image_set)`."""
+    `default_example_namer(ls.example_set)`."""
     _check_size(ls, preds)
-    inputs = ScoreInputs(class_names, example_name or default_example_namer(ls.image_set))
+    inputs = ScoreInputs(class_names, example_name or default_example_namer(ls.example_set))
     record, novel = family_named(ls.family).score(ls, preds, inputs)
     header = {
         "label_set": ls.slug,
-        "image_set": ls.image_set,
+        "image_set": ls.example_set,  # the record's key: stored, and in the API's scores
         "family": ls.family,
         "version_hash": ls.content_hash,
     }
@@ -87,27 +88,27 @@ def score_predictions(
     class_names: tuple[str, ...] | None = None,
     example_names: Mapping[str, ExampleNamer] | None = None,
 ) -> SubmissionScores:
-    """Score predictions (image set slug -> Predictions) on every label set they cover.
+    """Score predictions (example set slug -> Predictions) on every label set they cover.
 
-    example_names: image set slug -> its namer (`score_label_set`'s example_name); an image
+    example_names: example set slug -> its namer (`score_label_set`'s example_name); an example
     set it leaves out gets `default_example_namer`.
 
     A family with `gap_to_reference` (new test sets) also gets `gap` = the accuracy on the
     benchmark's reference label set (of the reference family, `original` on the built-in
     benchmarks) minus its own, when the submission has predictions on
-    that label set's image set.
+    that label set's example set.
     """
     records: dict[str, Record] = {}
     novel: dict[str, NovelPairs] = {}
     hits: dict[str, np.ndarray] = {}
     for ls in label_sets:
-        if ls.image_set not in predictions:
+        if ls.example_set not in predictions:
             continue
         record, pairs = score_label_set(
-            ls, predictions[ls.image_set], class_names=class_names,
-            example_name=(example_names or {}).get(ls.image_set))
+            ls, predictions[ls.example_set], class_names=class_names,
+            example_name=(example_names or {}).get(ls.example_set))
         records[ls.slug] = record
-        hits[ls.slug] = headline_hits(ls, predictions[ls.image_set])
+        hits[ls.slug] = headline_hits(ls, predictions[ls.example_set])
         if pairs is not None:
             novel[ls.slug] = pairs
     # the reference label set is the one of the reference family, whatever its slug

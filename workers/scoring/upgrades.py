@@ -30,7 +30,7 @@ def compiled_upgrade(ls: CompiledLabelSet, original_labels: np.ndarray) -> Compi
         raise ValueError(f"label set {ls.slug!r}: the original labels given do not match its "
                          "organism flags (another label order?)")
     meta = {**ls.meta, "revision": {"added_arrays": missing}}
-    fields = {"slug": ls.slug, "benchmark": ls.benchmark, "image_set": ls.image_set,
+    fields = {"slug": ls.slug, "benchmark": ls.benchmark, "example_set": ls.example_set,
               "kind": ls.kind, "family": ls.family, "num_classes": ls.num_classes,
               "size": ls.size}
     return make_compiled(fields, {**ls.arrays, "original_labels": labels}, meta)

@@ -91,8 +91,8 @@ def parser() -> argparse.ArgumentParser:
     submit.add_argument("--progress", action="store_true",
                         help="show upload progress on stderr (the default on a terminal)")
     _waiting(submit)
-    submit.add_argument("files", nargs="+", metavar="IMAGE_SET=FILE",
-                        help="predictions per image set, e.g. cifar10-test=preds.npy; or "
+    submit.add_argument("files", nargs="+", metavar="EXAMPLE_SET=FILE",
+                        help="predictions per example set, e.g. cifar10-test=preds.npy; or "
                              "a model instead: checkpoint=model.onnx")
     status = _command(commands, "status", cmd_status, "a submission's status and scores")
     status.add_argument("id", type=int)

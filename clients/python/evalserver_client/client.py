@@ -145,7 +145,7 @@ class Client:
                description: str = "", public: bool = True, paper_url: str = "",
                code_url: str = "", wait: bool = True, timeout: float = 600.0
                ) -> dict[str, Any]:
-        """Uploads one predictions file per image set (a path, or a NumPy array sent as .npy),
+        """Uploads one predictions file per example set (a path, or a NumPy array sent as .npy),
         or `{"checkpoint": path}`; then waits for the scores unless `wait=False`."""
         self._need_token()
         sources = {slug: _source(slug, value) for slug, value in files.items()}

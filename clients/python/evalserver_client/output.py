@@ -77,9 +77,9 @@ def compare_table(body: dict[str, Any]) -> str:
 
 def benchmarks_table(benchmarks: list[dict[str, Any]]) -> str:
     rows = [[b["slug"], b["name"], str(b["num_classes"]),
-             ", ".join(s["slug"] for s in b["image_sets"]),
+             ", ".join(s["slug"] for s in b["image_sets"]),  # the API's name: example sets
              ", ".join(s["slug"] for s in b["label_sets"])] for b in benchmarks]
-    return table(["benchmark", "name", "classes", "image sets", "label sets"], rows, left=2)
+    return table(["benchmark", "name", "classes", "example sets", "label sets"], rows, left=2)
 
 
 def submissions_table(submissions: list[dict[str, Any]]) -> str:

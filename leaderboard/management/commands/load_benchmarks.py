@@ -21,7 +21,7 @@ class Command(BaseCommand):
     help = (
         "Compile every label set of the built-in bundles (benchmarks/*.toml) whose files are "
         "in the data directory and "
-        "make sure the database has its benchmark, image set, label set and version 1. "
+        "make sure the database has its benchmark, example set, label set and version 1. "
         "Safe to run again: it creates only what is missing."
     )
 

@@ -101,10 +101,10 @@ def panel_confusions(*, benchmark: Benchmark) -> tuple[tuple[int, int, int], ...
     return _panel_pairs(str(path), modified, tuple(benchmark.class_keys))
 
 
-def _submission_pairs(stored: str, image_set: str, labels: np.ndarray, mask: np.ndarray,
+def _submission_pairs(stored: str, example_set: str, labels: np.ndarray, mask: np.ndarray,
                       num_classes: int) -> np.ndarray:
     """One submission's confused pairs (key min * C + max), one entry per example."""
-    with stored_compact(stored, image_set=image_set) as arrays:
+    with stored_compact(stored, example_set=example_set) as arrays:
         top1 = np.asarray(arrays["topk"][:, 0], dtype=np.int64)
     missed = mask & (top1 != labels)
     a, b = labels[missed], top1[missed]
@@ -132,7 +132,7 @@ def _our_sums(label_set: LabelSet, content_hash: str) -> dict[str, Any] | None:
     by the files it has not counted yet; None when the labels cannot be read."""
     files = frozenset(SubmissionFile.objects.filter(
         submission__benchmark_id=label_set.benchmark_id, submission__public=True,
-        submission__status=Submission.Status.SCORED, image_set_id=label_set.image_set_id,
+        submission__status=Submission.Status.SCORED, example_set_id=label_set.example_set_id,
     ).exclude(compact="").values_list("id", "compact"))
     key = f"confusions:v1:{label_set.pk}:{content_hash}"
     state: dict[str, Any] | None = cache.get(key)
@@ -152,7 +152,7 @@ def _our_sums(label_set: LabelSet, content_hash: str) -> dict[str, Any] | None:
     mask = np.asarray(arrays["pruned"], dtype=bool)
     num_classes = int(label_set.benchmark.num_classes)
     added = sorted(files - state["files"])
-    state = _add(state, [_submission_pairs(name, label_set.image_set.slug, labels, mask,
+    state = _add(state, [_submission_pairs(name, label_set.example_set.slug, labels, mask,
                                            num_classes)
                          for _, name in added])
     state["files"] = files

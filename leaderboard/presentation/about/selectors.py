@@ -32,9 +32,9 @@ class LabelSetAbout:
     name: str
     kind: str
     family: str
-    image_set: str
-    image_set_name: str
-    image_set_size: int
+    example_set: str
+    example_set_name: str
+    example_set_size: int
     available: bool  # False: in the catalog, but not loaded on this server
     what: str
     how: list[str]
@@ -69,13 +69,13 @@ def _loaded(label_set: LabelSet, latest: LabelSetVersion | None, count: int,
     citations = benchmark_docs.label_set_citations(label_set.family, own)
     return LabelSetAbout(
         slug=label_set.slug, name=label_set.name, kind=label_set.kind, family=label_set.family,
-        image_set=label_set.image_set.slug, image_set_name=label_set.image_set.name,
-        image_set_size=int(label_set.image_set.size), available=latest is not None,
+        example_set=label_set.example_set.slug, example_set_name=label_set.example_set.name,
+        example_set_size=int(label_set.example_set.size), available=latest is not None,
         what=benchmark_docs.label_set_what(label_set.family, label_set.description),
         how=benchmark_docs.label_set_how(label_set.family, label_set.slug, summary, params),
         facts=benchmark_docs.label_set_facts(label_set.family, summary),
         evaluated=int(evaluated) if isinstance(evaluated, int) else (
-            int(label_set.image_set.size) if latest is not None else None),
+            int(label_set.example_set.size) if latest is not None else None),
         version=int(latest.number) if latest else None,
         # not a hidden label set's: its labels' hash would let anyone check a guess of them
         version_hash=str(latest.content_hash) if latest and not label_set.labels_hidden
@@ -86,14 +86,14 @@ def _loaded(label_set: LabelSet, latest: LabelSetVersion | None, count: int,
 def _unloaded(bundle: Bundle, ls: LabelSetDef, own: list[Citation]) -> LabelSetAbout:
     """A built-in label set not loaded here, as its row would hold it once loaded."""
     row = label_set_row(bundle, ls)
-    image_set = bundle.example_set(row["image_set"])
+    example_set = bundle.example_set(row["example_set"])
     needs = ("the ImageNet multi-label file (EVALSERVER_MULTILABEL_FILE)"
              if optional_source(bundle, ls) == MULTILABEL_SOURCE
              else "its data files: " + ", ".join(label_set_files(bundle, ls)))
     return LabelSetAbout(
         slug=ls.slug, name=row["name"], kind=row["kind"], family=row["family"],
-        image_set=row["image_set"], image_set_name=image_set.name,
-        image_set_size=image_set.size, available=False,
+        example_set=row["example_set"], example_set_name=example_set.name,
+        example_set_size=example_set.size, available=False,
         what=benchmark_docs.label_set_what(row["family"], row["description"]),
         how=benchmark_docs.label_set_how(row["family"], ls.slug, {}, row["params"]),
         facts=[], evaluated=None, version=None, version_hash=None, version_count=0,
@@ -108,7 +108,7 @@ def benchmark_about(*, slug: str) -> BenchmarkAbout:
     latest_id = (LabelSetVersion.objects.filter(label_set=OuterRef("pk"), published__isnull=False)
                  .order_by("-number").values("id")[:1])
     rows = list(LabelSet.objects.filter(benchmark=benchmark)
-                .select_related("benchmark", "image_set")
+                .select_related("benchmark", "example_set")
                 .annotate(latest_id=Subquery(latest_id), version_count=Count("versions")))
     versions = LabelSetVersion.objects.in_bulk(
         [r.latest_id for r in rows if r.latest_id is not None])

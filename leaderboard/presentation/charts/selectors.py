@@ -5,7 +5,7 @@ JSON-able dicts.
   scored submission with both Clopper-Pearson intervals, and the linear fit t(new) = a *
   t(original) + b on a linear, probit or logit scale t, with its bootstrap 95% band and each
   point's residual ("effective robustness").
-- `label_set_plot`: original accuracy against another label set of the same image set
+- `label_set_plot`: original accuracy against another label set of the same example set
   (corrected, ReaL, multi-label, CIFAR-10H), with each point's rank on both and the rank
   inversions.
 - `noise_prevalence_plot`: original and corrected accuracy of chosen submissions as functions

@@ -5,7 +5,7 @@ Per public label set both were scored on: both accuracies, their difference, the
 counts and the exact McNemar p-value from the stored hit vectors (the one computation of
 workers/scoring/significance/__init__.py), and the rank of each among the public scored submissions
 on that version. On each such label set the examples exactly one of them gets right can be
-listed, paged, with the example's labels in every compared label set of its image set.
+listed, paged, with the example's labels in every compared label set of its example set.
 
 Only public label sets are ever compared (`Score.objects`): a hidden label set's per-example
 hits must never leave the server, and its exact accuracy neither (docs/metrics.md §17).
@@ -22,9 +22,9 @@ from django.urls import reverse
 from django.utils.http import urlencode
 
 from leaderboard.catalog.label_set_version_files import compiled_for_version
-from leaderboard.catalog.models import ImageSet, LabelSet, LabelSetVersion
+from leaderboard.catalog.models import ExampleSet, LabelSet, LabelSetVersion
 from leaderboard.catalog.selectors import (
-    image_set_example_namer,
+    example_namer,
     label_set_correctable_slug,
     label_set_reference_slug,
 )
@@ -61,7 +61,7 @@ class SideFigures:
 class LabelSetComparison:
     slug: str
     name: str
-    image_set: str
+    example_set: str
     version: LabelSetVersion
     first: SideFigures
     second: SideFigures
@@ -91,10 +91,10 @@ class Comparison:
 
 @dataclass(frozen=True)
 class ExampleRow:
-    index: int  # in the image set
+    index: int  # in the example set
     right: str  # "first" | "second": the one that gets it right
     file_name: str
-    # Per compared label set of the image set: the classes it accepts for the example (None:
+    # Per compared label set of the example set: the classes it accepts for the example (None:
     # that label set does not evaluate it).
     labels: dict[str, list[int] | None]
     gallery_url: str | None  # the example in the gallery of the one that gets it wrong
@@ -185,7 +185,7 @@ def comparison_get(*, first: Submission, second: Submission) -> Comparison:
     scores: dict[tuple[int, int], dict[int, Score]] = defaultdict(dict)
     rows = (Score.objects.filter(submission__in=[first, second],
                                  label_set_version__published__isnull=False)
-            .select_related("submission", "label_set", "label_set__image_set",
+            .select_related("submission", "label_set", "label_set__example_set",
                             "label_set_version", "hits"))
     for score in rows:
         scores[(score.label_set_id, score.label_set_version.number)][score.submission_id] = score
@@ -206,7 +206,7 @@ def comparison_get(*, first: Submission, second: Submission) -> Comparison:
         difference = (None if a.accuracy is None or b.accuracy is None
                       else a.accuracy - b.accuracy)
         out.append(LabelSetComparison(
-            slug=label_set.slug, name=label_set.name, image_set=label_set.image_set.slug,
+            slug=label_set.slug, name=label_set.name, example_set=label_set.example_set.slug,
             version=a.label_set_version, first=_side(a, board), second=_side(b, board),
             difference=difference, **_pair(a, b)))
     return Comparison(first, second, out)
@@ -287,11 +287,11 @@ def comparison_examples_get(*, comparison: Comparison, label_set: str, page: int
     compiled = compiled_for_version(compared.version)
     evaluated = np.flatnonzero(evaluated_mask(compiled))  # hit position -> example index
     same_images = {c.slug: compiled_for_version(c.version) if c.slug != label_set else compiled
-                   for c in comparison.label_sets if c.image_set == compared.image_set}
+                   for c in comparison.label_sets if c.example_set == compared.example_set}
     masks = {slug: evaluated_mask(c) for slug, c in same_images.items()}
-    image_set = ImageSet.objects.get(benchmark_id=comparison.first.benchmark_id,
-                                     slug=compared.image_set)
-    name = image_set_example_namer(image_set=image_set)
+    example_set = ExampleSet.objects.get(benchmark_id=comparison.first.benchmark_id,
+                                     slug=compared.example_set)
+    name = example_namer(example_set=example_set)
     scores = {s.submission_id: s for s in Score.objects.filter(
         submission__in=[comparison.first, comparison.second],
         label_set_version=compared.version)}

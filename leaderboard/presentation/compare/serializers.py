@@ -47,7 +47,7 @@ class SideOutput(serializers.Serializer):
 class LabelSetComparisonOutput(serializers.Serializer):
     slug = serializers.CharField()
     name = serializers.CharField()
-    image_set = serializers.CharField()
+    image_set = serializers.CharField(source="example_set")  # its name in the API
     version = serializers.IntegerField(source="version.number")
     version_hash = serializers.CharField(source="version.content_hash")
     first = SideOutput()
@@ -63,13 +63,13 @@ class LabelSetComparisonOutput(serializers.Serializer):
 
 
 class ExampleRowOutput(serializers.Serializer):
-    index = serializers.IntegerField(help_text="the example's index in its image set")
+    index = serializers.IntegerField(help_text="the example's index in its example set")
     file_name = serializers.CharField()
     right = serializers.ChoiceField(choices=["first", "second"],
                                     help_text="the one of the two that gets it right")
     labels = serializers.DictField(
         child=serializers.ListField(child=serializers.IntegerField(), allow_null=True),
-        help_text="per compared label set of the image set: the classes it counts correct "
+        help_text="per compared label set of the example set: the classes it counts correct "
                   "for the example (null where it does not evaluate it)")
     gallery_url = serializers.CharField(
         allow_null=True, help_text="the example in the mistake gallery of the one that gets "

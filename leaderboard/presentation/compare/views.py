@@ -58,9 +58,9 @@ def submission_compare_pick(request: HttpRequest) -> HttpResponse:
 def _examples_context(comparison: Comparison, examples: ExamplePage) -> dict[str, Any]:
     """The example table: per row the class names of each label set of the same images."""
     names = benchmark_class_names(benchmark=comparison.first.benchmark)
-    image_set = next(c.image_set for c in comparison.label_sets
+    example_set = next(c.example_set for c in comparison.label_sets
                      if c.slug == examples.label_set)
-    columns = [c for c in comparison.label_sets if c.image_set == image_set]
+    columns = [c for c in comparison.label_sets if c.example_set == example_set]
 
     def named(classes: list[int] | None) -> list[str] | None:
         if classes is None:

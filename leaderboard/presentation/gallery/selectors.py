@@ -26,10 +26,10 @@ import numpy as np
 
 from leaderboard.catalog.example_images import example_image_drawer
 from leaderboard.catalog.label_set_version_files import LabelStoreError, compiled_for_version
-from leaderboard.catalog.models import Benchmark, ImageSet, LabelSet, LabelSetVersion
+from leaderboard.catalog.models import Benchmark, ExampleSet, LabelSet, LabelSetVersion
 from leaderboard.catalog.selectors import (
     benchmark_class_names,
-    image_set_example_namer,
+    example_namer,
     label_set_correctable_slug,
     label_set_version_current,
 )
@@ -62,7 +62,7 @@ class GallerySection:
     name: str
     label_set_slug: str
     version: LabelSetVersion
-    image_set: str
+    example_set: str
     total: int  # examples in the set: the listed ImageNet-M images, or |C|
     rows: list[MistakeRow]  # the gallery, in example order
     counts: dict[str, int]  # C: per match; ImageNet-M: {"miss": n}
@@ -82,16 +82,16 @@ class MistakeCard:
 
 def _top1(row: SubmissionFile) -> np.ndarray:
     """The stored top-1 class of every example (the compact .npz of the scoring worker)."""
-    with stored_compact(row.compact, image_set=row.image_set.slug) as arrays:
+    with stored_compact(row.compact, example_set=row.example_set.slug) as arrays:
         return np.asarray(arrays["topk"][:, 0], dtype=np.int64)
 
 
 def _original_labels(label_set: LabelSet) -> np.ndarray | None:
-    """The original labels of the label set's image set: the current version of its label set
+    """The original labels of the label set's example set: the current version of its label set
     of the reference family (docs/families.md), whatever its slug."""
     source = (LabelSet.objects.filter(benchmark_id=label_set.benchmark_id,
                                       family=reference_family().name,
-                                      image_set_id=label_set.image_set_id)
+                                      example_set_id=label_set.example_set_id)
               .order_by("pk").first())
     original = None if source is None else label_set_version_current(label_set=source)
     if original is None:
@@ -117,7 +117,7 @@ def _imagenet_m(score: Score) -> GallerySection:
     return GallerySection(
         slug=label_set.slug, kind=MISSES, name=label_set.name, label_set_slug=label_set.slug,
         version=version,
-        image_set=label_set.image_set.slug, total=int(score.total), rows=rows,
+        example_set=label_set.example_set.slug, total=int(score.total), rows=rows,
         counts={"miss": len(rows)})
 
 
@@ -129,9 +129,9 @@ def _corrected(submission: Submission, score: Score) -> GallerySection:
     base: dict[str, Any] = {
         "slug": label_set.slug, "kind": CORRECTABLE, "name": label_set.name,
         "label_set_slug": label_set.slug,
-        "version": version, "image_set": label_set.image_set.slug, "total": int(members.size)}
+        "version": version, "example_set": label_set.example_set.slug, "total": int(members.size)}
     stored = (SubmissionFile.objects.filter(submission=submission,
-                                            image_set_id=label_set.image_set_id)
+                                            example_set_id=label_set.example_set_id)
               .exclude(compact="").first())
     if stored is None:
         return GallerySection(**base, rows=[], counts=dict.fromkeys(MATCHES, 0),
@@ -175,7 +175,7 @@ def _or_error(kind: str, score: Score, build: Callable[[], GallerySection]) -> G
         label_set = score.label_set
         return GallerySection(
             slug=label_set.slug, kind=kind, name=label_set.name, label_set_slug=label_set.slug,
-            version=score.label_set_version, image_set=label_set.image_set.slug,
+            version=score.label_set_version, example_set=label_set.example_set.slug,
             total=0, rows=[], counts={}, error=f"The labels of this version are unavailable: {exc}")
 
 
@@ -188,8 +188,8 @@ def mistake_cards(*, benchmark: Benchmark, section: GallerySection,
                   rows: list[MistakeRow]) -> list[MistakeCard]:
     """Cards (class names, file name, the image where the server has one) for these rows."""
     names = benchmark_class_names(benchmark=benchmark)
-    image_set = ImageSet.objects.get(benchmark=benchmark, slug=section.image_set)
-    example_name = image_set_example_namer(image_set=image_set)
+    example_set = ExampleSet.objects.get(benchmark=benchmark, slug=section.example_set)
+    example_name = example_namer(example_set=example_set)
 
     def label(class_id: int | None) -> ClassLabel | None:
         if class_id is None:
@@ -197,7 +197,7 @@ def mistake_cards(*, benchmark: Benchmark, section: GallerySection,
         name = names[class_id] if 0 <= class_id < len(names) else str(class_id)
         return ClassLabel(class_id, name)
 
-    draw = example_image_drawer(section.image_set)
+    draw = example_image_drawer(section.example_set)
     cards = []
     for row in rows:
         predicted = label(row.predicted)

@@ -23,7 +23,8 @@ from leaderboard.review.serializers import ClassLabelOutput
 class GroundTruthCandidateOutput(serializers.Serializer):
     id = serializers.IntegerField(source="candidate.pk")
     label_set = serializers.CharField(source="candidate.label_set.slug")
-    image_set = serializers.CharField(source="candidate.label_set.image_set.slug")
+    # its name in the API (docs/api.md §1)
+    image_set = serializers.CharField(source="candidate.label_set.example_set.slug")
     example_index = serializers.IntegerField(source="candidate.example_index")
     file_name = serializers.CharField()
     given = serializers.SerializerMethodField(help_text="the original label")

@@ -8,7 +8,7 @@ from typing import Any
 from django.db.models import Count, QuerySet
 
 from leaderboard.catalog.models import Benchmark
-from leaderboard.catalog.selectors import benchmark_class_names, image_set_example_namer
+from leaderboard.catalog.selectors import benchmark_class_names, example_namer
 from leaderboard.review.ground_truth.models import GroundTruthCandidate
 
 
@@ -20,7 +20,7 @@ def ground_truth_queue(*, benchmark: Benchmark, reviewer: Any = None
         label_set__benchmark=benchmark, status=GroundTruthCandidate.Status.OPEN)
     if reviewer is not None and getattr(reviewer, "is_authenticated", False):
         candidates = candidates.exclude(votes__reviewer=reviewer)
-    return (candidates.select_related("label_set__benchmark", "label_set__image_set")
+    return (candidates.select_related("label_set__benchmark", "label_set__example_set")
             .annotate(vote_count=Count("votes", distinct=True))
             .order_by("created", "id"))
 
@@ -50,7 +50,7 @@ def ground_truth_candidate_view(candidate: GroundTruthCandidate) -> CandidateVie
     vote_count = getattr(candidate, "vote_count", None)
     return CandidateView(
         candidate=candidate,
-        file_name=image_set_example_namer(image_set=label_set.image_set)(candidate.example_index),
+        file_name=example_namer(example_set=label_set.example_set)(candidate.example_index),
         given_name=names[candidate.given], guessed_name=names[candidate.guessed],
         vote_count=int(vote_count if vote_count is not None else candidate.votes.count()),
         panel_size=int(label_set.benchmark.ground_truth_panel_size))

@@ -54,7 +54,7 @@ def ground_truth_next(request: HttpRequest, slug: str) -> HttpResponse:
         "benchmark": benchmark,
         "view": view,
         "remaining": queue.count(),
-        "image": (example_image_uri(first.label_set.image_set.slug, first.example_index)
+        "image": (example_image_uri(first.label_set.example_set.slug, first.example_index)
                   if first is not None else None),
         "form": GroundTruthVoteForm(initial={"candidate": first.pk} if first else {}),
         "action": here,

@@ -11,7 +11,7 @@ from leaderboard.catalog.label_set_version_files import LabelStoreError, compile
 from leaderboard.catalog.models import LabelSet
 from leaderboard.catalog.selectors import (
     benchmark_class_names,
-    image_set_example_namer,
+    example_namer,
     label_set_version_current,
 )
 from leaderboard.review.models import MistakeCategory, PanelMistake, Severity
@@ -35,9 +35,9 @@ class PanelMajorHit:
 
 @dataclass(frozen=True)
 class PanelMajorHits:
-    image_set: str
+    example_set: str
     major_pairs: int  # (example, class) pairs the panel judged major
-    models: list[str]  # every model whose mistakes were imported for this image set
+    models: list[str]  # every model whose mistakes were imported for this example set
     hits: list[PanelMajorHit]  # in example order
 
     @property
@@ -45,11 +45,11 @@ class PanelMajorHits:
         return len(self.hits)
 
 
-def _original_labels(image_set_id: int, benchmark_id: int) -> np.ndarray | None:
-    """The image set's given labels: its label set of the reference family (docs/families.md),
+def _original_labels(example_set_id: int, benchmark_id: int) -> np.ndarray | None:
+    """The example set's given labels: its label set of the reference family (docs/families.md),
     whatever its slug."""
     source = (LabelSet.objects.filter(benchmark_id=benchmark_id, family=reference_family().name,
-                                      image_set_id=image_set_id).order_by("pk").first())
+                                      example_set_id=example_set_id).order_by("pk").first())
     current = None if source is None else label_set_version_current(label_set=source)
     if current is None:
         return None
@@ -62,18 +62,18 @@ def _original_labels(image_set_id: int, benchmark_id: int) -> np.ndarray | None:
 def submission_panel_major_hits(*, submission: Submission) -> PanelMajorHits | None:
     """How many of the submission's top-1 predictions (its stored compact arrays) are a pair
     the expert panel judged a major mistake, with the list; None unless it is scored and the
-    panel's decisions on its main image set are imported (ImageNet). A pair is major when any
+    panel's decisions on its main example set are imported (ImageNet). A pair is major when any
     model's decision on it is (the files agree wherever both models made the same mistake).
 
     Reads only the rows of the judged examples from the stored file."""
     if submission.status != Submission.Status.SCORED:
         return None
     stored = (SubmissionFile.objects.filter(
-        submission=submission, image_set__slug=submission.benchmark.main_image_set)
-        .exclude(compact="").select_related("image_set").first())
+        submission=submission, example_set__slug=submission.benchmark.main_example_set)
+        .exclude(compact="").select_related("example_set").first())
     if stored is None:
         return None
-    decisions = PanelMistake.objects.filter(image_set_id=stored.image_set_id)
+    decisions = PanelMistake.objects.filter(example_set_id=stored.example_set_id)
     models = sorted(set(decisions.values_list("model", flat=True)))
     if not models:
         return None
@@ -88,13 +88,13 @@ def submission_panel_major_hits(*, submission: Submission) -> PanelMajorHits | N
     top1: dict[int, int] = {}
     if examples.size:
         with stored.compact.storage.open(str(stored.compact.name), "rb") as handle:
-            rows = npz_member_rows(handle, compact_member_names(stored.image_set.slug, "topk"),
+            rows = npz_member_rows(handle, compact_member_names(stored.example_set.slug, "topk"),
                                    examples)
         top1 = dict(zip(examples.tolist(), rows[:, 0].astype(np.int64).tolist(), strict=True))
-    image_set = stored.image_set
+    example_set = stored.example_set
     names = benchmark_class_names(benchmark=submission.benchmark)
-    example_name = image_set_example_namer(image_set=image_set)
-    original = _original_labels(image_set.pk, submission.benchmark_id)
+    example_name = example_namer(example_set=example_set)
+    original = _original_labels(example_set.pk, submission.benchmark_id)
 
     def label(class_id: int) -> ClassLabel:
         return ClassLabel(class_id, names[class_id] if 0 <= class_id < len(names) else "?")
@@ -105,5 +105,5 @@ def submission_panel_major_hits(*, submission: Submission) -> PanelMajorHits | N
         categories=sorted(str(MistakeCategory(k).label) for k in categories),
         models=sorted(judged_models))
         for (e, c), (judged_models, categories) in sorted(major.items()) if top1.get(e) == c]
-    return PanelMajorHits(image_set=image_set.slug, major_pairs=len(major), models=models,
+    return PanelMajorHits(example_set=example_set.slug, major_pairs=len(major), models=models,
                           hits=hits)

@@ -17,7 +17,7 @@ decision. The import:
    `multilabel`, an image outside the annotated set is left out (a wrong-only entry would make
    an image nobody can get right).
 
-Running it again changes nothing: the decisions are unique per (image set, model, example,
+Running it again changes nothing: the decisions are unique per (example set, model, example,
 class), a version whose labels equal the current ones is not made, and items are unique per
 pair.
 """
@@ -37,7 +37,7 @@ import numpy as np
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from leaderboard.catalog.models import ImageSet, LabelSet, LabelSetVersion
+from leaderboard.catalog.models import ExampleSet, LabelSet, LabelSetVersion
 from leaderboard.catalog.selectors import label_set_version_latest
 from leaderboard.review.models import (
     AUTHOR_CATEGORIES,
@@ -162,11 +162,11 @@ class MistakeImportResult:
     label_sets: list[LabelSetOutcome] = field(default_factory=list)
 
 
-def _decisions_record(*, image_set: ImageSet, entries: list[PanelEntry], model: str,
+def _decisions_record(*, example_set: ExampleSet, entries: list[PanelEntry], model: str,
                       source: str, sha256: str) -> tuple[int, int]:
     """Create or update one PanelMistake per entry; (created, updated)."""
     existing = {(m.example_index, m.class_id): m for m in PanelMistake.objects.filter(
-        image_set=image_set, model=model)}
+        example_set=example_set, model=model)}
     new, changed = [], []
     for entry in entries:
         row = existing.get((entry.example, entry.class_id))
@@ -175,8 +175,9 @@ def _decisions_record(*, image_set: ImageSet, entries: list[PanelEntry], model: 
                   "source_category": entry.source_category, "source": source,
                   "source_sha256": sha256}
         if row is None:
-            new.append(PanelMistake(image_set=image_set, model=model, example_index=entry.example,
-                                    class_id=entry.class_id, **values))
+            new.append(PanelMistake(example_set=example_set, model=model,
+                                    example_index=entry.example, class_id=entry.class_id,
+                                    **values))
         elif (row.severity, row.category) != (entry.severity, entry.category):
             for name, value in values.items():
                 setattr(row, name, value)
@@ -252,16 +253,16 @@ def mistake_reviews_import(*, path: Path, model: str,
                                "(1 to 100 characters), e.g. ViT-3B")
     entries, sha256 = mistake_file_read(path)
     source = Path(path).name
-    image_set = ImageSet.objects.filter(
-        naming=ImageSet.Naming.PATTERN, name_pattern=FILE_PATTERN, first_number=1,
+    example_set = ExampleSet.objects.filter(
+        naming=ExampleSet.Naming.PATTERN, name_pattern=FILE_PATTERN, first_number=1,
     ).select_related("benchmark").order_by("pk").first()
-    if image_set is None:
+    if example_set is None:
         raise MistakeFileError(f"{source}: no benchmark here has the ImageNet validation "
                                f"images ({FILE_PATTERN}) the decisions are on "
                                "(manage.py load_benchmarks)")
-    benchmark = image_set.benchmark
+    benchmark = example_set.benchmark
     label_sets = [ls for ls in LabelSet.objects.filter(
-        benchmark=benchmark, image_set=image_set, reviewable=True
+        benchmark=benchmark, example_set=example_set, reviewable=True
     ).order_by("slug") if label_set_version_latest(label_set=ls) is not None]
     if not label_sets:
         raise MistakeFileError(f"{source}: no reviewable label set of "
@@ -270,7 +271,7 @@ def mistake_reviews_import(*, path: Path, model: str,
     note = (f"Expert panel's review of {model}'s mistakes (Vasudevan et al. 2022), imported "
             f"from {source} (sha256 {sha256[:12]}).")
     with transaction.atomic():
-        recorded, updated = _decisions_record(image_set=image_set, entries=entries, model=model,
+        recorded, updated = _decisions_record(example_set=example_set, entries=entries, model=model,
                                               source=source, sha256=sha256)
         result = MistakeImportResult(model=model, source=source, decisions=len(entries),
                                      recorded=recorded, updated=updated)

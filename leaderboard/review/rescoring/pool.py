@@ -49,7 +49,7 @@ class ScoringInputs:
     compiled: CompiledLabelSet
     class_names: tuple[str, ...] | None
     example_name: Callable[[int], str]
-    image_set: str  # its slug: it names the image set's arrays in a compact file
+    example_set: str  # its slug: it names the example set's arrays in a compact file
 
 
 @dataclass(frozen=True)
@@ -60,17 +60,17 @@ class Scored:
     novel: NovelPairs | None
 
 
-def compact_predictions(name: str, image_set: str) -> Predictions:
-    """A submission's stored compact top-k on the image set (workers/scoring/compact.py) as
+def compact_predictions(name: str, example_set: str) -> Predictions:
+    """A submission's stored compact top-k on the example set (workers/scoring/compact.py) as
     Predictions."""
-    with stored_compact(name, image_set=image_set) as arrays:
+    with stored_compact(name, example_set=example_set) as arrays:
         topk = arrays["topk"].astype(np.int32)
         scores = arrays["topk_scores"] if "topk_scores" in arrays else None
     return Predictions(topk=topk, topk_scores=scores, scores=None, scores_kind=None)
 
 
 def score_stored(inputs: ScoringInputs, submission_id: int, name: str) -> Scored:
-    preds = compact_predictions(name, inputs.image_set)
+    preds = compact_predictions(name, inputs.example_set)
     record, novel = score_label_set(inputs.compiled, preds, class_names=inputs.class_names,
                                     example_name=inputs.example_name)
     return Scored(submission_id, record, headline_hits(inputs.compiled, preds), novel)

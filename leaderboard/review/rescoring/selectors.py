@@ -21,7 +21,7 @@ def label_sets_select(*, benchmarks: Sequence[str] = (),
     if unknown:
         raise UnknownSlugError(f"no benchmark {', '.join(map(repr, unknown))}; the catalog has "
                                + (", ".join(sorted(known)) or "none (run load_benchmarks)"))
-    rows = LabelSet.objects.select_related("benchmark", "image_set").order_by(
+    rows = LabelSet.objects.select_related("benchmark", "example_set").order_by(
         "benchmark__slug", "slug")
     if benchmarks:
         rows = rows.filter(benchmark__slug__in=benchmarks)

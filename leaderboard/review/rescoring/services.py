@@ -30,7 +30,7 @@ from leaderboard.catalog.label_set_version_files import compiled_for_version
 from leaderboard.catalog.models import LabelSet, LabelSetVersion
 from leaderboard.catalog.selectors import (
     benchmark_class_names,
-    image_set_example_namer,
+    example_namer,
     label_set_version_latest,
     label_set_versions_current,
 )
@@ -85,7 +85,7 @@ def label_set_version_rescore(*, version_id: int, progress: Progress | None = No
     Then the version is published (becomes current) if every scored submission now has its
     score on it: until then boards show the version before, with every figure it has."""
     version = LabelSetVersion.objects.select_related(
-        "label_set__benchmark", "label_set__image_set", "parent").get(id=version_id)
+        "label_set__benchmark", "label_set__example_set", "parent").get(id=version_id)
     done = _rescore_incrementally(version)
     if done is None:
         done = _rescore_fully(version, progress)
@@ -116,7 +116,7 @@ def _publish_when_complete(version: LabelSetVersion) -> bool:
 def _scored_files(label_set: LabelSet) -> Any:
     return (SubmissionFile.objects.filter(
         submission__benchmark=label_set.benchmark, submission__status=Submission.Status.SCORED,
-        image_set=label_set.image_set).exclude(compact="").select_related("submission"))
+        example_set=label_set.example_set).exclude(compact="").select_related("submission"))
 
 
 def _rescore_fully(version: LabelSetVersion, progress: Progress | None = None) -> int:
@@ -196,7 +196,7 @@ def _rescore_incrementally(version: LabelSetVersion) -> int | None:
     if any(row.submission_id not in parent_ids for row in rows):
         return None  # a submission was not scored on the parent
     # [submission, example, k], from the top-k index where it has the segment (topk_index.py)
-    tops = topk_at(storage=_compact_storage(), image_set_id=label_set.image_set_id,
+    tops = topk_at(storage=_compact_storage(), example_set_id=label_set.example_set_id,
                    files=rows, examples=examples)
     # a missing guess (-1) is a key no pair has
     keys = np.where(tops >= 0, examples[None, :, None] * new.num_classes + tops, -1)
@@ -247,13 +247,13 @@ def _compact_storage() -> Storage:
 
 
 def _indexed_files(files: Any) -> list[IndexedFile]:
-    return [IndexedFile(submission_id, file_id, sha256, str(compact), image_set) for
-            submission_id, file_id, sha256, compact, image_set in
-            files.values_list("submission_id", "id", "sha256", "compact", "image_set__slug")]
+    return [IndexedFile(submission_id, file_id, sha256, str(compact), example_set) for
+            submission_id, file_id, sha256, compact, example_set in
+            files.values_list("submission_id", "id", "sha256", "compact", "example_set__slug")]
 
 
 def label_set_topk_index_build(*, label_set: LabelSet) -> int:
-    """Build the top-k index segments the label set's image set lacks (topk_index.py): after
+    """Build the top-k index segments the label set's example set lacks (topk_index.py): after
     a re-score has published, so a decision's next re-score finds them. Returns how many;
     none for a family without pair keys, whose re-scores are never incremental."""
     current = label_set_version_latest(label_set=label_set)
@@ -261,7 +261,7 @@ def label_set_topk_index_build(*, label_set: LabelSet) -> int:
                                   for name in compiled_for_version(current).arrays):
         return 0
     newest = Submission.objects.aggregate(newest=Max("id"))["newest"] or 0
-    return topk_index_build(storage=_compact_storage(), image_set_id=label_set.image_set_id,
+    return topk_index_build(storage=_compact_storage(), example_set_id=label_set.example_set_id,
                             files=_indexed_files(_scored_files(label_set)), newest_id=newest)
 
 
@@ -272,8 +272,8 @@ def _rescore_rows(version: LabelSetVersion, compiled: label_set_builders.Compile
     chunked upserts."""
     label_set = version.label_set
     inputs = ScoringInputs(compiled, benchmark_class_names(benchmark=label_set.benchmark),
-                           image_set_example_namer(image_set=label_set.image_set),
-                           label_set.image_set.slug)
+                           example_namer(example_set=label_set.example_set),
+                           label_set.example_set.slug)
     # A version made by review decisions only ever judges more pairs, so it has no novel pair
     # that is not already an item; a version from elsewhere (an import) may have new ones.
     record_items = label_set.reviewable and "settled" not in version.summary
@@ -314,13 +314,13 @@ class Upgrade:
 
 
 def _original_labels(label_set: LabelSet) -> CompiledLabelSet:
-    """The current `original` labels of the label set's image set (what its classes mean)."""
+    """The current `original` labels of the label set's example set (what its classes mean)."""
     for version in label_set_versions_current(benchmark=label_set.benchmark):
         if (family_named(version.label_set.family).reference
-                and version.label_set.image_set_id == label_set.image_set_id):
+                and version.label_set.example_set_id == label_set.example_set_id):
             return compiled_for_version(version)
     raise ReviewError("no_original_labels",
-                      f"{label_set} needs the original labels of its image set, and "
+                      f"{label_set} needs the original labels of its example set, and "
                       f"{label_set.benchmark.slug} has no `original` label set on it")
 
 

@@ -3,7 +3,7 @@ decision reads the changed examples' top-k of every submission from a few index 
 of opening every submission's compact file (docs/metrics.md §14; issue 22: at 10,000
 submissions those opens alone took about a second).
 
-The scored submissions of an image set are cut into segments by id (`SEGMENT` ids each). A
+The scored submissions of an example set are cut into segments by id (`SEGMENT` ids each). A
 segment's index file holds `topk` as [example, submission, k] (a -1 where a submission has
 fewer guesses), in the segment's id order, as the first member of an uncompressed .npz, so
 the rows of a few examples are read in place (workers/scoring/compact.py).
@@ -40,13 +40,13 @@ FOLDER = "topk-index"
 class IndexedFile:
     """One scored submission file, as far as the index needs it (a SubmissionFile's fields)."""
 
-    __slots__ = ("compact", "file_id", "image_set", "sha256", "submission_id")
+    __slots__ = ("compact", "file_id", "example_set", "sha256", "submission_id")
 
     def __init__(self, submission_id: int, file_id: int, sha256: str, compact: str,
-                 image_set: str) -> None:
+                 example_set: str) -> None:
         self.submission_id, self.file_id = submission_id, file_id
-        # image_set: its slug, which names its arrays in the submission's compact file
-        self.sha256, self.compact, self.image_set = sha256, compact, image_set
+        # example_set: its slug, which names its arrays in the submission's compact file
+        self.sha256, self.compact, self.example_set = sha256, compact, example_set
 
 
 def _segments(files: Sequence[IndexedFile]) -> list[tuple[int, list[IndexedFile]]]:
@@ -55,24 +55,24 @@ def _segments(files: Sequence[IndexedFile]) -> list[tuple[int, list[IndexedFile]
             groupby(ordered, key=lambda f: f.submission_id // SEGMENT)]
 
 
-def _name(image_set_id: int, segment: int, files: Sequence[IndexedFile]) -> str:
+def _name(example_set_id: int, segment: int, files: Sequence[IndexedFile]) -> str:
     digest = hashlib.sha256("\n".join(
         f"{f.submission_id} {f.file_id} {f.sha256} {f.compact}" for f in files).encode())
-    return f"{FOLDER}/{image_set_id}/{segment:07d}-{digest.hexdigest()[:40]}.npz"
+    return f"{FOLDER}/{example_set_id}/{segment:07d}-{digest.hexdigest()[:40]}.npz"
 
 
 def _sealed(segment: int, newest_id: int) -> bool:
     return (segment + 1) * SEGMENT <= newest_id
 
 
-def topk_at(*, storage: Storage, image_set_id: int, files: Sequence[IndexedFile],
+def topk_at(*, storage: Storage, example_set_id: int, files: Sequence[IndexedFile],
             examples: np.ndarray) -> np.ndarray:
     """int64 [file, example, k]: each file's stored top-k at `examples` (-1: no guess there),
     in the order of `files`; from a segment's index where it has one, otherwise from each
     compact file's rows."""
     parts: dict[int, np.ndarray] = {}  # submission id -> [example, k]
     for segment, members in _segments(files):
-        name = _name(image_set_id, segment, members)
+        name = _name(example_set_id, segment, members)
         block = _index_rows(storage, name, examples)  # [example, member, k]
         if block is not None:
             for i, f in enumerate(members):
@@ -82,7 +82,7 @@ def topk_at(*, storage: Storage, image_set_id: int, files: Sequence[IndexedFile]
             # large one by ranged GETs: leaderboard/common/object_storage.py)
             with storage.open(f.compact, "rb") as handle:
                 parts[f.submission_id] = npz_member_rows(
-                    handle, compact_member_names(f.image_set, "topk"), examples)
+                    handle, compact_member_names(f.example_set, "topk"), examples)
     width = max((p.shape[1] for p in parts.values()), default=1)
     tops = np.full((len(files), examples.size, width), -1, dtype=np.int64)
     for i, f in enumerate(files):
@@ -101,14 +101,14 @@ def _index_rows(storage: Storage, name: str, examples: np.ndarray) -> np.ndarray
         return None
 
 
-def topk_index_build(*, storage: Storage, image_set_id: int, files: Sequence[IndexedFile],
+def topk_index_build(*, storage: Storage, example_set_id: int, files: Sequence[IndexedFile],
                      newest_id: int) -> int:
     """Store the index of each sealed segment of these files that has none under its current
     name (and remove that segment's older ones); returns how many were built. Idempotent: two
     workers building one segment at once write the same content."""
     built = 0
     for segment, members in _segments(files):
-        name = _name(image_set_id, segment, members)
+        name = _name(example_set_id, segment, members)
         if not _sealed(segment, newest_id) or storage.exists(name):
             continue
         block = _block(storage, members)
@@ -120,7 +120,7 @@ def topk_index_build(*, storage: Storage, image_set_id: int, files: Sequence[Ind
             if not storage.exists(name):
                 storage.save(name, File(spool))
         built += 1
-        _stale_remove(storage, image_set_id, segment, keep=name)
+        _stale_remove(storage, example_set_id, segment, keep=name)
     return built
 
 
@@ -129,7 +129,7 @@ def _block(storage: Storage, members: Sequence[IndexedFile]) -> np.ndarray:
     file by file (widened and retyped when a file needs it: a few arrays in memory at most)."""
     block: np.ndarray | None = None
     for i, f in enumerate(members):
-        with stored_compact(f.compact, image_set=f.image_set, storage=storage) as arrays:
+        with stored_compact(f.compact, example_set=f.example_set, storage=storage) as arrays:
             top = arrays["topk"]
         if block is None or top.shape[1] > block.shape[2] or \
                 np.result_type(block.dtype, top.dtype) != block.dtype:
@@ -145,8 +145,8 @@ def _block(storage: Storage, members: Sequence[IndexedFile]) -> np.ndarray:
     return block
 
 
-def _stale_remove(storage: Storage, image_set_id: int, segment: int, keep: str) -> None:
-    folder = f"{FOLDER}/{image_set_id}"
+def _stale_remove(storage: Storage, example_set_id: int, segment: int, keep: str) -> None:
+    folder = f"{FOLDER}/{example_set_id}"
     prefix = f"{segment:07d}-"
     try:
         _, names = storage.listdir(folder)

@@ -17,7 +17,13 @@ from django.core.files.storage import default_storage
 from pytest_django.fixtures import Settings
 from rest_framework.test import APIClient
 
-from leaderboard.catalog.models import Benchmark, BundleUpload, ImageSet, LabelSet, LabelSetVersion
+from leaderboard.catalog.models import (
+    Benchmark,
+    BundleUpload,
+    ExampleSet,
+    LabelSet,
+    LabelSetVersion,
+)
 from tests import factories
 from tests.api_support import api_client
 from tests.catalog.toy_bundle import LABELS, MANIFEST, SLUG, process, toy_zip
@@ -39,7 +45,7 @@ def upload(client: APIClient, path: Path, *, update: bool = False) -> Any:
 
 
 def catalog_rows() -> tuple[int, int, int, int]:
-    return (Benchmark.objects.count(), ImageSet.objects.count(), LabelSet.objects.count(),
+    return (Benchmark.objects.count(), ExampleSet.objects.count(), LabelSet.objects.count(),
             LabelSetVersion.objects.count())
 
 
@@ -61,7 +67,7 @@ def test_it_answers_401_to_anonymous_callers(tmp_path: Path) -> None:
 def test_it_answers_403_to_a_researcher(tmp_path: Path) -> None:
     client = api_client(factories.user_create("researcher"))
     benchmark = Benchmark.objects.create(slug="quiet", name="Quiet", num_classes=3,
-                                         main_image_set="quiet-test")
+                                         main_example_set="quiet-test")
     responses = [upload(client, toy_zip(tmp_path)), client.get(f"{API}1/"),
                  client.post("/api/benchmarks/quiet/hide/"),
                  client.post("/api/benchmarks/quiet/unhide/")]
@@ -146,7 +152,7 @@ def test_it_adds_the_benchmark_in_the_task_once(
     detail = api_client(staff).get(f"{API}{upload_id}/").json()
     assert (detail["status"], detail["benchmark"], detail["error"]) == ("done", SLUG, None)
     benchmark = Benchmark.objects.get(slug=SLUG)
-    assert (benchmark.num_classes, benchmark.main_image_set) == (3, "toy3-test")
+    assert (benchmark.num_classes, benchmark.main_example_set) == (3, "toy3-test")
     assert sorted(LabelSet.objects.filter(benchmark=benchmark).values_list("slug", flat=True)) \
         == ["corrected", "original"]
     assert LabelSetVersion.objects.filter(label_set__benchmark=benchmark).count() == 2
@@ -159,8 +165,8 @@ def test_it_adds_the_benchmark_in_the_task_once(
         f"{len(LABELS)} examples)",
         f"  {SLUG}/corrected: version 1 created (sha256 {stored['corrected'][:12]}, "
         f"{len(LABELS)} examples)",
-        "Created 1 benchmarks, 1 image sets, 2 label sets, 2 label-set versions. "
-        "The database now has 1 benchmarks, 1 image sets, 2 label sets, 2 versions.",
+        "Created 1 benchmarks, 1 example sets, 2 label sets, 2 label-set versions. "
+        "The database now has 1 benchmarks, 1 example sets, 2 label sets, 2 versions.",
     ])
     rows = catalog_rows()
 
@@ -256,7 +262,7 @@ def test_it_answers_404_for_an_unknown_upload(staff: User) -> None:
 
 def test_it_hides_and_shows_a_benchmark_for_staff(staff: User) -> None:
     benchmark = Benchmark.objects.create(slug="quiet", name="Quiet", num_classes=3,
-                                         main_image_set="quiet-test")
+                                         main_example_set="quiet-test")
     generation = benchmark.leaderboard_generation
     client = api_client(staff)
 
@@ -285,7 +291,7 @@ def test_it_hides_and_shows_a_benchmark_for_staff(staff: User) -> None:
 def test_it_leaves_a_hidden_benchmark_out_of_the_public_list(staff: User) -> None:
     for slug in ("quiet", "loud"):
         Benchmark.objects.create(slug=slug, name=slug.title(), num_classes=3,
-                                 main_image_set=f"{slug}-test")
+                                 main_example_set=f"{slug}-test")
     api_client(staff).post("/api/benchmarks/quiet/hide/")
 
     assert [b["slug"] for b in api_client().get("/api/benchmarks/").json()] == ["loud"]

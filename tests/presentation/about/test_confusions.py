@@ -123,4 +123,4 @@ def test_it_reads_no_stored_file_when_nothing_changed(
     fourth = submit_model(data_dir, "densenet_BC_100_12")
     assert score_in_process(fourth) == "scored"
     benchmark_confusions(benchmark=cifar10)
-    assert read == [fourth.files.get(image_set__slug="cifar10-test").compact.name]
+    assert read == [fourth.files.get(example_set__slug="cifar10-test").compact.name]

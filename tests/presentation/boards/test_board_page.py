@@ -21,7 +21,7 @@ from tests.scored_models import MODELS, predictions, score_in_process, submit_mo
 
 pytestmark = pytest.mark.django_db
 
-# label set -> (image set, file of its labels); CIFAR-10H: plurality of the human votes
+# label set -> (example set, file of its labels); CIFAR-10H: plurality of the human votes
 DIRECT = {
     "original": ("cifar10-test", "cifar10/original_labels.npy"),
     "cifar10.1-v4": ("cifar10.1-v4", "cifar10/cifar10.1_v4_labels.npy"),
@@ -36,8 +36,8 @@ def direct_counts(data_dir: Path) -> dict[str, dict[str, tuple[int, int]]]:
     out: dict[str, dict[str, tuple[int, int]]] = {}
     for model in MODELS:
         out[model] = {}
-        for slug, (image_set, labels_file) in DIRECT.items():
-            preds = predictions(data_dir, model, image_set)
+        for slug, (example_set, labels_file) in DIRECT.items():
+            preds = predictions(data_dir, model, example_set)
             labels = np.load(data_dir / labels_file)
             if slug == "cifar10h":  # any class tied for the most human votes counts
                 hits = labels[np.arange(preds.size), preds] == labels.max(axis=1)

@@ -145,8 +145,8 @@ def _expected_csv(models: dict[str, Submission], data_dir: Path) -> list[list[st
               for s in Score.objects.select_related("label_set_version__label_set")}
     # two columns straight from the label files
     for model, submission in models.items():
-        for slug, image_set in (("original", "cifar10-test"), ("cifar10.1-v6", "cifar10.1-v6")):
-            accuracy, correct, total = top1_accuracy(data_dir, model, image_set)
+        for slug, example_set in (("original", "cifar10-test"), ("cifar10.1-v6", "cifar10.1-v6")):
+            accuracy, correct, total = top1_accuracy(data_dir, model, example_set)
             low_high = binomtest(correct, total).proportion_ci(0.95, method="exact")
             score = scores[(submission.pk, slug)]
             assert (score.accuracy, score.ci_low, score.ci_high) == pytest.approx(

@@ -40,20 +40,20 @@ BOARD = "/api/benchmarks/cifar10/leaderboard/"
 MODELS = ("nas", "wide_resnet_tf", "resnet_preact_bottleneck_164", "vgg16_keras",
           "resnet_basic_110", "resnet_basic_56", "cudaconvnet", "random_features_32k_aug",
           "random_features_256k_no_aug", "wrn_28_10", "resnext_29_4x64d")
-IMAGE_SETS = ("cifar10-test", "cifar10.1-v6")
+EXAMPLE_SETS = ("cifar10-test", "cifar10.1-v6")
 
 
 @pytest.fixture
 def models(loaded: Settings, data_dir: Path) -> dict[str, Submission]:
     scored = {m: scored_in_process(data_dir, m, factories.user_create(f"u-{m}"),
-                                   image_sets=IMAGE_SETS) for m in MODELS}
+                                   example_sets=EXAMPLE_SETS) for m in MODELS}
     # what the worker then runs, EVALSERVER_SIGNIFICANCE_DELAY s after the scorings
     refresh_board_significance.apply(args=[factories.cifar10().pk]).get()
     return scored
 
 
-def _top1(data_dir: Path, model: str, image_set: str) -> np.ndarray:
-    path = factories.cifar10_model_files(data_dir, model)[image_set]
+def _top1(data_dir: Path, model: str, example_set: str) -> np.ndarray:
+    path = factories.cifar10_model_files(data_dir, model)[example_set]
     return np.array(json.loads(path.read_text()), dtype=np.int64)
 
 
@@ -204,9 +204,9 @@ def test_it_updates_the_stored_rows_that_come_and_go_without_computing_every_pai
 def test_it_gives_no_rank_ub_to_rows_without_a_score_on_the_sort(
     loaded: Settings, data_dir: Path
 ) -> None:
-    both = scored_in_process(data_dir, "nas", factories.user_create("a"), image_sets=IMAGE_SETS)
+    both = scored_in_process(data_dir, "nas", factories.user_create("a"), example_sets=EXAMPLE_SETS)
     one = scored_in_process(data_dir, "vgg16_keras", factories.user_create("b"),
-                            image_sets=("cifar10-test",))
+                            example_sets=("cifar10-test",))
     refresh_board_significance.apply(args=[factories.cifar10().pk]).get()  # as the worker
 
     rows = APIClient().get(BOARD, {"sort": "cifar10.1-v6"}).json()["rows"]

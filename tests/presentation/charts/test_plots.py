@@ -53,9 +53,9 @@ def scored(run_load_benchmarks: Any, catalog_settings: Settings,
 
 
 def _direct_accuracy(data_dir: Path, model: str, slug: str) -> tuple[int, int]:
-    image_set, label_file = LABEL_FILES[slug]
+    example_set, label_file = LABEL_FILES[slug]
     labels = np.load(data_dir / "cifar10" / label_file)
-    hits = predictions(data_dir, model, image_set) == labels
+    hits = predictions(data_dir, model, example_set) == labels
     return int(hits.sum()), int(hits.size)
 
 

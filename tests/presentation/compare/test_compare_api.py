@@ -20,7 +20,7 @@ from tests.scored_models import MODELS, predictions
 
 pytestmark = pytest.mark.django_db
 
-# label set -> (image set, labels file): the label sets whose hits are computed here
+# label set -> (example set, labels file): the label sets whose hits are computed here
 DIRECT = {
     "original": ("cifar10-test", "cifar10/original_labels.npy"),
     "cifar10h": ("cifar10-test", "cifar10/cifar10h_probs.npy"),
@@ -30,8 +30,8 @@ DIRECT = {
 
 
 def direct_hits(data_dir: Path, model: str, slug: str) -> np.ndarray:
-    image_set, labels_file = DIRECT[slug]
-    preds = predictions(data_dir, model, image_set)
+    example_set, labels_file = DIRECT[slug]
+    preds = predictions(data_dir, model, example_set)
     labels = np.load(data_dir / labels_file)
     if slug == "cifar10h":  # any class tied for the most human votes counts
         return np.asarray(labels[np.arange(preds.size), preds] == labels.max(axis=1))

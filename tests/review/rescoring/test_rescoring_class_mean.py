@@ -155,7 +155,7 @@ def _as_built_before(current: CompiledLabelSet) -> CompiledLabelSet:
     """The same set as the builder made it before the class mean: no original_labels."""
     arrays = {k: v for k, v in current.arrays.items() if k != "original_labels"}
     return CompiledLabelSet(
-        slug=current.slug, benchmark=current.benchmark, image_set=current.image_set,
+        slug=current.slug, benchmark=current.benchmark, example_set=current.example_set,
         kind=current.kind, family=current.family, num_classes=current.num_classes,
         size=current.size, arrays=arrays, meta=current.meta,
         content_hash=content_hash(family=current.family, kind=current.kind,

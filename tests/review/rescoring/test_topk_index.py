@@ -67,10 +67,10 @@ def _rows_read_file_by_file(label_set: LabelSet, examples: np.ndarray) -> dict[i
     storage = SubmissionFile._meta.get_field("compact").storage
     out = {}
     for submission_id, name in SubmissionFile.objects.filter(
-            image_set=label_set.image_set).values_list("submission_id", "compact"):
+            example_set=label_set.example_set).values_list("submission_id", "compact"):
         with storage.open(name, "rb") as handle:
             out[submission_id] = npz_member_rows(
-                handle, compact_member_names(label_set.image_set.slug, "topk"), examples)
+                handle, compact_member_names(label_set.example_set.slug, "topk"), examples)
     return out
 
 
@@ -129,8 +129,8 @@ def test_it_rescores_from_the_index_exactly_as_a_full_rescore(
     check(version, 6)
     # what the index gives is what each file gives, row for row
     examples = np.sort(rng.choice(50_000, size=5, replace=False))
-    files = rescoring._indexed_files(SubmissionFile.objects.filter(image_set=real.image_set))
-    tops = topk_index.topk_at(storage=storage, image_set_id=real.image_set_id, files=files,
+    files = rescoring._indexed_files(SubmissionFile.objects.filter(example_set=real.example_set))
+    tops = topk_index.topk_at(storage=storage, example_set_id=real.example_set_id, files=files,
                               examples=examples)
     expected = _rows_read_file_by_file(real, examples)
     for row, top in zip(files, tops, strict=True):

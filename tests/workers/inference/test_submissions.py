@@ -74,7 +74,7 @@ def test_it_scores_onnx_and_safetensors_checkpoints_as_their_predictions(
         assert (checkpoint.format, checkpoint.device) == (fmt, "cpu")
         assert checkpoint.images_per_second is not None and checkpoint.images_per_second > 0
         (row,) = SubmissionFile.objects.filter(submission_id=submission_id)
-        assert (row.image_set.slug, row.original_name) == ("mnist-test", "cnn on mnist-test.npy")
+        assert (row.example_set.slug, row.original_name) == ("mnist-test", "cnn on mnist-test.npy")
     body = client.get(f"/api/submissions/{ids[0]}/").json()
     assert (body["kind"], body["checkpoint"]["format"], body["checkpoint"]["original_name"]) \
         == ("checkpoint", "onnx", "cnn.onnx")

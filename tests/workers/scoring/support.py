@@ -88,7 +88,7 @@ def decode(array: np.ndarray, num_classes: int = 1000) -> Pairs:
 def fields(family: str, size: int, num_classes: int, kind: str = "multi",
            slug: str | None = None) -> dict[str, Any]:
     return {"slug": slug or family.replace("_", "-"), "benchmark": "imagenet",
-            "image_set": "imagenet-val", "kind": kind, "family": family,
+            "example_set": "imagenet-val", "kind": kind, "family": family,
             "num_classes": num_classes, "size": size}
 
 

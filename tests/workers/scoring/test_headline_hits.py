@@ -21,7 +21,7 @@ from workers.scoring.predictions import Predictions, parse_predictions
 from workers.scoring.scorer import headline_hits, score_label_set, score_predictions
 
 CIFAR10_SLUGS = ("original", "corrected", "cifar10h", "cifar10.1-v4", "cifar10.1-v6")
-IMAGE_SET = {"original": "cifar10-test", "corrected": "cifar10-test", "cifar10h": "cifar10-test",
+EXAMPLE_SET = {"original": "cifar10-test", "corrected": "cifar10-test", "cifar10h": "cifar10-test",
              "cifar10.1-v4": "cifar10.1-v4", "cifar10.1-v6": "cifar10.1-v6"}
 FOLDER = {"cifar10-test": "original", "cifar10.1-v4": "v4", "cifar10.1-v6": "v6"}
 
@@ -36,8 +36,8 @@ def _assert_consistent(ls: CompiledLabelSet, hits: np.ndarray, record: dict[str,
     assert int(hits.sum()) == record["correct"]
 
 
-def _top1(model: str, image_set: str) -> np.ndarray:
-    path = PREDICTIONS_DIR / f"{FOLDER[image_set]}_predictions" / f"{model}{SUFFIX}"
+def _top1(model: str, example_set: str) -> np.ndarray:
+    path = PREDICTIONS_DIR / f"{FOLDER[example_set]}_predictions" / f"{model}{SUFFIX}"
     return np.array(json.loads(path.read_text()), dtype=np.int64)
 
 
@@ -50,13 +50,13 @@ def test_it_gives_every_cifar10_label_set_hits_that_sum_to_correct(
     assert sorted(scores.hits) == sorted(CIFAR10_SLUGS)
     for ls in sets:
         _assert_consistent(ls, scores.hits[ls.slug], scores.records[ls.slug])
-        assert np.array_equal(scores.hits[ls.slug], headline_hits(ls, preds[ls.image_set]))
+        assert np.array_equal(scores.hits[ls.slug], headline_hits(ls, preds[ls.example_set]))
     # original and the new test sets (family new_test_set): every example, in order
     for slug, labels_file in (("original", "original_labels.npy"),
                               ("cifar10.1-v4", "cifar10.1_v4_labels.npy"),
                               ("cifar10.1-v6", "cifar10.1_v6_labels.npy")):
         labels = np.load(data_dir / "cifar10" / labels_file)
-        expected = [int(p) == int(t) for p, t in zip(_top1(model, IMAGE_SET[slug]), labels,
+        expected = [int(p) == int(t) for p, t in zip(_top1(model, EXAMPLE_SET[slug]), labels,
                                                       strict=True)]
         assert scores.hits[slug].tolist() == expected
     # corrected: the pruned set P only (the unknown set U left out), by the vote rules

@@ -33,7 +33,7 @@ def test_it_lists_the_label_set_slugs_of_the_bundle(bench: str, slugs: list[str]
     assert [ls.slug for ls in builtin_bundle(bench).label_sets] == slugs
 
 
-def test_it_lists_the_benchmarks_and_image_set_sizes_of_the_bundles() -> None:
+def test_it_lists_the_benchmarks_and_example_set_sizes_of_the_bundles() -> None:
     assert builtin_slugs() == ("20news", "caltech256", "cifar10", "cifar100", "imagenet", "imdb",
                                "mnist")
     sizes = {b: {s.slug: s.size for s in bundle.example_sets} for b, bundle in BENCHMARKS.items()}
@@ -46,7 +46,7 @@ def test_it_lists_the_benchmarks_and_image_set_sizes_of_the_bundles() -> None:
         {"imagenet": 1000, "cifar10": 10, "mnist": 10}
 
 
-def test_it_gives_each_label_set_its_kind_image_set_and_threshold() -> None:
+def test_it_gives_each_label_set_its_kind_example_set_and_threshold() -> None:
     facts = {(b, ls.slug): (ls.example_set, label_set_identity(bundle, ls)["kind"],
                             ls.fields.params().get("threshold"))
              for b, bundle in BENCHMARKS.items() for ls in bundle.label_sets}

@@ -81,7 +81,7 @@ def test_it_round_trips_a_compiled_set_through_save_and_verified_load(
     for verify in (True, False):
         loaded = load_compiled(path, verify=verify)
         assert loaded.content_hash == original.content_hash
-        assert (loaded.slug, loaded.benchmark, loaded.image_set, loaded.kind, loaded.family,
+        assert (loaded.slug, loaded.benchmark, loaded.example_set, loaded.kind, loaded.family,
                 loaded.num_classes, loaded.size) == \
             ("real", "imagenet", "imagenet-val", "multi", "real", 1000, 50_000)
         assert loaded.meta == original.meta
@@ -213,7 +213,7 @@ def test_it_needs_a_multilabel_file_for_the_multilabel_sets(data_dir: Path) -> N
 
 
 def _fields(slug: str) -> dict[str, Any]:
-    return {"slug": slug, "benchmark": "cifar10", "image_set": "cifar10-test",
+    return {"slug": slug, "benchmark": "cifar10", "example_set": "cifar10-test",
             "kind": "single", "family": "original", "num_classes": 10, "size": 4}
 
 
@@ -236,7 +236,7 @@ def test_it_gives_equal_content_an_equal_hash_whatever_the_slug() -> None:
 
 def test_it_gives_a_catalog_set_the_hash_of_its_content(compiled: Compiled) -> None:
     labelset = compiled("mnist", "corrected")
-    fields = {"slug": "renamed", "benchmark": "mnist", "image_set": "mnist-test",
+    fields = {"slug": "renamed", "benchmark": "mnist", "example_set": "mnist-test",
               "kind": "single", "family": "corrected", "num_classes": 10, "size": 10_000}
     arrays = {name: np.array(array) for name, array in labelset.arrays.items()}
     again = make_compiled(fields, arrays, dict(labelset.meta))

@@ -11,9 +11,9 @@ from workers.scoring.label_set_builders import CompiledLabelSet, make_compiled, 
 from workers.scoring.scorer import default_example_namer, score_label_set, score_predictions
 
 
-def _listed_set(image_set: str) -> CompiledLabelSet:
+def _listed_set(example_set: str) -> CompiledLabelSet:
     """Four listed examples (1, 4, 6, 7) of eight; class 10 accepted on each."""
-    fields = {"slug": "listed", "benchmark": "tiny", "image_set": image_set, "kind": "multi",
+    fields = {"slug": "listed", "benchmark": "tiny", "example_set": example_set, "kind": "multi",
               "family": "subset", "num_classes": 1000, "size": 8}
     accepted = pair_keys(np.array([1, 4, 6, 7]), np.array([10, 10, 10, 10]), 1000)
     return make_compiled(fields, {
@@ -35,7 +35,7 @@ def test_it_names_the_misses_with_the_callers_namer() -> None:
         (4, "r-e.txt", 3), (7, "r-h.txt", 5)]
 
 
-def test_it_takes_each_image_sets_namer_in_score_predictions() -> None:
+def test_it_takes_each_example_sets_namer_in_score_predictions() -> None:
     scores = score_predictions({"reviews-test": _ids(TOP1)}, [_listed_set("reviews-test")],
                                example_names={"reviews-test": lambda i: f"review {i + 100}"})
     assert [m["file"] for m in scores.records["listed"]["misses"]] == [

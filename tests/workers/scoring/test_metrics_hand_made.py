@@ -20,10 +20,10 @@ from workers.scoring.scorer import score_label_set, score_predictions
 
 
 def _ls(family: str, arrays: dict[str, np.ndarray], *, size: int, num_classes: int = 10,
-        slug: str | None = None, image_set: str = "tiny-test") -> CompiledLabelSet:
+        slug: str | None = None, example_set: str = "tiny-test") -> CompiledLabelSet:
     kind = {"real": "multi", "multilabel": "multi", "subset": "multi",
             "soft": "soft"}.get(family, "single")
-    fields = {"slug": slug or family, "benchmark": "tiny", "image_set": image_set, "kind": kind,
+    fields = {"slug": slug or family, "benchmark": "tiny", "example_set": example_set, "kind": kind,
               "family": family, "num_classes": num_classes, "size": size}
     return make_compiled(fields, arrays, {})
 
@@ -67,7 +67,7 @@ def test_it_gives_no_top5_when_fewer_than_five_predictions(k: int) -> None:
 def test_it_adds_the_gap_to_original_on_a_new_test_set() -> None:
     original = _ls("original", {"labels": np.arange(6)}, size=6)
     new = _ls("new_test_set", {"labels": np.array([1, 2, 3, 4])}, size=4,
-              slug="tiny-new", image_set="tiny-new")
+              slug="tiny-new", example_set="tiny-new")
     scores = score_predictions({"tiny-test": _topk(SINGLE_ROWS),
                                "tiny-new": _topk([[1], [0], [3], [9]])}, [original, new])
     _assert_counts(scores.records["tiny-new"], 2, 4)
@@ -77,7 +77,7 @@ def test_it_adds_the_gap_to_original_on_a_new_test_set() -> None:
 def test_it_takes_the_gap_from_the_reference_label_set_whatever_its_slug() -> None:
     given = _ls("original", {"labels": np.arange(6)}, size=6, slug="given")
     new = _ls("new_test_set", {"labels": np.array([1, 2, 3, 4])}, size=4,
-              slug="tiny-new", image_set="tiny-new")
+              slug="tiny-new", example_set="tiny-new")
     scores = score_predictions({"tiny-test": _topk(SINGLE_ROWS),
                                "tiny-new": _topk([[1], [0], [3], [9]])}, [given, new])
     assert scores.records["tiny-new"]["gap"] == 2 / 6 - 2 / 4
@@ -86,7 +86,7 @@ def test_it_takes_the_gap_from_the_reference_label_set_whatever_its_slug() -> No
 def test_it_gives_no_gap_without_original_predictions_and_skips_unsubmitted_sets() -> None:
     original = _ls("original", {"labels": np.arange(6)}, size=6)
     new = _ls("new_test_set", {"labels": np.array([1, 2, 3, 4])}, size=4,
-              slug="tiny-new", image_set="tiny-new")
+              slug="tiny-new", example_set="tiny-new")
     scores = score_predictions({"tiny-new": _topk([[1], [0], [3], [9]])}, [original, new])
     assert list(scores.records) == ["tiny-new"]
     assert scores.records["tiny-new"]["gap"] is None
@@ -242,7 +242,7 @@ def _imagenet_m_set() -> CompiledLabelSet:
         "correct_keys": _keys([(1, 10), (4, 20), (6, 30)], 1000),
         "unclear_keys": _keys([(4, 21)], 1000),
         "wrong_keys": _keys([(6, 31)], 1000),
-    }, size=8, num_classes=1000, slug="imagenet-m", image_set="imagenet-val")
+    }, size=8, num_classes=1000, slug="imagenet-m", example_set="imagenet-val")
 
 
 def test_it_lists_the_imagenet_m_misses_by_file_name() -> None:
@@ -311,7 +311,7 @@ FAMILIES_DIR = PROJECT_ROOT / "workers" / "scoring" / "families"
 
 
 def test_it_refuses_a_family_without_a_metric() -> None:
-    ls = CompiledLabelSet(slug="x", benchmark="tiny", image_set="tiny-test", kind="single",
+    ls = CompiledLabelSet(slug="x", benchmark="tiny", example_set="tiny-test", kind="single",
                           family="mystery", num_classes=10, size=6,
                           arrays={"labels": np.arange(6)})
     with pytest.raises(UnknownFamilyError) as excinfo:

@@ -22,13 +22,13 @@ from workers.scoring.label_set_builders import CompiledLabelSet
 from workers.scoring.predictions import Predictions, parse_predictions
 from workers.scoring.scorer import score_predictions
 
-# image set slug -> (prediction folder, label file) of the CIFAR-10 model predictions
-CIFAR10_IMAGE_SETS = {
+# example set slug -> (prediction folder, label file) of the CIFAR-10 model predictions
+CIFAR10_EXAMPLE_SETS = {
     "cifar10-test": ("original", "original_labels.npy"),
     "cifar10.1-v4": ("v4", "cifar10.1_v4_labels.npy"),
     "cifar10.1-v6": ("v6", "cifar10.1_v6_labels.npy"),
 }
-NEW_SET_OF_IMAGE_SET = {"cifar10-test": "original", "cifar10.1-v4": "cifar10.1-v4",
+NEW_SET_OF_EXAMPLE_SET = {"cifar10-test": "original", "cifar10.1-v4": "cifar10.1-v4",
                         "cifar10.1-v6": "cifar10.1-v6"}
 
 
@@ -105,9 +105,9 @@ def _count(hits: np.ndarray, where: np.ndarray) -> tuple[int, int]:
 # ---------------------------------------------------------------- CIFAR-10: 30 real models
 
 
-def test_it_finds_thirty_cifar10_models_with_predictions_on_all_three_image_sets() -> None:
+def test_it_finds_thirty_cifar10_models_with_predictions_on_all_three_example_sets() -> None:
     assert len(MODELS) == 30
-    for folder, _ in CIFAR10_IMAGE_SETS.values():
+    for folder, _ in CIFAR10_EXAMPLE_SETS.values():
         names = sorted(p.name[: -len(SUFFIX)]
                        for p in (PREDICTIONS_DIR / f"{folder}_predictions").glob(f"*{SUFFIX}"))
         assert names == MODELS
@@ -117,7 +117,7 @@ def _model_predictions(model: str) -> dict[str, Predictions]:
     bench = builtin_bundle("cifar10")
     return {slug: parse_predictions(PREDICTIONS_DIR / f"{folder}_predictions/{model}{SUFFIX}",
                                     num_examples=bench.example_set(slug).size, num_classes=10)
-            for slug, (folder, _) in CIFAR10_IMAGE_SETS.items()}
+            for slug, (folder, _) in CIFAR10_EXAMPLE_SETS.items()}
 
 
 @pytest.mark.parametrize("model", MODELS)
@@ -125,14 +125,14 @@ def test_it_scores_each_cifar10_model_like_a_direct_comparison(
         model: str, data_dir: Path, cifar10_sets: dict[str, CompiledLabelSet]) -> None:
     scores = score_predictions(_model_predictions(model), cifar10_sets.values())
     accuracy = {}
-    for image_set, (folder, label_file) in CIFAR10_IMAGE_SETS.items():
+    for example_set, (folder, label_file) in CIFAR10_EXAMPLE_SETS.items():
         labels = np.load(data_dir / "cifar10" / label_file)
         preds = np.array(json.loads(
             (PREDICTIONS_DIR / f"{folder}_predictions/{model}{SUFFIX}").read_text()))
         hits = preds == labels
-        accuracy[image_set] = float(np.mean(hits))
-        record = scores.records[NEW_SET_OF_IMAGE_SET[image_set]]
-        assert record["accuracy"] == accuracy[image_set]
+        accuracy[example_set] = float(np.mean(hits))
+        record = scores.records[NEW_SET_OF_EXAMPLE_SET[example_set]]
+        assert record["accuracy"] == accuracy[example_set]
         assert (record["correct"], record["total"]) == (int(hits.sum()), labels.size)
         assert record["top5"] is None  # top-1 ids only
     for slug in ("cifar10.1-v4", "cifar10.1-v6"):

@@ -181,7 +181,7 @@ def test_it_upgrades_a_set_built_without_original_labels_to_the_fresh_build(
 ) -> None:
     old_arrays = {k: v for k, v in multilabel.arrays.items() if k != "original_labels"}
     old = CompiledLabelSet(
-        slug=multilabel.slug, benchmark=multilabel.benchmark, image_set=multilabel.image_set,
+        slug=multilabel.slug, benchmark=multilabel.benchmark, example_set=multilabel.example_set,
         kind=multilabel.kind, family=multilabel.family, num_classes=multilabel.num_classes,
         size=multilabel.size, arrays=old_arrays, meta=multilabel.meta,
         content_hash=content_hash(family=multilabel.family, kind=multilabel.kind,

@@ -146,7 +146,7 @@ def test_it_leaves_the_parent_unchanged_and_changes_the_hash() -> None:
     revised = apply_verdicts(parent, [Verdict(0, 3, "correct"), Verdict(1, 1, "wrong", True)])
     assert snapshot(parent) == before
     assert revised.content_hash != parent.content_hash
-    assert (revised.slug, revised.benchmark, revised.image_set, revised.kind, revised.family,
+    assert (revised.slug, revised.benchmark, revised.example_set, revised.kind, revised.family,
             revised.num_classes, revised.size) == \
         ("multilabel", "imagenet", "imagenet-val", "multi", "multilabel", 1000, 6)
     for array in revised.arrays.values():

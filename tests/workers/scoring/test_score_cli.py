@@ -80,7 +80,7 @@ def test_it_prints_a_table_row_for_each_label_set(run_score) -> None:
         "top-1", "correctable Acc@1", "correctable cAcc@1"]
 
 
-def test_it_scores_several_image_sets_and_gives_the_new_test_set_gap(run_score) -> None:
+def test_it_scores_several_example_sets_and_gives_the_new_test_set_gap(run_score) -> None:
     result = run_score("--benchmark", "cifar10",
                        f"cifar10-test={_model_file('original')}",
                        f"cifar10.1-v6={_model_file('v6')}")
@@ -105,8 +105,8 @@ def test_it_gives_the_gap_in_json_for_slug_equals_file(run_score) -> None:
     assert scores["cifar10.1-v6"]["gap"] == _accuracy("original", "original_labels.npy") - v6
 
 
-def test_it_scores_a_plain_file_for_the_image_set_option(run_score) -> None:
-    result = run_score("--benchmark", "cifar10", "--image-set", "cifar10.1-v4", "--json",
+def test_it_scores_a_plain_file_for_the_example_set_option(run_score) -> None:
+    result = run_score("--benchmark", "cifar10", "--example-set", "cifar10.1-v4", "--json",
                        str(_model_file("v4")))
     assert result.returncode == 0, result.stderr
     scores = json.loads(result.stdout)["scores"]
@@ -135,10 +135,10 @@ def test_it_exits_2_for_a_file_that_does_not_exist(run_score, tmp_path: Path) ->
     assert "cannot read" in result.stderr
 
 
-def test_it_refuses_an_unknown_image_set_naming_it(run_score) -> None:
+def test_it_refuses_an_unknown_example_set_naming_it(run_score) -> None:
     result = run_score("--benchmark", "cifar10", f"cifar10.2={_model_file('v6')}")
     assert result.returncode != 0
-    assert "'cifar10.2' is not an image set of cifar10" in result.stderr
+    assert "'cifar10.2' is not an example set of cifar10" in result.stderr
 
 
 def test_it_exits_3_for_a_missing_data_directory(run_score, tmp_path: Path) -> None:

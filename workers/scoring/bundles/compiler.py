@@ -60,7 +60,7 @@ def label_set_identity(bundle: Bundle, ls: LabelSetDef) -> dict[str, Any]:
     return {
         "slug": ls.slug,
         "benchmark": bundle.slug,
-        "image_set": ls.example_set,
+        "example_set": ls.example_set,
         "kind": family.label_kind,
         "family": family.name,
         "num_classes": bundle.classes.count,

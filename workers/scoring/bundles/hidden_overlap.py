@@ -69,7 +69,7 @@ def _within(inner: tuple[np.ndarray, np.ndarray], outer: tuple[np.ndarray, np.nd
 def shared_labels(first: HiddenRelease, second: HiddenRelease) -> str | None:
     """How one's labels are the other's, in words; None when they are not."""
     a, b = first.labels, second.labels
-    if a.image_set != b.image_set or a.size != b.size:
+    if a.example_set != b.example_set or a.size != b.size:
         return None
     scored_a, scored_b = _scored(a), _scored(b)
     if scored_a is not None and scored_b is not None:

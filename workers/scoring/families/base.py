@@ -154,7 +154,7 @@ class Family:
     figures: tuple[Figure, ...] = ()
     facts: Callable[[Mapping[str, Any]], list[Fact]] = _no_facts
     about_values: Callable[[Mapping[str, Any], Mapping[str, Any]], dict[str, str]] = _no_values
-    # The labels every other label set of the image set is compared with (rank shifts).
+    # The labels every other label set of the example set is compared with (rank shifts).
     reference: bool = False
     # Drawn against the original labels in the label-set scatter (its order there).
     plot_order: int | None = None

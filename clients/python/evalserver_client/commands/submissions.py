@@ -36,7 +36,7 @@ def cmd_submit(client: Client, args: argparse.Namespace) -> int:
     for item in args.files:
         slug, sep, name = item.partition("=")
         if not sep or not slug or not name:
-            raise UsageError(f"{item!r}: give files as IMAGE_SET=PATH, e.g. cifar10-test=p.npy")
+            raise UsageError(f"{item!r}: give files as EXAMPLE_SET=PATH, e.g. cifar10-test=p.npy")
         files[slug] = name
     created = client.submit(args.benchmark, args.model, files, description=args.description,
                             public=not args.private, paper_url=args.paper_url,

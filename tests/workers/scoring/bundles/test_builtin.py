@@ -30,7 +30,7 @@ from workers.scoring.bundles.builders import optional_source
 
 BUILTIN = ("imagenet", "cifar10", "mnist")
 # What catalog.py declared (dataclasses.asdict of its BenchmarkSpec; each label set with its
-# benchmark's class count and its image set's size, which its LabelSetSpec carried later).
+# benchmark's class count and its example set's size, which its LabelSetSpec carried later).
 # Two families have been renamed since (2026-11) from the dataset that first had them to what
 # they are; the specs are compared under the new names.
 FAMILY_RENAMES = {"cifar10h": "soft", "imagenet_m": "subset"}
@@ -79,14 +79,16 @@ def bundle_path(slug: str) -> Path:
 
 def _as_recorded(bundle: Bundle) -> dict[str, Any]:
     """The facts catalog.py's spec held, in its layout, each from what carries it now: a label
-    set's catalog row (its image set, kind, family, name, description, citation, params), the
+    set's catalog row (its example set, kind, family, name, description, citation, params), the
     bundle for the rest (the files a label set reads, the setting it needs, what its compiled
-    labels are checked against, the benchmark's and the example sets' own fields)."""
+    labels are checked against, the benchmark's and the example sets' own fields). The keys
+    are catalog.py's (`image_set`, `main_image_set`, `image_sets`), as catalog_specs.json
+    recorded them."""
     label_sets = []
     for ls in bundle.label_sets:
         row, identity = label_set_row(bundle, ls), label_set_identity(bundle, ls)
         label_sets.append({
-            "slug": ls.slug, "benchmark": bundle.slug, "image_set": row["image_set"],
+            "slug": ls.slug, "benchmark": bundle.slug, "image_set": row["example_set"],
             "kind": row["kind"], "family": row["family"], "name": row["name"],
             "description": row["description"], "citation": row["citation"],
             "files": list(label_set_files(bundle, ls)),

@@ -350,7 +350,7 @@ def test_it_says_a_hidden_set_without_its_file_is_not_published_and_scores_the_r
         {"original", "corrected", "corrected-t4", "real", "humans"}
 
 
-def test_it_says_nothing_of_a_missing_hidden_set_of_an_image_set_not_scored(
+def test_it_says_nothing_of_a_missing_hidden_set_of_an_example_set_not_scored(
         run_score, tmp_path: Path) -> None:
     path, _ = _cli_bundle(tmp_path / "toy")
     (path.parent / "heldout.npy").unlink()

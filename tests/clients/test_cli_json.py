@@ -111,7 +111,7 @@ def test_it_prints_json_for_the_participants_actions_and_a_quota_refusal(
 
     code, cancelled = _json("cancel", str(pk), url=url, token=token)
     assert (code, set(cancelled), cancelled["status"]) == (0, SUBMISSION_KEYS, "cancelled")
-    code, withdrawn = _json("withdraw", str(pk), "--reason", "wrong model", url=url,
+    code, withdrawn = _json("withdraw", str(pk), "--reason", "wrong model", "--yes", url=url,
                             token=token)
     assert (code, withdrawn["withdrawn_reason"], withdrawn["page"]) == (
         0, "wrong model", f"{url}/submissions/{pk}/")

@@ -108,6 +108,8 @@ def parser() -> argparse.ArgumentParser:
     withdraw.add_argument("id", type=int)
     withdraw.add_argument("--reason", default="", help="why (required of a maintainer "
                                                        "withdrawing someone else's)")
+    withdraw.add_argument("--yes", action="store_true", help="withdraw without asking first "
+                          "(it cannot be undone); needed where no one can answer (a script)")
     compare = _command(commands, "compare", cmd_compare, "two scored submissions side by "
                        "side, with a McNemar test per label set")
     compare.add_argument("first", type=int)

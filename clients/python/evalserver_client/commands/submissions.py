@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from ..client import Client
@@ -63,8 +64,29 @@ def cmd_submissions(client: Client, args: argparse.Namespace) -> int:
     return 0
 
 
+# What a withdrawal does, said before it is done (docs/hosts/hidden-test-sets.md).
+WITHDRAW_WARNING = ("Withdrawing takes submission {id} off every board for good: it cannot be "
+                    "undone (its scores stay visible to you). On a Ladder's hidden label set "
+                    "your released best stays the figure a new submission must beat.")
+
+
+def withdraw_confirmed(args: argparse.Namespace) -> None:
+    """`withdraw` acts only with --yes or a "y" typed at a terminal; raises UsageError (exit 2)
+    otherwise, before anything is sent."""
+    if args.yes:
+        return
+    if not sys.stdin.isatty():
+        raise UsageError(WITHDRAW_WARNING.format(id=args.id) + " Pass --yes to withdraw it.")
+    print(WITHDRAW_WARNING.format(id=args.id), file=sys.stderr)
+    answer = input(f"Withdraw submission {args.id}? [y/N] ").strip().lower()
+    if answer not in ("y", "yes"):
+        raise UsageError(f"not withdrawn: submission {args.id} is unchanged")
+
+
 def cmd_control(client: Client, args: argparse.Namespace) -> int:
     """cancel, rerun, withdraw: the same request shape and the same answer (§6.5)."""
+    if args.command == "withdraw":
+        withdraw_confirmed(args)
     action = {"cancel": client.cancel, "rerun": client.rerun,
               "withdraw": lambda pk: client.withdraw(pk, args.reason)}[args.command]
     sub = action(args.id)

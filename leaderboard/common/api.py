@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, NoReturn
+import re
+from typing import Any, NoReturn, cast
 
 from django.contrib.auth.models import User
 from drf_spectacular.utils import OpenApiResponse
@@ -78,6 +79,20 @@ class CodedCharField(serializers.CharField):
         if key in ("required", "blank", "null"):
             raise serializers.ValidationError(self.missing_message, code=self.missing_code)
         super().fail(key, **kwargs)
+
+
+class QueryIntegerField(serializers.IntegerField):
+    """An integer of a query string, written as one: ASCII digits with an optional minus.
+    DRF's IntegerField also takes "1.0", " 7" and other scripts' digits ("٣"), which the
+    schema's `type: integer` calls invalid (docs/api.md §3: invalid input is 400)."""
+
+    def to_internal_value(self, data: Any) -> int:
+        if isinstance(data, str) and not _QUERY_INTEGER.fullmatch(data):
+            self.fail("invalid")
+        return cast(int, super().to_internal_value(data))
+
+
+_QUERY_INTEGER = re.compile(r"-?[0-9]+")
 
 
 def signed_in_user(request: Request) -> User:

@@ -8,6 +8,7 @@ from django.urls import reverse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from leaderboard.common.api import QueryIntegerField
 from leaderboard.review.models import MistakeCategory, Severity, Verdict
 
 
@@ -17,7 +18,7 @@ class ReviewQueueQueryInput(serializers.Serializer):
 
 
 class LabelSetVersionQueryInput(serializers.Serializer):
-    against = serializers.IntegerField(
+    against = QueryIntegerField(
         required=False, allow_null=True, default=None, min_value=1,
         help_text="the version number to compare with (default: the parent)")
 

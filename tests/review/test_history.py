@@ -145,8 +145,9 @@ def test_it_compares_any_two_versions(swapped: dict) -> None:
         (b.pk, 1), (a.pk, -1)]
     missing = api_client().get(url, {"against": 9})
     assert (missing.status_code, missing.json()["error"]["code"]) == (404, "not_found")
-    bad = api_client().get(url, {"against": "two"})
-    assert (bad.status_code, bad.json()["error"]["field"]) == (400, "against")
+    for bad_number in ("two", "1.0", " 1"):
+        bad = api_client().get(url, {"against": bad_number})
+        assert (bad.status_code, bad.json()["error"]["field"]) == (400, "against")
 
     html = Client().get("/benchmarks/imagenet/label-sets/real/history/",
                         {"compare": 3, "against": 1}).content.decode()

@@ -12,6 +12,7 @@ from django.utils import timezone
 from rest_framework import serializers
 
 from leaderboard.catalog.models import LabelSet
+from leaderboard.common.api import QueryIntegerField
 from leaderboard.presentation.boards.selectors import (
     Leaderboard,
     LeaderboardColumn,
@@ -34,11 +35,11 @@ class LeaderboardQueryInput(serializers.Serializer):
         required=False, allow_blank=True, default="",
         help_text="content hash (at least 6 leading characters) of one label-set version "
                   "to show instead of that label set's current one")
-    page = serializers.IntegerField(
+    page = QueryIntegerField(
         min_value=1, default=1,
         help_text="1-based page of rows; ranks are over the whole board (a page past the "
                   "last answers 404)")
-    page_size = serializers.IntegerField(
+    page_size = QueryIntegerField(
         min_value=1, max_value=PAGE_SIZE_MAX, default=PAGE_SIZE_DEFAULT,
         help_text=f"rows per page, {PAGE_SIZE_DEFAULT} by default, at most {PAGE_SIZE_MAX}")
 

@@ -6,6 +6,7 @@ from typing import Any
 
 from rest_framework import serializers
 
+from leaderboard.common.api import QueryIntegerField
 from leaderboard.presentation.compare.selectors import (
     EXAMPLES_MAX_PAGE,
     EXAMPLES_PAGE_SIZE,
@@ -19,9 +20,8 @@ class ComparisonQueryInput(serializers.Serializer):
         required=False, allow_blank=True, default="",
         help_text="the label set whose disagreements to list (default `original` when "
                   "compared, else the first paired one)")
-    page = serializers.IntegerField(min_value=1, default=1,
-                                    help_text="page of the disagreements, 1-based")
-    page_size = serializers.IntegerField(
+    page = QueryIntegerField(min_value=1, default=1, help_text="page of the disagreements, 1-based")
+    page_size = QueryIntegerField(
         min_value=1, max_value=EXAMPLES_MAX_PAGE, default=EXAMPLES_PAGE_SIZE,
         help_text=f"disagreements per page (default {EXAMPLES_PAGE_SIZE}, at most "
                   f"{EXAMPLES_MAX_PAGE})")

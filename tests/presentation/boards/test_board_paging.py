@@ -71,6 +71,9 @@ def test_it_pages_the_board_into_exactly_the_whole_boards_rows(
     ({"page": 4, "page_size": 1}, 404, "not_found", None),
     ({"page": 0}, 400, "min_value", "page"),
     ({"page": "last"}, 400, "invalid_input", "page"),
+    # an integer as the schema says: not "2.0" nor another script's digits (QueryIntegerField)
+    ({"page": "2.0"}, 400, "invalid_input", "page"),
+    ({"page_size": "\u0663"}, 400, "invalid_input", "page_size"),
     ({"page_size": 0}, 400, "min_value", "page_size"),
     ({"page_size": 1001}, 400, "max_value", "page_size"),
 ])

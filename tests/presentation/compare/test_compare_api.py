@@ -127,7 +127,7 @@ def test_it_lists_exactly_the_examples_one_gets_right_page_by_page(
     past = compare(client, scored_models[a], scored_models[b], page=pages + 1, page_size=size)
     assert past.status_code == 404
     assert past.json()["error"]["code"] == "not_found"
-    for bad in (0, 201):
+    for bad in (0, 201, "20.0"):
         refused = compare(client, scored_models[a], scored_models[b], page_size=bad)
         assert refused.status_code == 400
         assert refused.json()["error"]["field"] == "page_size"

@@ -26,6 +26,7 @@ from leaderboard.notifications.selectors import (
     notification_preferences_get,
     webhook_endpoints_list,
 )
+from leaderboard.submissions.selectors import submission_latest_benchmark
 
 
 def _safe_next(request: HttpRequest) -> str:
@@ -62,11 +63,25 @@ def _notification_choices(user: User) -> list[dict[str, object]]:
             for event in EVENTS]
 
 
+def _client_submit(request: HttpRequest, user: User) -> dict[str, str]:
+    """The profile's command line: with this server's own URL (without it the client goes to
+    http://127.0.0.1:8000, and would hand the token to whatever answers there) and the
+    benchmark in hand: that of the user's newest submission, else the first listed."""
+    benchmark = (submission_latest_benchmark(owner=user)
+                 or benchmark_visible_list().only("slug", "main_example_set").first())
+    slug, example_set = ((benchmark.slug, benchmark.main_example_set) if benchmark is not None
+                         else ("BENCHMARK", "EXAMPLE_SET"))
+    return {"url": request.build_absolute_uri("/").rstrip("/"),
+            "command": f"evalserver-client submit --benchmark {slug} --model NAME "
+                       f"{example_set}=preds.npy"}
+
+
 @login_required
 def profile(request: HttpRequest) -> HttpResponse:
     user = _user(request)
     return render(request, "leaderboard/profile.html", {
-        "token": token_get(user=user), "webhooks": webhook_endpoints_list(user=user),
+        "token": token_get(user=user), "client_submit": _client_submit(request, user),
+        "webhooks": webhook_endpoints_list(user=user),
         "deliveries": notification_deliveries_list(user=user, limit=20),
         "notification_choices": _notification_choices(user),
         "webhook_benchmarks": benchmark_visible_list()})

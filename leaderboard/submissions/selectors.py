@@ -7,6 +7,7 @@ from typing import Any
 
 from django.db.models import Count, Min, Prefetch, Q, QuerySet
 
+from leaderboard.catalog.models import Benchmark
 from leaderboard.submissions.models import Score, Submission
 
 
@@ -29,6 +30,13 @@ def submission_list_for_owner(*, owner: Any) -> QuerySet[Submission]:
     return (Submission.objects.filter(owner=owner).select_related("benchmark")
             .prefetch_related(Prefetch("scores", queryset=scores))
             .order_by("-created", "-id"))
+
+
+def submission_latest_benchmark(*, owner: Any) -> Benchmark | None:
+    """The benchmark of the owner's newest submission on a benchmark not hidden, if any."""
+    latest = (Submission.objects.filter(owner=owner, benchmark__hidden=False)
+              .select_related("benchmark").order_by("-created", "-id").first())
+    return latest.benchmark if latest is not None else None
 
 
 def submission_scores(*, submission: Submission) -> dict[str, Score]:

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
+from pytest_django.fixtures import Settings
 from rest_framework.authtoken.models import Token
 
+from leaderboard.catalog.models import Benchmark
+from leaderboard.submissions.models import Submission
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -57,8 +62,9 @@ def test_it_creates_and_revokes_the_api_token(client: Client) -> None:
     key = Token.objects.get(user=user).key
     page = client.get("/profile/").content.decode()
     assert f'value="{key}"' in page and ">Revoke token</button>" in page
-    assert (f"EVALSERVER_TOKEN={key} evalserver-client submit --benchmark cifar10 "
-            "--model NAME cifar10-test=preds.npy") in page
+    # no benchmark yet: placeholders; the server's own URL always (Django's test client's)
+    assert (f"EVALSERVER_URL=http://testserver EVALSERVER_TOKEN={key} evalserver-client submit "
+            "--benchmark BENCHMARK --model NAME EXAMPLE_SET=preds.npy") in page
 
     client.post("/profile/token/create/")  # a second create keeps the same key
     assert list(Token.objects.filter(user=user).values_list("key", flat=True)) == [key]
@@ -76,3 +82,29 @@ def test_it_sends_anonymous_visitors_to_log_in(client: Client) -> None:
         assert response["Location"] == f"/login/?next={path}"
     assert client.post("/profile/token/create/").status_code == 302
     assert not Token.objects.exists()
+
+
+def test_it_names_the_benchmark_in_hand_in_the_profiles_command(
+    client: Client, settings: Settings
+) -> None:
+    """The newest submission's benchmark, else the first one listed (by slug), never a hidden
+    one; with the server's own URL, so that the token goes nowhere else."""
+    settings.ALLOWED_HOSTS = ["lab.example.org"]
+    user = factories.user_create("erin")
+    client.force_login(user)
+    key = Token.objects.create(user=user).key
+    for slug, hidden in (("aaa-hidden", True), ("mnist", False), ("toy", False)):
+        Benchmark.objects.create(slug=slug, name=slug, num_classes=10, hidden=hidden,
+                                 main_example_set=f"{slug}-test")
+
+    def command() -> str:
+        page = client.get("/profile/", HTTP_HOST="lab.example.org", secure=True)
+        return re.findall(r"<code>(EVALSERVER_URL=.*?)</code>", page.content.decode())[0]
+
+    assert command() == (f"EVALSERVER_URL=https://lab.example.org EVALSERVER_TOKEN={key} "
+                         "evalserver-client submit --benchmark mnist --model NAME "
+                         "mnist-test=preds.npy")
+    for slug in ("toy", "aaa-hidden"):  # the newest first, unless its benchmark is hidden
+        Submission.objects.create(owner=user, benchmark=Benchmark.objects.get(slug=slug),
+                                  model_name=f"on {slug}")
+    assert command().endswith("--benchmark toy --model NAME toy-test=preds.npy")

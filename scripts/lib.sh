@@ -122,6 +122,21 @@ ensure_venv() {
     fi
 }
 
+# first_accounts_help BASE_URL: how to make the first accounts, as serve.sh prints it once the
+# server answers: commands to run as printed in another terminal from the checkout. When
+# serve.sh keeps the key in var/secret_key (SECRET_KEY_FILE set: none in the environment or
+# .env), that shell lacks it and settings refuse to load without one, so each command reads it.
+first_accounts_help() {
+    local manage=".venv/bin/python manage.py"
+    [ -n "${SECRET_KEY_FILE:-}" ] && manage="SECRET_KEY=\"\$(cat $SECRET_KEY_FILE)\" $manage"
+    echo "The first accounts, in another terminal from $(pwd):"
+    echo "  $manage createsuperuser        # you: staff, and the admin pages"
+    echo "  anyone signs up on $1/signup/ (a participant; token on /profile/)"
+    echo "  $manage role grant --username NAME --role reviewer   # reviews labels"
+    echo "  $manage role grant --username NAME --role staff      # hosts benchmarks"
+    echo "  (what each role may do: docs/hosts/roles.md)"
+}
+
 # free_port: print a TCP port on 127.0.0.1 that nothing listens on now.
 free_port() {
     .venv/bin/python -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'

@@ -50,6 +50,7 @@ if [ -z "${SECRET_KEY:-}" ] && ! grep -qs '^SECRET_KEY=.' .env; then
     fi
     SECRET_KEY=$(cat var/secret_key)
     export SECRET_KEY
+    SECRET_KEY_FILE=var/secret_key  # the printed manage.py commands read it (first_accounts_help)
 fi
 
 # Plain http, no TLS proxy in front unless these are set (docs/operators/https.md).
@@ -266,12 +267,7 @@ except Exception: sys.exit(1)" 2>/dev/null && break
 done
 echo
 echo "Serving on ${BASE_URL}/  (admin: ${BASE_URL}/admin/)."
-echo "The first accounts, in another terminal from $(pwd):"
-echo "  .venv/bin/python manage.py createsuperuser        # you: staff, and the admin pages"
-echo "  anyone signs up on ${BASE_URL}/signup/ (a participant; token on /profile/)"
-echo "  .venv/bin/python manage.py role grant --username NAME --role reviewer   # reviews labels"
-echo "  .venv/bin/python manage.py role grant --username NAME --role staff      # hosts benchmarks"
-echo "  (what each role may do: docs/hosts/roles.md)"
+first_accounts_help "$BASE_URL"
 echo "Logs: gunicorn here; workers $LOG_DIR/celery-worker.log, $LOG_DIR/celery-gpu-worker.log," \
     "$LOG_DIR/celery-notify-worker.log;" \
     "beat $LOG_DIR/celery-beat.log${REDIS_PID:+; Redis $LOG_DIR/redis.log}."

@@ -68,6 +68,21 @@ def test_it_cancels_reruns_and_withdraws_from_the_submission_page(
     expect(page.get_by_text("nas", exact=True)).to_have_count(1)
     page.goto(f"{base}/submissions/{scored.pk}/")
     page.fill("#withdraw-reason", "trained on the test set by mistake")
+    expect(page.locator("#withdraw-warning")).to_have_text(
+        "Withdrawing takes it off every board for good: it cannot be undone (its scores stay "
+        "for you).")
+    # unticked, the browser does not send it (the box is required)...
+    page.locator("#withdraw-button").click()
+    assert page.locator("#withdraw-confirm").evaluate("box => box.validity.valueMissing")
+    assert Submission.objects.get(pk=scored.pk).withdrawn is None
+    # ...nor does the server act on a form sent without it
+    page.locator("#withdraw-confirm").evaluate("box => box.required = false")
+    page.locator("#withdraw-button").click()
+    expect(page.get_by_text('Nothing was done: a withdrawal cannot be undone, so tick "I '
+                            'understand" to withdraw.')).to_be_visible()
+    assert Submission.objects.get(pk=scored.pk).withdrawn is None
+    page.fill("#withdraw-reason", "trained on the test set by mistake")
+    page.locator("#withdraw-confirm").check()
     page.locator("#withdraw-button").click()
     expect(page.get_by_text("The submission is withdrawn: it is off every board.")).to_be_visible()
     expect(page.locator("#withdrawn-reason")).to_have_text(

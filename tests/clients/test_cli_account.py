@@ -102,7 +102,9 @@ def test_it_logs_out_by_revoking_the_token(live_server: LiveServer, tmp_path: Pa
     assert (logout.returncode, json.loads(logout.stdout)) == (
         0, {"url": live_server.url, "revoked": True, "config_removed": True})
     assert not config.exists() and not Token.objects.filter(user=alice).exists()
-    message = "authentication_failed: Invalid token."
+    message = ("authentication_failed: Invalid token. The token is wrong or revoked: run "
+               "`evalserver-client login` for a new one, or set EVALSERVER_TOKEN to a token "
+               "from your profile page.")
     assert (again.returncode, again.stdout, again.stderr) == (3, "", f"error: {message}\n")
     assert again_json.returncode == 3
     assert json.loads(again_json.stdout) == {"error": {

@@ -30,6 +30,9 @@ from .errors import AuthenticationError, ClientError, NetworkError, RefusedError
 __all__ = ["Api", "ClientError"]
 
 USER_AGENT = f"evalserver-client/{__version__}"
+# What to do when the server refuses the token (revoked, or another server's).
+TOKEN_REFUSED_HINT = ("The token is wrong or revoked: run `evalserver-client login` for "
+                      "a new one, or set EVALSERVER_TOKEN to a token from your profile page.")
 RETRIED = (429, 503)
 # a longer wait than this is not worth holding a terminal for: the error is shown instead
 MAX_RETRY_WAIT = 300.0
@@ -163,6 +166,8 @@ def answer(response: requests.Response) -> Any:
         code, message = str(error.get("code", "error")), str(error.get("message", ""))
         field = error.get("field")
         where = f" (field {field})" if field and not message.startswith(f"{field}:") else ""
+        if code == "authentication_failed":  # the server's words say what, not what to do
+            where += f" {TOKEN_REFUSED_HINT}"
         raise kind(f"{code}: {message}{where}", status=status, body=data, code=code)
     if data is None and status != 401:  # a proxy's or another server's page, not ours
         raise NetworkError(f"HTTP {status} {response.reason} (not the evalserver's answer)",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+from datetime import UTC, datetime
 from typing import Any, TextIO
 
 
@@ -82,11 +83,25 @@ def benchmarks_table(benchmarks: list[dict[str, Any]]) -> str:
     return table(["benchmark", "name", "classes", "example sets", "label sets"], rows, left=2)
 
 
+def minutes(stamp: str | None) -> str:
+    """An API time (ISO 8601, with microseconds and its offset) as people read it:
+    "2026-11-29 12:40 UTC"; as it came when it is not one."""
+    if not stamp:
+        return ""
+    try:
+        when = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return stamp
+    if when.utcoffset() is not None:
+        when = when.astimezone(UTC)
+    return when.strftime("%Y-%m-%d %H:%M") + (" UTC" if when.tzinfo else "")
+
+
 def submissions_table(submissions: list[dict[str, Any]]) -> str:
     rows = [[str(s["id"]), s["benchmark"], s["model_name"],
              s["status"] + (" (withdrawn)" if s.get("withdrawn") else ""),
              percent((s.get("scores") or {}).get("original", {}).get("accuracy")),
-             str(s.get("created") or "")] for s in submissions]
+             minutes(s.get("created"))] for s in submissions]
     return table(["id", "benchmark", "model", "status", "original", "created"], rows, left=4)
 
 

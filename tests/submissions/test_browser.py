@@ -71,8 +71,17 @@ def test_it_signs_up_submits_and_shows_the_scored_model_on_the_leaderboard(
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
 
-    # sign up, then log in
+    # the keyboard's first stop skips the header's links to the content (WCAG 2.4.1)
     page.goto(f"{base}/")
+    skip = page.locator("a.skip-link")
+    assert skip.bounding_box()["y"] < 0  # type: ignore[index]  # off screen until focused
+    page.keyboard.press("Tab")
+    expect(skip).to_be_focused()
+    assert skip.bounding_box()["y"] >= 0  # type: ignore[index]
+    page.keyboard.press("Enter")
+    expect(page.locator("main#main")).to_be_focused()
+
+    # sign up, then log in
     page.get_by_role("link", name="Sign up").click()
     page.fill("#id_username", "browser-user")
     page.fill("#id_password1", PASSWORD)

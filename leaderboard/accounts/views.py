@@ -21,8 +21,8 @@ from leaderboard.accounts.forms import LoginForm, SignupForm
 from leaderboard.accounts.selectors import token_get
 from leaderboard.catalog.selectors import benchmark_visible_list
 from leaderboard.notifications.selectors import (
-    EVENTS,
     notification_deliveries_list,
+    notification_events_offered,
     notification_preferences_get,
     webhook_endpoints_list,
 )
@@ -60,7 +60,7 @@ def _notification_choices(user: User) -> list[dict[str, object]]:
     """The opt-in table's rows: each event, its label and both channels' state."""
     chosen = notification_preferences_get(user=user)
     return [{"event": event.value, "label": event.label, **chosen[event.value]}
-            for event in EVENTS]
+            for event in notification_events_offered(user=user)]
 
 
 def _client_submit(request: HttpRequest, user: User) -> dict[str, str]:

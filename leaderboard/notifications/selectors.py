@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.contrib.auth.models import User
 from django.db.models import Q, QuerySet
 
+from leaderboard.common.roles import user_is_reviewer
 from leaderboard.notifications.models import (
     Event,
     NotificationDelivery,
@@ -14,6 +15,14 @@ from leaderboard.notifications.models import (
 
 # The events a user may opt into (a test event is sent on demand only).
 EVENTS = tuple(event for event in Event if event != Event.TEST)
+# Sent to maintainers only (docs/api.md §10): not offered to anyone else.
+MAINTAINER_EVENTS = frozenset({Event.REVIEW_QUEUE_GREW})
+
+
+def notification_events_offered(*, user: User) -> tuple[Event, ...]:
+    """The events this user's opt-in table offers: a maintainers' event to maintainers."""
+    maintainer = user_is_reviewer(user)
+    return tuple(event for event in EVENTS if maintainer or event not in MAINTAINER_EVENTS)
 
 
 def notification_preferences_get(*, user: User) -> dict[str, dict[str, bool]]:

@@ -12,7 +12,7 @@ from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
 from leaderboard.common.errors import ServiceError
-from leaderboard.notifications.selectors import EVENTS
+from leaderboard.notifications.selectors import notification_events_offered
 from leaderboard.notifications.services import (
     notification_preference_update,
     webhook_endpoint_create,
@@ -73,7 +73,7 @@ def notification_preferences_save(request: HttpRequest) -> HttpResponse:
     """The page's opt-in table: one checkbox per event and channel, named
     `<event>:email` / `<event>:webhook`; an unticked box opts out."""
     user = _user(request)
-    for event in EVENTS:
+    for event in notification_events_offered(user=user):
         notification_preference_update(
             user=user, event=event.value, email=f"{event.value}:email" in request.POST,
             webhook=f"{event.value}:webhook" in request.POST)

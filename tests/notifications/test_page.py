@@ -3,13 +3,16 @@ a test event, see the delivery log with each try's HTTP status."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import Group
 from django.test import Client
 from pytest_django.fixtures import Settings
 
 from leaderboard.catalog.models import Benchmark
+from leaderboard.common.roles import REVIEWERS_GROUP
 from leaderboard.notifications.models import DeliveryAttempt, WebhookEndpoint
 from leaderboard.notifications.selectors import EVENTS, notification_preferences_get
 from tests import factories
@@ -55,7 +58,10 @@ def test_it_saves_the_opt_ins_ticked_on_the_page() -> None:
     client = Client()
     client.force_login(user)
     page = client.get("/profile/").content.decode()
-    assert page.count('type="checkbox" name="') == 2 * len(EVENTS)
+    # every event but the maintainers' review.queue_grew, on two channels
+    assert re.findall(r'type="checkbox" name="([^"]+):email"', page) == [
+        "submission.scored", "submission.failed", "scores.changed", "review.decided"]
+    assert page.count('type="checkbox" name="') == 2 * (len(EVENTS) - 1)
     assert " checked" not in page
 
     saved = client.post("/profile/notifications/", {"submission.scored:email": "on",
@@ -114,3 +120,24 @@ def test_it_adds_a_webhook_for_one_benchmark_and_removes_it(settings: Settings) 
     assert "no such webhook endpoint" in refused.content.decode()
     assert WebhookEndpoint.objects.count() == 1
     assert client.get(f"/profile/webhooks/{every.pk}/remove/").status_code == 405
+
+
+def test_it_offers_the_review_queue_event_to_maintainers_only() -> None:
+    reviewer = factories.user_create("queue-watcher")
+    reviewer.groups.add(Group.objects.get_or_create(name=REVIEWERS_GROUP)[0])
+    participant = factories.user_create("participant")
+    offered = {}
+    for user in (reviewer, participant):
+        client = Client()
+        client.force_login(user)
+        page = client.get("/profile/").content.decode()
+        offered[user.username] = re.findall(r'type="checkbox" name="([^"]+):email"', page)
+        # a participant's form cannot opt into it either: the save reads the offered events
+        client.post("/profile/notifications/", {"review.queue_grew:email": "on"})
+    assert offered == {
+        "queue-watcher": ["submission.scored", "submission.failed", "scores.changed",
+                          "review.decided", "review.queue_grew"],
+        "participant": ["submission.scored", "submission.failed", "scores.changed",
+                        "review.decided"]}
+    assert notification_preferences_get(user=reviewer)["review.queue_grew"]["email"] is True
+    assert notification_preferences_get(user=participant)["review.queue_grew"]["email"] is False

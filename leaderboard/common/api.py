@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any, NoReturn, cast
+from typing import Any, NoReturn
 
 from django.contrib.auth.models import User
 from drf_spectacular.utils import OpenApiResponse
@@ -89,7 +89,7 @@ class QueryIntegerField(serializers.IntegerField):
     def to_internal_value(self, data: Any) -> int:
         if isinstance(data, str) and not _QUERY_INTEGER.fullmatch(data):
             self.fail("invalid")
-        return cast(int, super().to_internal_value(data))
+        return super().to_internal_value(data)
 
 
 _QUERY_INTEGER = re.compile(r"-?[0-9]+")

@@ -49,6 +49,9 @@ class LeaderboardColumn:
     # reference family: docs/families.md), or for a hidden label set's revealed private part,
     # its public part (the shake-up: docs/metrics.md §17.4).
     shift_from: str = field(kw_only=True)
+    # A hidden label set's release mechanism ("exact", "ladder", "parameter_free"): its cells
+    # are released figures, not scores (docs/metrics.md §17.1); "" for every other column.
+    release: str = field(kw_only=True, default="")
 
     @property
     def rescoring(self) -> bool:
@@ -197,7 +200,8 @@ def leaderboard_get(*, benchmark: Benchmark, sort: str | None = None,
         LeaderboardColumn(ls.slug, ls.name, v.number,
                           None if ls.labels_hidden else v.content_hash,
                           None if pending is None else pending.number,
-                          ci_method=_ci_method(ls, v), shift_from=reference)
+                          ci_method=_ci_method(ls, v), shift_from=reference,
+                          release=ls.release if ls.labels_hidden else "")
         for ls, v, pending in columns] + [
         LeaderboardColumn(c.slug, c.name, c.version.number, None,  # a hidden label set's
                           shift_from=c.public_slug) for c in hidden.private],

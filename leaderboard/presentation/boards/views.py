@@ -119,6 +119,19 @@ def _pages(number: int, page_count: int, total: int, size: int,
     }
 
 
+# What a hidden label set's column shows, by its release mechanism (docs/metrics.md §17.1).
+RELEASED_FIGURES = {
+    "exact": "each submission's accuracy as scored, one row per submission",
+    "ladder": ("the Ladder's: a submission's number is released only when it beats its "
+               "participant's released best by the step, and the board shows each "
+               "participant's released best, one row per participant"),
+    "parameter_free": ("the parameter-free Ladder's: a submission's number is released only "
+                       "when it beats its participant's released best by more than the noise "
+                       "of the difference, and the board shows each participant's released "
+                       "best, one row per participant"),
+}
+
+
 def _board_html(benchmark: Benchmark, board: Leaderboard, version: str | None,
                 number: int, size: int) -> str:
     keep = {"version": version} if version else {}
@@ -135,8 +148,11 @@ def _board_html(benchmark: Benchmark, board: Leaderboard, version: str | None,
     def url(n: int) -> str:
         return "?" + urlencode({"sort": board.sort, **keep, "page": str(n)})
 
+    released = [{"slug": c.slug, "figures": RELEASED_FIGURES[c.release]}
+                for c in board.columns if c.release]
     return render_to_string("leaderboard/_board.html", {
         "benchmark": benchmark, "board": board, "headers": headers, "rows": rows,
+        "released": released,
         "version": version, "pages": _pages(number, page_count, len(board.rows), size, url),
         "csv_query": urlencode({"sort": board.sort, **keep}),
     })

@@ -41,8 +41,14 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":  # noqa:
     # naming itself, instead of holding its locks until pytest-timeout and stalling every later
     # test of its process behind them, as it once did until CI's time ran out. The processes
     # a test starts with these settings (Celery workers, gunicorn) get the limit too.
+    # Every statement planned for its own parameters and the tables' current size
+    # (plan_cache_mode): a test process's connection lives through hundreds of tests, and a
+    # generic plan cached while a table was small (the foreign-key checks' `WHERE id = $1`
+    # on review items, planned as a scan after a few rows) was reused for the ~49,000 links
+    # an ImageNet scoring writes: their deferred checks at the test's end ran past the
+    # limit above, depending on which tests the process had run before.
     DATABASES["default"].setdefault("OPTIONS", {})["options"] = (  # noqa: F405
-        "-c statement_timeout=120s")
+        "-c statement_timeout=120s -c plan_cache_mode=force_custom_plan")
 
 # WhiteNoise warns at start-up when STATIC_ROOT is missing (collectstatic has not run in a
 # fresh checkout); tests serve app static files through the finders instead.

@@ -89,7 +89,7 @@ def minutes(stamp: str | None) -> str:
     if not stamp:
         return ""
     try:
-        when = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+        when = datetime.fromisoformat(stamp)  # 3.11 reads a "Z" too
     except ValueError:
         return stamp
     if when.utcoffset() is not None:

@@ -95,10 +95,13 @@ def _not_rerunnable(submission: Submission) -> str:
             "fix the file and submit again")
 
 
-def submission_withdraw(*, submission: Submission, user: User, reason: str = "") -> Submission:
+def submission_withdraw(*, submission: Submission, user: User, reason: str = "",
+                        confirmed: bool = True) -> Submission:
     """Take a submission off every board for good, by its owner (any reason, or none) or a
     maintainer (a reason required: its owner sees it). Its scores stay, for its owner; a
-    queued one is cancelled as well, so no worker scores it. 409 `already_withdrawn`."""
+    queued one is cancelled as well, so no worker scores it. 409 `already_withdrawn`.
+    `confirmed` False (the page's "I understand" unticked): `not_confirmed`, nothing done,
+    after the refusals above, which it would otherwise hide."""
     reason = reason.strip()
     if submission.owner_id != user.pk:
         if not user_is_maintainer(user):
@@ -107,6 +110,9 @@ def submission_withdraw(*, submission: Submission, user: User, reason: str = "")
         if not reason:
             raise SubmissionError("missing_reason", "say why: the submitter sees the reason",
                                   field="reason")
+    if not confirmed:
+        raise SubmissionError("not_confirmed", "Nothing was done: a withdrawal cannot be "
+                              "undone, so tick \"I understand\" to withdraw.")
     now = timezone.now()
     with transaction.atomic():
         if not Submission.objects.filter(pk=submission.pk, withdrawn__isnull=True).update(

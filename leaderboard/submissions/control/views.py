@@ -16,7 +16,6 @@ from leaderboard.submissions.control.services import (
     submission_cancel,
     submission_rerun,
     submission_withdraw,
-    user_is_maintainer,
 )
 from leaderboard.submissions.file_checks import SubmissionError
 from leaderboard.submissions.models import Submission
@@ -40,26 +39,16 @@ def _act(request: HttpRequest, submission_id: int, done: str,
     return redirect("submission_detail", submission_id=submission_id)
 
 
-# A withdrawal cannot be undone, so the form asks for a ticked box (a browser that ignores
-# `required`, or a crafted POST, gets this and nothing is done); after the refusal of whoever
-# may not withdraw at all, whose answer it would otherwise hide.
-NOT_CONFIRMED = ("Nothing was done: a withdrawal cannot be undone, so tick \"I understand\" "
-                 "to withdraw.")
-
-
 @login_required
 @require_POST
 def submission_withdraw_page(request: HttpRequest, submission_id: int) -> HttpResponse:
+    # A withdrawal cannot be undone, so the form asks for a ticked box, checked here too (a
+    # browser that ignores `required`, or a crafted POST)
     reason = request.POST.get("reason", "")[:2000]
     confirmed = request.POST.get("confirm") == "yes"
-
-    def withdraw(submission: Submission, user: User) -> Submission:
-        if not confirmed and (submission.owner_id == user.pk or user_is_maintainer(user)):
-            raise SubmissionError("not_confirmed", NOT_CONFIRMED)
-        return submission_withdraw(submission=submission, user=user, reason=reason)
-
     return _act(request, submission_id, "The submission is withdrawn: it is off every board.",
-                withdraw)
+                lambda s, u: submission_withdraw(submission=s, user=u, reason=reason,
+                                                 confirmed=confirmed))
 
 
 @login_required

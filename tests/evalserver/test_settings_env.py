@@ -6,15 +6,17 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import pytest
+
+from tests.evalserver.settings_probe import Evaluation, SettingsProbe
 from tests.helpers import PROJECT_ROOT
 
-PRINT_SETTINGS = """
-import json, django
-django.setup()
-from django.conf import settings as s
-print(json.dumps({
+# The settings read by the settings probe (tests/evalserver/settings_probe.py: the settings
+# imported afresh under each test's environment, without setting up every app).
+READ_SETTINGS = """{
     "DEBUG": s.DEBUG,
     "ALLOWED_HOSTS": s.ALLOWED_HOSTS,
     "DATABASE": [s.DATABASES["default"]["ENGINE"], str(s.DATABASES["default"]["NAME"])],
@@ -26,8 +28,7 @@ print(json.dumps({
     "MAX_UPLOAD": s.EVALSERVER_MAX_UPLOAD_BYTES,
     "STORAGE": s.STORAGES["default"],
     "THROTTLE_RATES": s.EVALSERVER_THROTTLE_RATES,
-}))
-"""
+}"""
 
 SETTINGS_VARIABLES = (
     "SECRET_KEY", "DEBUG", "ALLOWED_HOSTS", "DATABASE_URL", "REDIS_URL", "MEDIA_ROOT",
@@ -36,48 +37,57 @@ SETTINGS_VARIABLES = (
 )
 
 
-def run_settings(**variables: str) -> subprocess.CompletedProcess[str]:
-    """Import evalserver.settings in a fresh interpreter with exactly these settings variables."""
-    env = {k: v for k, v in os.environ.items() if k not in SETTINGS_VARIABLES}
-    env.update(variables, DJANGO_SETTINGS_MODULE="evalserver.settings")
-    return subprocess.run(
-        [sys.executable, "-c", PRINT_SETTINGS], cwd=PROJECT_ROOT, env=env,
-        capture_output=True, text=True, timeout=60,
-    )
+RunSettings = Callable[..., Evaluation]
 
 
-def test_it_fails_loudly_on_a_non_integer_upload_limit() -> None:
+@pytest.fixture(scope="module")
+def probe() -> Iterator[SettingsProbe]:
+    with SettingsProbe() as probe:
+        yield probe
+
+
+@pytest.fixture
+def run_settings(probe: SettingsProbe) -> RunSettings:
+    """Import evalserver.settings afresh with exactly these settings variables."""
+    def run(**variables: str) -> Evaluation:
+        env = {k: v for k, v in os.environ.items() if k not in SETTINGS_VARIABLES}
+        env.update(variables, DJANGO_SETTINGS_MODULE="evalserver.settings")
+        return probe.evaluate(env, READ_SETTINGS)
+    return run
+
+
+def test_it_fails_loudly_on_a_non_integer_upload_limit(run_settings: RunSettings) -> None:
     result = run_settings(SECRET_KEY="x" * 50, EVALSERVER_MAX_UPLOAD_BYTES="abc")
 
-    assert result.returncode != 0
-    assert "ImproperlyConfigured" in result.stderr
-    assert "EVALSERVER_MAX_UPLOAD_BYTES='abc' is not valid: expected an integer" in result.stderr
+    assert result.failed
+    assert "ImproperlyConfigured" in result.output
+    assert "EVALSERVER_MAX_UPLOAD_BYTES='abc' is not valid: expected an integer" in result.output
 
 
-def test_it_lists_every_bad_value_at_once() -> None:
+def test_it_lists_every_bad_value_at_once(run_settings: RunSettings) -> None:
     result = run_settings(
         DEBUG="maybe", DATABASE_URL="mongo://u:hunter2@db/x", REDIS_URL="http://cache:6379",
         EVALSERVER_MAX_UPLOAD_BYTES="0",
     )
 
-    assert result.returncode != 0
+    assert result.failed
     for name in ("DEBUG='maybe'", "SECRET_KEY is not set", "DATABASE_URL=", "REDIS_URL=",
                  "EVALSERVER_MAX_UPLOAD_BYTES='0'"):
-        assert name in result.stderr
-    assert "hunter2" not in result.stderr
+        assert name in result.output
+    assert "hunter2" not in result.output
 
 
-def test_it_requires_a_secret_key_unless_debug() -> None:
-    assert run_settings().returncode != 0
-    assert "SECRET_KEY is not set" in run_settings().stderr
-    assert run_settings(DEBUG="true").returncode == 0
+def test_it_requires_a_secret_key_unless_debug(run_settings: RunSettings) -> None:
+    assert run_settings().failed
+    assert "SECRET_KEY is not set" in run_settings().output
+    assert not run_settings(DEBUG="true").failed
 
 
-def test_it_has_working_defaults() -> None:
+def test_it_has_working_defaults(run_settings: RunSettings) -> None:
     result = run_settings(SECRET_KEY="x" * 50)
 
-    assert result.returncode == 0, result.stderr
-    values = json.loads(result.stdout)
+    assert not result.failed, result.output
+    values = result.values
     assert values["DEBUG"] is False
     assert values["ALLOWED_HOSTS"] == ["localhost", "127.0.0.1", "[::1]"]
     assert values["DATABASE"] == ["django.db.backends.sqlite3",
@@ -91,7 +101,8 @@ def test_it_has_working_defaults() -> None:
                                  "OPTIONS": {}}
 
 
-def test_it_reads_each_setting_from_the_environment(tmp_path: Path) -> None:
+def test_it_reads_each_setting_from_the_environment(
+        tmp_path: Path, run_settings: RunSettings) -> None:
     result = run_settings(
         SECRET_KEY="x" * 50, DEBUG="on", ALLOWED_HOSTS="evals.example.org, localhost",
         DATABASE_URL="postgres://evals:pw@db.internal:5433/evals",
@@ -102,8 +113,8 @@ def test_it_reads_each_setting_from_the_environment(tmp_path: Path) -> None:
         EVALSERVER_STORAGE_OPTIONS='{"bucket_name": "evalserver-media"}',
     )
 
-    assert result.returncode == 0, result.stderr
-    values = json.loads(result.stdout)
+    assert not result.failed, result.output
+    values = result.values
     assert values["DEBUG"] is True
     assert values["ALLOWED_HOSTS"] == ["evals.example.org", "localhost"]
     assert values["DATABASE"] == ["django.db.backends.postgresql", "evals"]
@@ -153,63 +164,63 @@ def test_it_fails_loudly_when_the_s3_storage_is_named_without_django_storages() 
             "django-storages[s3] (pip install -r requirements.txt)") in result.stderr
 
 
-def test_it_fails_loudly_on_an_unknown_inference_device() -> None:
+def test_it_fails_loudly_on_an_unknown_inference_device(run_settings: RunSettings) -> None:
     result = run_settings(SECRET_KEY="x" * 50, EVALSERVER_INFERENCE_DEVICE="tpu")
 
-    assert result.returncode != 0
+    assert result.failed
     assert ("EVALSERVER_INFERENCE_DEVICE='tpu' is not valid: expected one of auto, cpu, cuda"
-            in result.stderr)
+            in result.output)
 
 
-def test_it_fails_loudly_on_a_bad_storage_setting() -> None:
+def test_it_fails_loudly_on_a_bad_storage_setting(run_settings: RunSettings) -> None:
     result = run_settings(SECRET_KEY="x" * 50, EVALSERVER_STORAGE_BACKEND="s3 please",
                           EVALSERVER_STORAGE_OPTIONS='["bucket"]')
 
-    assert result.returncode != 0
+    assert result.failed
     assert ("EVALSERVER_STORAGE_BACKEND='s3 please' is not valid: expected a dotted import path "
-            "such as django.core.files.storage.FileSystemStorage") in result.stderr
+            "such as django.core.files.storage.FileSystemStorage") in result.output
     assert ("""EVALSERVER_STORAGE_OPTIONS='["bucket"]' is not valid: expected a JSON object """
-            """such as {"bucket_name": "media"}""") in result.stderr
+            """such as {"bucket_name": "media"}""") in result.output
 
 
-def test_it_fails_loudly_on_bad_upload_limits_and_proxies() -> None:
+def test_it_fails_loudly_on_bad_upload_limits_and_proxies(run_settings: RunSettings) -> None:
     result = run_settings(SECRET_KEY="x" * 50, EVALSERVER_UPLOAD_STALL_TIMEOUT="0",
                           EVALSERVER_UPLOAD_DEADLINE="soon",
                           EVALSERVER_TRUSTED_PROXIES="10.0.0.0/8,the proxy")
 
-    assert result.returncode != 0
+    assert result.failed
     for line in ("EVALSERVER_UPLOAD_STALL_TIMEOUT='0' is not valid: expected an integer >= 1",
                  "EVALSERVER_UPLOAD_DEADLINE='soon' is not valid: expected an integer",
                  "EVALSERVER_TRUSTED_PROXIES='10.0.0.0/8,the proxy' is not valid: expected "
                  "comma-separated IP addresses or networks such as 172.16.0.0/12,10.0.0.5"):
-        assert line in result.stderr
+        assert line in result.output
 
 
-def test_it_reads_the_rate_limits() -> None:
+def test_it_reads_the_rate_limits(run_settings: RunSettings) -> None:
     default = run_settings(SECRET_KEY="x" * 50)
     chosen = run_settings(SECRET_KEY="x" * 50, EVALSERVER_THROTTLE_ANON="30/Min",
                           EVALSERVER_THROTTLE_USER="none", EVALSERVER_THROTTLE_UPLOADS="5 / day",
                           EVALSERVER_THROTTLE_TOKEN="1/s")
 
-    assert default.returncode == 0, default.stderr
-    assert json.loads(default.stdout)["THROTTLE_RATES"] == {
+    assert not default.failed, default.output
+    assert default.values["THROTTLE_RATES"] == {
         "anon": "120/minute", "user": "600/minute", "uploads": "60/hour", "token": "20/minute"}
-    assert chosen.returncode == 0, chosen.stderr
-    assert json.loads(chosen.stdout)["THROTTLE_RATES"] == {
+    assert not chosen.failed, chosen.output
+    assert chosen.values["THROTTLE_RATES"] == {
         "anon": "30/min", "user": None, "uploads": "5/day", "token": "1/s"}
 
 
-def test_it_fails_loudly_on_bad_rate_limits() -> None:
+def test_it_fails_loudly_on_bad_rate_limits(run_settings: RunSettings) -> None:
     result = run_settings(SECRET_KEY="x" * 50, EVALSERVER_THROTTLE_ANON="10/month",
                           EVALSERVER_THROTTLE_USER="many", EVALSERVER_THROTTLE_UPLOADS="0/hour",
                           EVALSERVER_THROTTLE_TOKEN="-1/minute")
 
-    assert result.returncode != 0
-    assert "ImproperlyConfigured" in result.stderr
+    assert result.failed
+    assert "ImproperlyConfigured" in result.output
     for name, value in (("ANON", "10/month"), ("USER", "many"), ("UPLOADS", "0/hour"),
                         ("TOKEN", "-1/minute")):
         assert (f"EVALSERVER_THROTTLE_{name}={value!r} is not valid: expected a rate such as "
-                "100/minute (a count per second, minute, hour or day) or none") in result.stderr
+                "100/minute (a count per second, minute, hour or day) or none") in result.output
 
 
 def _gunicorn_config(**variables: str) -> subprocess.CompletedProcess[str]:

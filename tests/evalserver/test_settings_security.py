@@ -3,15 +3,16 @@ only DEBUG, SECRET_KEY and ALLOWED_HOSTS set); each https setting has its own of
 
 from __future__ import annotations
 
-import json
 import os
 import secrets
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.evalserver.settings_probe import SettingsProbe
 from tests.helpers import PROJECT_ROOT
 
 # The https settings and the `check --deploy` warning each one silences when it is on
@@ -24,15 +25,12 @@ SWITCHES = {
     "SESSION_COOKIE_SECURE": "security.W012",
     "CSRF_COOKIE_SECURE": "security.W016",
 }
-PRINT_HTTPS_SETTINGS = """
-import json, django
-django.setup()
-from django.conf import settings as s
-names = ("SECURE_SSL_REDIRECT SECURE_HSTS_SECONDS SECURE_HSTS_INCLUDE_SUBDOMAINS "
-         "SECURE_HSTS_PRELOAD SESSION_COOKIE_SECURE CSRF_COOKIE_SECURE "
-         "SECURE_PROXY_SSL_HEADER").split()
-print(json.dumps({name: getattr(s, name) for name in names}))
-"""
+# The https settings, read by the settings probe (tests/evalserver/settings_probe.py: the
+# settings imported afresh under each test's environment, without setting up every app).
+READ_HTTPS_SETTINGS = """{name: getattr(s, name) for name in (
+    "SECURE_SSL_REDIRECT", "SECURE_HSTS_SECONDS", "SECURE_HSTS_INCLUDE_SUBDOMAINS",
+    "SECURE_HSTS_PRELOAD", "SESSION_COOKIE_SECURE", "CSRF_COOKIE_SECURE",
+    "SECURE_PROXY_SSL_HEADER")}"""
 
 
 def _clean_env(home: Path, **variables: str) -> dict[str, str]:
@@ -52,11 +50,23 @@ def _check_deploy(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
         cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, timeout=120)
 
 
-def _https_settings(env: dict[str, str]) -> dict[str, object]:
-    done = subprocess.run([sys.executable, "-c", PRINT_HTTPS_SETTINGS], cwd=PROJECT_ROOT,
-                          env=env, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    return dict(json.loads(done.stdout))
+HttpsSettings = Callable[[dict[str, str]], dict[str, object]]
+
+
+@pytest.fixture(scope="module")
+def probe() -> Iterator[SettingsProbe]:
+    with SettingsProbe() as probe:
+        yield probe
+
+
+@pytest.fixture
+def https_settings(probe: SettingsProbe) -> HttpsSettings:
+    """The https settings imported under exactly `env`, which must import."""
+    def read(env: dict[str, str]) -> dict[str, object]:
+        result = probe.evaluate(env, READ_HTTPS_SETTINGS)
+        assert not result.failed, result.output
+        return dict(result.values)
+    return read
 
 
 @pytest.mark.slow
@@ -68,8 +78,9 @@ def test_it_passes_check_deploy_with_only_debug_secret_key_and_allowed_hosts(
     assert "System check identified no issues" in done.stdout
 
 
-def test_it_is_secure_by_default_without_debug(tmp_path: Path) -> None:
-    assert _https_settings(_production(tmp_path)) == {
+def test_it_is_secure_by_default_without_debug(
+        tmp_path: Path, https_settings: HttpsSettings) -> None:
+    assert https_settings(_production(tmp_path)) == {
         "SECURE_SSL_REDIRECT": True,
         "SECURE_HSTS_SECONDS": 31_536_000,
         "SECURE_HSTS_INCLUDE_SUBDOMAINS": True,
@@ -80,8 +91,9 @@ def test_it_is_secure_by_default_without_debug(tmp_path: Path) -> None:
     }
 
 
-def test_it_turns_every_https_setting_off_under_debug(tmp_path: Path) -> None:
-    assert _https_settings(_clean_env(tmp_path, DEBUG="true")) == {
+def test_it_turns_every_https_setting_off_under_debug(
+        tmp_path: Path, https_settings: HttpsSettings) -> None:
+    assert https_settings(_clean_env(tmp_path, DEBUG="true")) == {
         "SECURE_SSL_REDIRECT": False,
         "SECURE_HSTS_SECONDS": 0,
         "SECURE_HSTS_INCLUDE_SUBDOMAINS": False,
@@ -95,11 +107,12 @@ def test_it_turns_every_https_setting_off_under_debug(tmp_path: Path) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize(("name", "warning"), sorted(SWITCHES.items()))
 def test_it_turns_each_https_setting_off_by_its_variable(
-        tmp_path: Path, name: str, warning: str) -> None:
+        tmp_path: Path, https_settings: HttpsSettings,
+        name: str, warning: str) -> None:
     off = "0" if name == "SECURE_HSTS_SECONDS" else "false"
     env = _production(tmp_path, **{name: off})
 
-    values = _https_settings(env)
+    values = https_settings(env)
     done = _check_deploy(env)
 
     assert values[name] in (False, 0)
@@ -112,19 +125,19 @@ def test_it_turns_each_https_setting_off_by_its_variable(
     assert done.stderr.count("(security.W") == 1, done.stderr
 
 
-def test_it_stops_trusting_x_forwarded_proto_when_told(tmp_path: Path) -> None:
-    values = _https_settings(_production(tmp_path, SECURE_PROXY_SSL_HEADER="off"))
+def test_it_stops_trusting_x_forwarded_proto_when_told(
+        tmp_path: Path, https_settings: HttpsSettings) -> None:
+    values = https_settings(_production(tmp_path, SECURE_PROXY_SSL_HEADER="off"))
 
     assert values["SECURE_PROXY_SSL_HEADER"] is None
     assert values["SECURE_SSL_REDIRECT"] is True
 
 
-def test_it_fails_loudly_on_a_bad_https_setting(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", PRINT_HTTPS_SETTINGS], cwd=PROJECT_ROOT,
-        env=_production(tmp_path, SECURE_SSL_REDIRECT="maybe", SECURE_HSTS_SECONDS="-1"),
-        capture_output=True, text=True, timeout=60)
+def test_it_fails_loudly_on_a_bad_https_setting(tmp_path: Path, probe: SettingsProbe) -> None:
+    result = probe.evaluate(
+        _production(tmp_path, SECURE_SSL_REDIRECT="maybe", SECURE_HSTS_SECONDS="-1"),
+        READ_HTTPS_SETTINGS)
 
-    assert done.returncode != 0
-    assert "SECURE_SSL_REDIRECT='maybe' is not valid: expected one of" in done.stderr
-    assert "SECURE_HSTS_SECONDS='-1' is not valid: expected an integer >= 0" in done.stderr
+    assert result.failed
+    assert "SECURE_SSL_REDIRECT='maybe' is not valid: expected one of" in result.output
+    assert "SECURE_HSTS_SECONDS='-1' is not valid: expected an integer >= 0" in result.output

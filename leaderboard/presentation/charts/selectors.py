@@ -68,6 +68,9 @@ class PlotQueryError(ValueError):
 
 @dataclass(frozen=True)
 class PlotChoices:
+    """What each chart of a benchmark can show (`plot_choices`): a page that draws several
+    charts reads them once and hands them to each selector as `choices`."""
+
     new_test_sets: list[tuple[str, str]]  # (slug, name), the default first
     label_sets: list[tuple[str, str]]
     corrected: str | None  # the slug of the benchmark's corrected label set, if any
@@ -161,12 +164,12 @@ def fit_scale_check(scale: str) -> None:
                              + ", ".join(FIT_SCALES), "scale")
 
 
-def new_test_set_plot(*, benchmark: Benchmark, label_set: str,
-                      scale: str = "linear") -> dict[str, Any]:
+def new_test_set_plot(*, benchmark: Benchmark, label_set: str, scale: str = "linear",
+                      choices: PlotChoices | None = None) -> dict[str, Any]:
     """Original (x) against new-test-set (y) accuracy with the fit on `scale` (None under 3
     points or one distinct x); each point's `predicted` and `residual` = y - predicted. Off
     `linear`, a point at an accuracy of 0 or 1 stays on the chart but out of the fit."""
-    _check(plot_choices(benchmark=benchmark).new_test_sets, label_set, "new test set")
+    _check((choices or plot_choices(benchmark=benchmark)).new_test_sets, label_set, "new test set")
     fit_scale_check(scale)
 
     def build() -> dict[str, Any]:
@@ -209,8 +212,9 @@ def submission_effective_robustness(*, submission: Submission,
     benchmark = submission.benchmark
     own = submission_scores(submission=submission)
     out = []
-    for slug, name in plot_choices(benchmark=benchmark).new_test_sets:
-        plot = new_test_set_plot(benchmark=benchmark, label_set=slug, scale=scale)
+    choices = plot_choices(benchmark=benchmark)
+    for slug, name in choices.new_test_sets:
+        plot = new_test_set_plot(benchmark=benchmark, label_set=slug, scale=scale, choices=choices)
         fit, reference = plot["fit"], plot["x"]["label_set"]  # x: the reference label set
         mine = next((p for p in plot["points"] if p["submission_id"] == submission.pk), None)
         if mine is None and reference in own and slug in own:
@@ -232,12 +236,13 @@ def submission_effective_robustness(*, submission: Submission,
 # ---------------------------------------------------------------- other label sets, ranks
 
 
-def label_set_plot(*, benchmark: Benchmark, label_set: str) -> dict[str, Any]:
+def label_set_plot(*, benchmark: Benchmark, label_set: str,
+                   choices: PlotChoices | None = None) -> dict[str, Any]:
     """Original (x) against another label set (y) of the same images: accuracies with their
     intervals, and ranks among the plotted submissions (1 = best, ties share the better rank).
     `shift` = original rank - this rank (positive: moved up); `swapped_pairs` counts the pairs
     of submissions whose order the two label sets reverse."""
-    _check(plot_choices(benchmark=benchmark).label_sets, label_set, "label set")
+    _check((choices or plot_choices(benchmark=benchmark)).label_sets, label_set, "label set")
 
     def build() -> dict[str, Any]:
         board = _board(benchmark)
@@ -307,15 +312,15 @@ def _noise_inputs(benchmark: Benchmark, corrected: str,
     return out
 
 
-def noise_prevalence_plot(*, benchmark: Benchmark, ids: Sequence[int] | None = None
-                          ) -> dict[str, Any]:
+def noise_prevalence_plot(*, benchmark: Benchmark, ids: Sequence[int] | None = None,
+                          choices: PlotChoices | None = None) -> dict[str, Any]:
     """Each chosen submission's accuracy on original and on corrected labels as |B| shrinks,
     against the noise prevalence N = |C| / (|C| + kept |B|), sampled at CURVE_POINTS values of
     N evenly spaced from |C| / |P| to 1; and every crossing of two submissions' curves (same
     labels) with its removal fraction x, prevalence and accuracy: a crossing strictly inside
     0 < x < 1, where the two swap rank (curves that only meet at an end tie there and are not
     listed). Default submissions: the top DEFAULT_CURVES on the corrected label set."""
-    corrected = plot_choices(benchmark=benchmark).corrected
+    corrected = (choices or plot_choices(benchmark=benchmark)).corrected
     if corrected is None:
         raise PlotQueryError("no_corrected_labels",
                              f"{benchmark.slug} has no corrected label set", "benchmark")

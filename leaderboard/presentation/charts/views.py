@@ -66,11 +66,13 @@ def _link(request: HttpRequest, *, absolute: bool = False) -> Link:
     return link
 
 
-def _data(benchmark: Benchmark, kind: str, label_set: str, scale: str) -> dict[str, Any]:
+def _data(benchmark: Benchmark, kind: str, label_set: str, scale: str,
+          choices: selectors_plots.PlotChoices | None = None) -> dict[str, Any]:
     if kind == "new-test-set":
         return selectors_plots.new_test_set_plot(benchmark=benchmark, label_set=label_set,
-                                                 scale=scale)
-    return selectors_plots.label_set_plot(benchmark=benchmark, label_set=label_set)
+                                                 scale=scale, choices=choices)
+    return selectors_plots.label_set_plot(benchmark=benchmark, label_set=label_set,
+                                          choices=choices)
 
 
 def _scale(request: HttpRequest) -> str:
@@ -119,7 +121,7 @@ def _scatter_sections(request: HttpRequest, benchmark: Benchmark,
             out[key] = None
             continue
         try:
-            data = _data(benchmark, kind, slug, out["scale"])
+            data = _data(benchmark, kind, slug, out["scale"], choices)
         except PlotQueryError as exc:
             out[key] = {"error": exc.message}
             continue
@@ -138,11 +140,13 @@ def _max_prevalence(request: HttpRequest) -> float | None:
     return int(raw) / 100 if raw.isdigit() and 1 <= int(raw) <= 100 else None
 
 
-def _noise_section(request: HttpRequest, benchmark: Benchmark) -> dict[str, Any]:
+def _noise_section(request: HttpRequest, benchmark: Benchmark,
+                   choices: selectors_plots.PlotChoices) -> dict[str, Any]:
     raw = request.GET.get("ids", "")
     try:
         ids = selectors_plots.parse_ids(raw)
-        data = selectors_plots.noise_prevalence_plot(benchmark=benchmark, ids=ids)
+        data = selectors_plots.noise_prevalence_plot(benchmark=benchmark, ids=ids,
+                                                     choices=choices)
     except PlotQueryError as exc:
         return {"error": exc.message, "ids": raw}
     params: dict[str, str] = {"ids": ",".join(map(str, ids))} if ids else {}
@@ -176,7 +180,8 @@ def plots(request: HttpRequest, slug: str) -> HttpResponse:
     choices = selectors_plots.plot_choices(benchmark=benchmark)
     context: dict[str, Any] = {"benchmark": benchmark, "choices": choices,
                                **_scatter_sections(request, benchmark, choices)}
-    context["noise"] = _noise_section(request, benchmark) if choices.noise else None
+    # the page's choices handed to each section: read once, not once a chart
+    context["noise"] = _noise_section(request, benchmark, choices) if choices.noise else None
     # hidden label sets have no plots: the page says so rather than "only original labels"
     context["hidden_label_sets"] = label_set_hidden_count(benchmark=benchmark)
     context["class_mean_label_sets"] = label_set_class_mean_slugs(benchmark=benchmark)

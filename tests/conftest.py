@@ -25,8 +25,10 @@ from tests.catalog_snapshot import catalog_loaded
 from tests.helpers import PROJECT_ROOT, free_port, process_group_stop
 
 # The fixture of real CIFAR-10 models scored in-process, shared by several domains' tests; the
-# S3 server and storage of the storage tests; each failure reported as it happens.
-pytest_plugins = ["tests.scored_models", "tests.s3_fixtures", "tests.failure_report"]
+# S3 server and storage of the storage tests; the settings imported afresh under an
+# environment (`run_settings`); each failure reported as it happens.
+pytest_plugins = ["tests.scored_models", "tests.s3_fixtures", "tests.settings_fixtures",
+                  "tests.failure_report"]
 
 
 @pytest.fixture(scope="session")

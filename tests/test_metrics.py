@@ -21,6 +21,7 @@ from leaderboard.submissions.models import Submission
 from tests import factories
 from tests.api_support import post_files, write_json
 from tests.conftest import wait_for_status
+from tests.settings_fixtures import RunSettings
 
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
 TOKEN = "a-metrics-token-for-tests-only"
@@ -261,19 +262,18 @@ def test_it_counts_the_sweeps_requeues_and_lost_workers(
 
 # -- settings ----------------------------------------------------------------------------------
 
-def test_it_fails_loudly_on_bad_metrics_settings(tmp_path: Path) -> None:
-    from tests.evalserver.test_settings_env import run_settings
-
+def test_it_fails_loudly_on_bad_metrics_settings(tmp_path: Path,
+                                                run_settings: RunSettings) -> None:
     result = run_settings(SECRET_KEY="x" * 50, EVALSERVER_METRICS_ALLOWED_IPS="10.0.0.0/8,office",
                           EVALSERVER_METRICS_TOKEN="short",
                           PROMETHEUS_MULTIPROC_DIR=str(tmp_path / "missing"),
                           EVALSERVER_METRICS_WORKER_PORT="-1")
 
-    assert result.returncode != 0
+    assert result.failed
     for line in ("EVALSERVER_METRICS_ALLOWED_IPS='10.0.0.0/8,office' is not valid: expected "
                  "comma-separated IP addresses or networks such as 172.16.0.0/12,10.0.0.5",
                  "EVALSERVER_METRICS_TOKEN is too short: expected at least 16 characters",
                  f"PROMETHEUS_MULTIPROC_DIR={tmp_path / 'missing'} is not a folder: create it "
                  "(empty) before starting the server",
                  "EVALSERVER_METRICS_WORKER_PORT='-1' is not valid: expected an integer >= 0"):
-        assert line in result.stderr
+        assert line in result.output

@@ -6,54 +6,10 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import pytest
-
-from tests.evalserver.settings_probe import Evaluation, SettingsProbe
 from tests.helpers import PROJECT_ROOT
-
-# The settings read by the settings probe (tests/evalserver/settings_probe.py: the settings
-# imported afresh under each test's environment, without setting up every app).
-READ_SETTINGS = """{
-    "DEBUG": s.DEBUG,
-    "ALLOWED_HOSTS": s.ALLOWED_HOSTS,
-    "DATABASE": [s.DATABASES["default"]["ENGINE"], str(s.DATABASES["default"]["NAME"])],
-    "REDIS_URL": s.REDIS_URL,
-    "BROKER": s.CELERY_BROKER_URL,
-    "MEDIA_ROOT": str(s.MEDIA_ROOT),
-    "CACHE_DIR": str(s.EVALSERVER_CACHE_DIR),
-    "MULTILABEL": s.EVALSERVER_MULTILABEL_FILE and str(s.EVALSERVER_MULTILABEL_FILE),
-    "MAX_UPLOAD": s.EVALSERVER_MAX_UPLOAD_BYTES,
-    "STORAGE": s.STORAGES["default"],
-    "THROTTLE_RATES": s.EVALSERVER_THROTTLE_RATES,
-}"""
-
-SETTINGS_VARIABLES = (
-    "SECRET_KEY", "DEBUG", "ALLOWED_HOSTS", "DATABASE_URL", "REDIS_URL", "MEDIA_ROOT",
-    "EVALSERVER_DATA_DIR", "EVALSERVER_CACHE_DIR", "EVALSERVER_MULTILABEL_FILE",
-    "EVALSERVER_MAX_UPLOAD_BYTES", "EVALSERVER_STORAGE_BACKEND", "EVALSERVER_STORAGE_OPTIONS",
-)
-
-
-RunSettings = Callable[..., Evaluation]
-
-
-@pytest.fixture(scope="module")
-def probe() -> Iterator[SettingsProbe]:
-    with SettingsProbe() as probe:
-        yield probe
-
-
-@pytest.fixture
-def run_settings(probe: SettingsProbe) -> RunSettings:
-    """Import evalserver.settings afresh with exactly these settings variables."""
-    def run(**variables: str) -> Evaluation:
-        env = {k: v for k, v in os.environ.items() if k not in SETTINGS_VARIABLES}
-        env.update(variables, DJANGO_SETTINGS_MODULE="evalserver.settings")
-        return probe.evaluate(env, READ_SETTINGS)
-    return run
+from tests.settings_fixtures import SETTINGS_VARIABLES, RunSettings
 
 
 def test_it_fails_loudly_on_a_non_integer_upload_limit(run_settings: RunSettings) -> None:

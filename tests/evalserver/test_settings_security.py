@@ -7,7 +7,7 @@ import os
 import secrets
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -53,17 +53,11 @@ def _check_deploy(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
 HttpsSettings = Callable[[dict[str, str]], dict[str, object]]
 
 
-@pytest.fixture(scope="module")
-def probe() -> Iterator[SettingsProbe]:
-    with SettingsProbe() as probe:
-        yield probe
-
-
 @pytest.fixture
-def https_settings(probe: SettingsProbe) -> HttpsSettings:
+def https_settings(settings_probe: SettingsProbe) -> HttpsSettings:
     """The https settings imported under exactly `env`, which must import."""
     def read(env: dict[str, str]) -> dict[str, object]:
-        result = probe.evaluate(env, READ_HTTPS_SETTINGS)
+        result = settings_probe.evaluate(env, READ_HTTPS_SETTINGS)
         assert not result.failed, result.output
         return dict(result.values)
     return read
@@ -133,8 +127,9 @@ def test_it_stops_trusting_x_forwarded_proto_when_told(
     assert values["SECURE_SSL_REDIRECT"] is True
 
 
-def test_it_fails_loudly_on_a_bad_https_setting(tmp_path: Path, probe: SettingsProbe) -> None:
-    result = probe.evaluate(
+def test_it_fails_loudly_on_a_bad_https_setting(tmp_path: Path,
+                                                settings_probe: SettingsProbe) -> None:
+    result = settings_probe.evaluate(
         _production(tmp_path, SECURE_SSL_REDIRECT="maybe", SECURE_HSTS_SECONDS="-1"),
         READ_HTTPS_SETTINGS)
 

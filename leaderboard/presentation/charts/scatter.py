@@ -86,9 +86,11 @@ class Frame:
     def open(self, ident: str, css: str, title: str, desc: str) -> None:
         L = self.L  # noqa: N806 - short, read everywhere below
         self.ident = ident
+        # role "group", not "img": the points are links, and an image's children are not
+        # reachable by assistive technology (WAI-ARIA 1.2, children presentational)
         self.parts += [
             f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {L.width} {self.height}" '
-            f'width="100%" role="img" aria-labelledby="{ident}-title {ident}-desc" '
+            f'width="100%" role="group" aria-labelledby="{ident}-title {ident}-desc" '
             f'class="{css}" font-family="{FONT}" font-size="{L.font_size}">',
             f'<title id="{ident}-title">{escape(title)}</title>',
             f'<desc id="{ident}-desc">{escape(desc)}</desc>', STYLE,

@@ -1,4 +1,5 @@
-"""The public leaderboard of one benchmark: `?sort=<label set>`, `?version=<hash>`, `?page=N`.
+"""The public leaderboard of one benchmark: `?sort=<label set>`, `?version=<hash>`, `?page=N`,
+and `?picked=<id>...`: rows ticked for a comparison (picks.py).
 
 The table (everything below the heading) is the same for every visitor: it is rendered once
 per (benchmark, leaderboard generation, sort, version, page) and kept in the cache
@@ -6,12 +7,13 @@ per (benchmark, leaderboard generation, sort, version, page) and kept in the cac
 user) around it. Pages hold PAGE_SIZE rows; ranks are over the whole leaderboard. A page number
 that is not a whole number from 1 to the last page answers 404 (an empty leaderboard has a
 page 1). A visitor not signed in gets an ETag and a 304 to a revalidation, checked before any
-board is read (conditional.py; docs/api.md §5.2, "Caching").
+board is read (conditional.py; docs/api.md §5.2, "Caching"). A page with `picked` rows
+is rendered afresh, not cached: only the pick form's answer of other than two rows leads there.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from django.contrib.messages import get_messages
@@ -31,6 +33,7 @@ from leaderboard.presentation.boards.conditional import (
     etag_matches,
     not_modified,
 )
+from leaderboard.presentation.boards.picks import board_pick_message, board_picks_read
 from leaderboard.presentation.boards.selectors import (
     Leaderboard,
     LeaderboardQueryError,
@@ -45,6 +48,7 @@ BOARD_PAGE_TEMPLATES = ("leaderboard/leaderboard.html", "leaderboard/base.html")
 BOARD_HTML_MODULES = (__name__, "leaderboard.presentation.boards.selectors",
                       "leaderboard.presentation.boards.rank_ub",
                       "leaderboard.presentation.boards.hidden",
+                      "leaderboard.presentation.boards.picks",
                       "leaderboard.templatetags.leaderboard_extras")
 BOARD_HTML_TEMPLATES = ("leaderboard/_board.html", "leaderboard/_pages.html")
 # Page links around the current page; the first and last are always linked.
@@ -133,7 +137,9 @@ RELEASED_FIGURES = {
 
 
 def _board_html(benchmark: Benchmark, board: Leaderboard, version: str | None,
-                number: int, size: int) -> str:
+                number: int, size: int, picked: Sequence[int] | None = None) -> str:
+    """The table and what surrounds it; `picked`: the rows to render ticked, with what to do
+    when they are not two (None: the cached page, nothing ticked)."""
     keep = {"version": version} if version else {}
     headers = [{
         "column": column,
@@ -150,9 +156,13 @@ def _board_html(benchmark: Benchmark, board: Leaderboard, version: str | None,
 
     released = [{"slug": c.slug, "figures": RELEASED_FIGURES[c.release]}
                 for c in board.columns if c.release]
+    ticked = set(picked or ())
     return render_to_string("leaderboard/_board.html", {
         "benchmark": benchmark, "board": board, "headers": headers, "rows": rows,
-        "released": released,
+        "released": released, "page_number": number, "picked": ticked,
+        "pick_message": None if picked is None else board_pick_message(
+            [f"{r['model_name']} (#{r['submission_id']})" for r in rows
+             if r["submission_id"] in ticked]),
         "version": version, "pages": _pages(number, page_count, len(board.rows), size, url),
         "csv_query": urlencode({"sort": board.sort, **keep}),
     })
@@ -166,6 +176,7 @@ def leaderboard(request: HttpRequest, slug: str) -> HttpResponse:
     sort = request.GET.get("sort") or None  # None: the reference label set (leaderboard_get)
     version = request.GET.get("version") or None
     number = _page_number(request)
+    picked = board_picks_read(request.GET)
     size = PAGE_SIZE
     # Revalidation before any board is read (docs/api.md §5.2, "Caching").
     etag = _page_etag(request, benchmark)
@@ -176,12 +187,12 @@ def leaderboard(request: HttpRequest, slug: str) -> HttpResponse:
         board = leaderboard_get(benchmark=benchmark, sort=sort, version=version)
         if number > 1 and (number - 1) * size >= len(board.rows):
             raise Http404("no such page")
-        return _board_html(benchmark, board, version, number, size)
+        return _board_html(benchmark, board, version, number, size, picked)
 
     try:
-        board_html = cached_render((board_html_format(), benchmark.pk,
-                                    benchmark.leaderboard_generation, sort, version, size,
-                                    number), build)
+        board_html = build() if picked is not None else cached_render(
+            (board_html_format(), benchmark.pk, benchmark.leaderboard_generation, sort,
+             version, size, number), build)
     except LeaderboardQueryError as exc:
         return render(request, "leaderboard/leaderboard.html", {
             "benchmark": benchmark, "error": exc.message}, status=400)

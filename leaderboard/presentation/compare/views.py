@@ -1,7 +1,9 @@
 """The comparison page of two submissions, `/submissions/<id>/compare/<other>/?set=&page=`
 (leaderboard/presentation/compare/selectors.py, docs/metrics.md §10.5), and
 `/submissions/compare/?s=<id>&s=<other>`, where the board's and the submission page's pick
-forms send the two ids: it redirects to the page.
+forms send the two ids: it redirects to the page. The board's form also names its board
+(`board`, `sort`, `version`, `page`): other than two ids go back to that board page with the
+ticked rows still ticked (`?picked=`, boards/picks.py); without a board, a 400 page says why.
 
 Who may see it, as the API: both visible to the visitor (else 404), both scored and of one
 benchmark (else 400, the page saying why). `?page=` that is not a page of the list is 404.
@@ -13,10 +15,12 @@ from typing import Any
 
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import NoReverseMatch, reverse
 from django.utils.http import urlencode
 
 from leaderboard.catalog.selectors import benchmark_class_names
 from leaderboard.common.errors import ServiceError
+from leaderboard.presentation.boards.picks import PICKED_PARAM, submission_id_valid
 from leaderboard.presentation.compare.selectors import (
     Comparison,
     ExamplePage,
@@ -45,14 +49,32 @@ def _refused(request: HttpRequest, exc: ServiceError) -> HttpResponse:
                   status=exc.http_status)
 
 
+def _board_url(request: HttpRequest, ids: list[str]) -> str | None:
+    """The board page the pick form was on, with `ids` ticked; None without a board."""
+    query = request.GET
+    try:
+        path = reverse("leaderboard", args=[query.get("board", "")])
+    except NoReverseMatch:  # no board, or not a slug
+        return None
+    keep = {key: query[key] for key in ("sort", "version") if query.get(key)}
+    if submission_id_valid(query.get("page", "")):
+        keep["page"] = query["page"]
+    picked = [i for i in ids if submission_id_valid(i)] or [""]  # `picked=`: none ticked
+    return f"{path}?{urlencode({**keep, PICKED_PARAM: picked}, doseq=True)}"
+
+
 def submission_compare_pick(request: HttpRequest) -> HttpResponse:
-    """Two ids (`s`, twice) -> their comparison page; anything else is refused with a 400."""
+    """Two ids (`s`, twice) -> their comparison page; anything else back to the board the
+    form was on, still ticked, or refused with a 400 when it names none."""
     ids = [raw.strip().lstrip("#") for raw in request.GET.getlist("s") if raw.strip()]
-    if len(ids) != 2 or not all(i.isdigit() for i in ids):
-        return render(request, "leaderboard/submission_compare.html", {
-            "error": "Pick exactly two submissions to compare (tick two rows of the "
-                     "leaderboard, or give the other submission's number)."}, status=400)
-    return redirect("submission_compare", submission_id=int(ids[0]), other_id=int(ids[1]))
+    if len(ids) == 2 and all(submission_id_valid(i) for i in ids):
+        return redirect("submission_compare", submission_id=int(ids[0]), other_id=int(ids[1]))
+    board = _board_url(request, ids)
+    if board is not None:
+        return redirect(board)
+    return render(request, "leaderboard/submission_compare.html", {
+        "error": "Pick exactly two submissions to compare (tick two rows of the "
+                 "leaderboard, or give the other submission's number)."}, status=400)
 
 
 def _examples_context(comparison: Comparison, examples: ExamplePage) -> dict[str, Any]:

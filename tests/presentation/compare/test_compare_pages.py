@@ -1,5 +1,7 @@
 """The comparison page, the pick forms that lead to it (the board's rows, the submission
-page), and the client's `compare` command; figures against the real CIFAR-10 files."""
+page; the board's compare bar in a browser: tests/presentation/boards/
+test_board_compare_bar.py), and the client's `compare` command; figures against the real
+CIFAR-10 files."""
 
 from __future__ import annotations
 
@@ -85,6 +87,67 @@ def test_it_goes_from_two_picked_ids_to_the_page_and_hides_a_private_one(
     refused = client.get(f"/submissions/{a.pk}/compare/{queued.pk}/")
     assert refused.status_code == 400
     assert "not scored" in refused.content.decode()
+
+
+def _ticked(html: str) -> list[int]:
+    return [int(i) for i in re.findall(
+        r'name="s" value="(\d+)" form="compare-pick" data-model="[^"]*" checked', html)]
+
+
+def _pick_error(html: str) -> str | None:
+    found = re.search(r'<div class="alert alert-error pick-error" role="alert" id="pick-error">'
+                      r"<p>(.*?)</p>", html)
+    return None if found is None else found.group(1)
+
+
+@pytest.mark.django_db
+def test_it_sends_other_than_two_picked_rows_back_to_the_board_still_ticked(
+    client: Client, scored_models: dict[str, Submission]
+) -> None:
+    a, b, c = (scored_models[m] for m in MODELS)
+    board = client.get("/benchmarks/cifar10/?sort=cifar10h").content.decode()
+    # the form names its board page; the cached board ticks nothing and says nothing
+    assert re.search(r'<input type="hidden" name="board" value="cifar10">'
+                     r'<input type="hidden" name="sort" value="cifar10h">', board)
+    assert (_ticked(board), _pick_error(board)) == ([], None)
+    order = [int(i) for i in re.findall(r'<tr data-submission="(\d+)"', board)]
+    names = {s.pk: f"{s.model_name} (#{s.pk})" for s in (a, b, c)}
+    first, second, third = (names[pk] for pk in order)
+
+    three = client.get("/submissions/compare/", {
+        "s": [str(a.pk), str(b.pk), str(c.pk)], "board": "cifar10", "sort": "cifar10h",
+        "page": "1"})
+    assert three.status_code == 302
+    assert three["Location"] == (f"/benchmarks/cifar10/?sort=cifar10h&page=1&picked={a.pk}"
+                                 f"&picked={b.pk}&picked={c.pk}")
+    back = client.get(three["Location"])
+    assert back.status_code == 200
+    html = back.content.decode()
+    assert _ticked(html) == order
+    assert _pick_error(html) == (f"Pick exactly two rows to compare: 3 are ticked ({first}, "
+                                 f"{second} and {third}). Untick one, then Compare.")
+    one = client.get("/submissions/compare/", {"s": str(b.pk), "board": "cifar10"})
+    assert one["Location"] == f"/benchmarks/cifar10/?picked={b.pk}"
+    assert _pick_error(client.get(one["Location"]).content.decode()) == (
+        f"Pick exactly two rows to compare: only {names[b.pk]} is ticked. Tick one more, "
+        "then Compare.")
+    none = client.get("/submissions/compare/", {"board": "cifar10", "version": "",
+                                                "page": "x"})
+    assert none["Location"] == "/benchmarks/cifar10/?picked="
+    assert _pick_error(client.get(none["Location"]).content.decode()) == (
+        "Pick exactly two rows to compare: none is ticked. Tick the Pick box of two rows, "
+        "then Compare.")
+    # two ticked from a board: their comparison, whatever else the form names
+    two = client.get("/submissions/compare/", {"s": [str(c.pk), str(a.pk)], "board": "cifar10",
+                                               "sort": "cifar10h"})
+    assert two["Location"] == f"/submissions/{c.pk}/compare/{a.pk}/"
+    # the cached board is untouched by a page that ticked rows
+    assert _ticked(client.get("/benchmarks/cifar10/?sort=cifar10h").content.decode()) == []
+    # no board, or one that is not a slug: the page that says why; an id int() refuses too
+    for query in ({"s": str(a.pk), "board": "../admin"}, {"s": [str(a.pk), "9" * 5000]}):
+        refused = client.get("/submissions/compare/", query)
+        assert refused.status_code == 400
+        assert "Pick exactly two submissions" in refused.content.decode()
 
 
 @pytest.mark.django_db(transaction=True)

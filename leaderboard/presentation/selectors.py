@@ -127,7 +127,8 @@ def board_summary_from(board: Leaderboard) -> BoardSummary:
     largest = None
     if candidates:
         # the largest move either way; of equal ones, a move up (a model the other labels
-        # favour), then the better rank it moves to, the board's order and the column order
+        # favour), then the better rank it moves to, the better rank it moves from, the older
+        # submission and the board's column order
         row, slug = min(candidates, key=lambda c: (
             -abs(c[0]["rank_shift"][c[1]]), c[0]["rank_shift"][c[1]] < 0,
             c[0]["ranks"][c[1]], c[0]["ranks"][ref], c[0]["submission_id"], order[c[1]]))

@@ -197,3 +197,85 @@ def score_tables(html: str) -> tuple[dict[str, list[list[str]]], dict[str, str]]
     parser = _ScoreTables()
     parser.feed(html)
     return parser.tables, {k: " ".join(v.split()) for k, v in parser.versions.items()}
+
+
+@dataclass
+class HomeCard:
+    """One benchmark's card on the home page, its texts with spaces collapsed."""
+
+    slug: str
+    shown: bool  # not `hidden` (by the search, the modality filter or the page's script)
+    modality: str = ""  # data-modality
+    name: str = ""
+    kind: str = ""  # the line under the name: modality, classes, slug
+    test_sets: str = ""
+    facts: dict[str, str] = field(default_factory=dict)  # each <dt>'s text -> its <dd>'s
+    links: dict[str, str] = field(default_factory=dict)  # each link's text -> its href
+
+
+_VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta",
+                   "source", "track", "wbr"})
+
+
+class _HomeCards(HTMLParser):
+    """Collects each `li.benchmark` of the home page's grid."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cards: dict[str, HomeCard] = {}
+        self.card: HomeCard | None = None
+        self.depth = 0
+        self.card_depth = 0
+        # (what, depth it opened at, href, text so far) of each text being collected
+        self.open: list[tuple[str, int, str, list[str]]] = []
+        self.fact = ""
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = {k: v or "" for k, v in attrs}
+        classes = a.get("class", "").split()
+        if tag in _VOID:
+            return
+        self.depth += 1
+        if tag == "li" and "benchmark" in classes:
+            self.card = HomeCard(a["id"].removeprefix("benchmark-"), "hidden" not in a,
+                                 a.get("data-modality", ""))
+            self.cards[self.card.slug] = self.card
+            self.card_depth = self.depth
+            return
+        if self.card is None:
+            return
+        what = ("name" if tag == "h2" else "kind" if "benchmark-kind" in classes
+                else "test_sets" if "test-sets" in classes else tag if tag in ("dt", "dd", "a")
+                else "")
+        if what:
+            self.open.append((what, self.depth, a.get("href", ""), []))
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in _VOID:
+            return
+        if self.open and self.open[-1][1] == self.depth:
+            what, _, href, parts = self.open.pop()
+            text = " ".join("".join(parts).split())
+            assert self.card is not None
+            if what == "dt":
+                self.fact = text
+            elif what == "dd":
+                self.card.facts[self.fact] = text
+            elif what == "a":
+                self.card.links[text] = href
+            else:
+                setattr(self.card, what, text)
+        if self.card is not None and self.depth == self.card_depth:
+            self.card = None
+        self.depth -= 1
+
+    def handle_data(self, data: str) -> None:
+        for _, _, _, parts in self.open:
+            parts.append(data)
+
+
+def home_cards(html: str) -> dict[str, HomeCard]:
+    """The home page's benchmark cards by slug, in the page's order."""
+    parser = _HomeCards()
+    parser.feed(html)
+    return parser.cards

@@ -1,4 +1,4 @@
-"""Template filters and tags of the HTML pages: percentages, intervals, rank shifts, the nav."""
+"""Template filters and tags of the HTML pages: percentages, intervals, rank shifts, roles."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from django import template
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
-from leaderboard.catalog.selectors import benchmark_list
 from leaderboard.common.roles import user_is_reviewer
 
 register = template.Library()
@@ -98,12 +97,6 @@ def shift_class(value: int | None) -> str:
     if not value:
         return "shift-same"
     return "shift-up" if value > 0 else "shift-down"
-
-
-@register.simple_tag
-def nav_benchmarks() -> list[tuple[str, str]]:
-    """(slug, name) of every benchmark, for the navigation bar."""
-    return list(benchmark_list().values_list("slug", "name"))
 
 
 @register.filter

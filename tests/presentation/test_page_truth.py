@@ -18,7 +18,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 from django.test import Client
+from django.utils import timezone
 
+from leaderboard.catalog.models import LabelSet
 from leaderboard.submissions.models import Submission
 from tests import factories
 from tests.demo_truth import (
@@ -33,7 +35,7 @@ from tests.demo_truth import (
     pct,
     shift_text,
 )
-from tests.pages import leaderboard_table
+from tests.pages import home_cards, leaderboard_table
 
 # the benchmarks with one demo model each (leaderboard/demo/seeding.py)
 ONE_MODEL_BENCHMARKS = ("20news", "caltech256", "cifar100", "imagenet", "imdb", "mnist")
@@ -43,23 +45,54 @@ ONE_MODEL_BENCHMARKS = ("20news", "caltech256", "cifar100", "imagenet", "imdb", 
 def test_it_counts_each_benchmarks_public_models_and_examples_on_the_home_page(
     demo: None, client: Client, truth: Cifar10Truth, data_dir: Path,
 ) -> None:
-    page = page_get(client, "/")
-    cards = {m.group(1): m.group(2) for m in re.finditer(
-        r'(?s)<section class="card benchmark" id="benchmark-([\w.-]+)">.*?'
-        r'<span class="entry-count">([^<]*)</span>', page)}
+    cards = home_cards(page_get(client, "/"))
+    submissions = {slug: card.facts["Submissions"] for slug, card in cards.items()}
+    participants = {slug: card.facts["Participants"] for slug, card in cards.items()}
     # one demo model per benchmark of the label-error study, ImageNet and MNIST; 31 on
-    # CIFAR-10 (30 published models and cleanlab's); one participant per model on the hidden
-    # demo
-    assert cards[CIFAR10] == f"{len(truth.scores)} public models" == "31 public models"
-    assert cards["cifar10-hidden"] == "30 public models"
+    # CIFAR-10 (30 published models and cleanlab's), all the demo user's; one participant per
+    # model on the hidden demo
+    assert submissions[CIFAR10] == str(len(truth.scores)) == "31"
+    assert participants[CIFAR10] == "1"
+    assert (submissions["cifar10-hidden"], participants["cifar10-hidden"]) == ("30", "30")
     for slug in ONE_MODEL_BENCHMARKS:
-        assert cards[slug] == "1 public model", slug
-    text = page_text(page)
-    assert (f"cifar10-test ({truth.original.size}), cifar10.1-v4 "
-            f"({np.load(data_dir / 'cifar10/cifar10.1_v4_labels.npy').size}), cifar10.1-v6 "
-            f"({np.load(data_dir / 'cifar10/cifar10.1_v6_labels.npy').size})") in text
-    assert f"imagenet-val ({len(json.loads((data_dir / 'imagenet/real.json').read_text()))})" \
-        in text
+        assert (submissions[slug], participants[slug]) == ("1", "1"), slug
+    v4, v6 = (np.load(data_dir / f"cifar10/cifar10.1_{v}_labels.npy").size for v in ("v4", "v6"))
+    assert cards[CIFAR10].test_sets == (f"Test sets: cifar10-test ({truth.original.size:,}), "
+                                        f"cifar10.1-v4 ({v4:,}), cifar10.1-v6 ({v6:,})")
+    real = len(json.loads((data_dir / "imagenet/real.json").read_text()))
+    assert cards["imagenet"].test_sets == f"Test set: imagenet-val ({real:,})"
+    assert (cards["imdb"].kind.split(" · ")[0], cards["20news"].kind.split(" · ")[0],
+            cards[CIFAR10].kind.split(" · ")[0]) == ("Text", "Text", "Image")
+
+
+@pytest.mark.django_db
+def test_it_names_the_best_model_the_largest_rank_shift_and_the_last_submission_of_cifar10(
+    demo: None, client: Client, truth: Cifar10Truth,
+) -> None:
+    facts = home_cards(page_get(client, "/"))[CIFAR10].facts
+    original = {model: scores["original"] for model, scores in truth.scores.items()}
+    ranks = competition_ranks(original)
+    (best,) = [model for model, rank in ranks.items() if rank == 1]
+    # each model's move from its rank on the original labels to its rank on another label set
+    # (among the models with a file for it); the largest either way, unique on this data
+    moves = sorted(
+        ((abs(ranks[m] - to), ranks[m], to, m, slug)
+         for slug in ("corrected", "cifar10h", *NEW_TEST_SETS)
+         for m, to in competition_ranks({m: s[slug] for m, s in truth.scores.items()
+                                         if slug in s}).items()), reverse=True)
+    assert moves[0][0] > moves[1][0]
+    _, rank_from, rank_to, model, slug = moves[0]
+    names = dict(LabelSet.objects.filter(benchmark__slug=CIFAR10).values_list("slug", "name"))
+    last = Submission.objects.filter(benchmark__slug=CIFAR10, public=True,
+                                     status=Submission.Status.SCORED).latest("created").created
+    assert facts == {
+        "Submissions": "31", "Participants": "1",
+        "Last submission": timezone.localtime(last).date().isoformat(),
+        f"Best on {names['original']}": f"{best} · {pct(*original[best])}",
+        "Largest rank shift": f"{model} {shift_text(rank_from - rank_to)}: #{rank_from} on "
+                              f"{names['original']}, #{rank_to} on {names[slug]}"}
+    assert (best, model, slug, rank_from, rank_to) == (
+        "shake_shake_26_2x64d_SSI_cutout16", "resnet_basic_32", "cifar10.1-v6", 25, 20)
 
 
 @pytest.mark.django_db

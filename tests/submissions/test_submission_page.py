@@ -83,7 +83,7 @@ def test_it_shows_every_metric_of_a_scored_submission(
     assert tables["cifar10h"] == [
         _row("Plurality accuracy (human majority class)", plurality, 10_000),
         ["Human agreement (mean human probability of the prediction)",
-         f"{percent(agreement)}%", "10,000 images",
+         f"{percent(agreement)}%", "10,000 examples",
          f"{percent(human['human_agreement']['ci_low'])}–"
          f"{percent(human['human_agreement']['ci_high'])}"],
     ]  # integer predictions: no probabilities, so no cross-entropy line

@@ -48,7 +48,7 @@ def test_it_shows_the_multilabel_class_mean_and_the_pooled_share(
     page = client.get(f"/submissions/{submission.pk}/").content.decode()
     tables, _ = score_tables(page)
     assert ("(Clopper-Pearson; a t-interval for means; the normal approximation for means over "
-            "classes, whose count is of images)") in page
+            "classes, whose count is of examples)") in page
 
     mean = (0.8 + 0 + 1) / 3  # three classes; pooled: 41 of 52 images
     # only class A varies: 0.8 * 0.2 / 50

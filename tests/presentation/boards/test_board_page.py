@@ -16,7 +16,7 @@ from leaderboard.presentation.boards import views as leaderboards
 from leaderboard.submissions.models import Score, Submission
 from leaderboard.submissions.services import submission_visibility_set
 from leaderboard.templatetags.leaderboard_extras import percent
-from tests.pages import leaderboard_table
+from tests.pages import home_cards, leaderboard_table
 from tests.scored_models import MODELS, predictions, score_in_process, submit_model
 
 pytestmark = pytest.mark.django_db
@@ -162,8 +162,9 @@ def test_it_renders_the_leaderboard_and_home_for_anonymous_visitors(
     assert home.status_code == 200
     page = home.content.decode()
     assert 'href="/benchmarks/cifar10/"' in page and 'href="/benchmarks/mnist/"' in page
-    assert '<span class="entry-count">2 public models</span>' in page
-    assert '<span class="entry-count">0 public models</span>' in page
+    cards = home_cards(page)
+    assert cards["cifar10"].facts["Submissions"] == "2"
+    assert cards["mnist"].facts["Submissions"] == "0"
     assert 'href="/login/"' in page and 'href="/signup/"' in page
     assert 'href="/api/docs/"' in page
     assert board.status_code == 200

@@ -32,6 +32,7 @@ from leaderboard.presentation.compare.views import submission_compare, submissio
 from leaderboard.presentation.gallery.views import submission_mistakes
 from leaderboard.presentation.views import home
 from leaderboard.review.ground_truth.views import ground_truth_next
+from leaderboard.review.panel.views import review_example_image
 from leaderboard.review.views import label_set_history, review_home, review_next
 from leaderboard.submissions.control.views import (
     submission_cancel_page,
@@ -111,4 +112,6 @@ urlpatterns = [
     path("review/<catalog_slug:slug>/next/", review_next, name="review_next"),
     path("review/<catalog_slug:slug>/ground-truth/next/", ground_truth_next,
          name="ground_truth_next"),
+    path("review/<catalog_slug:slug>/examples/<catalog_slug:example_set>/<int:index>/image",
+         review_example_image, name="review_example_image"),
 ]

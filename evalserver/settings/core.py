@@ -169,13 +169,17 @@ EVALSERVER_SIGNIFICANCE_THREADS: int = env.get_int("EVALSERVER_SIGNIFICANCE_THRE
 EVALSERVER_SIGNIFICANCE_CACHE_MB: int = env.get_int("EVALSERVER_SIGNIFICANCE_CACHE_MB", 512,
                                                     min_value=0)
 # -- Checkpoint submissions (run by a gpu-queue worker; the CPU is used when there is no GPU) --
-# Where the images of example sets other than MNIST's are (MNIST's come from the data directory):
+# Where the images of example sets other than MNIST's are (MNIST's come from the data directory),
+# for checkpoints, the image audits and the review pages (docs/operators/examples.md):
 # the CIFAR-10 python "test_batch" file, the CIFAR-10.1 v6 images (.npy, uint8 [2000,32,32,3])
 # and a folder of the 50,000 ImageNet validation JPEGs. Unset: no checkpoint runs on that set.
 EVALSERVER_CIFAR10_TEST_BATCH: Path | None = env.get_optional_path("EVALSERVER_CIFAR10_TEST_BATCH")
 EVALSERVER_CIFAR10_1_V6_IMAGES: Path | None = env.get_optional_path(
     "EVALSERVER_CIFAR10_1_V6_IMAGES")
 EVALSERVER_IMAGENET_VAL_DIR: Path | None = env.get_optional_path("EVALSERVER_IMAGENET_VAL_DIR")
+# The folder of IMDB's test reviews (aclImdb/test of the release, whose neg/ and pos/ hold
+# <id>_<stars>.txt): the review pages show an example's text from it (docs/bundles.md §4.2).
+EVALSERVER_IMDB_TEST_DIR: Path | None = env.get_optional_path("EVALSERVER_IMDB_TEST_DIR")
 EVALSERVER_CHECKPOINT_MAX_BYTES: int = env.get_int(
     "EVALSERVER_CHECKPOINT_MAX_BYTES", 256 * 1024 * 1024, min_value=1)
 # "auto" uses CUDA when the worker has it; "cpu" or "cuda" force one.

@@ -54,6 +54,7 @@ class ExampleSetRow(TypedDict):
     first_number: int
     example_names: list[str] | None
     images: dict[str, Any]
+    texts: dict[str, Any]
 
 
 class LabelSetRow(TypedDict):
@@ -154,6 +155,8 @@ def _example_set_row(example_set: ExampleSetDef, data: BundleData) -> ExampleSet
                        if example_set.naming == "file" else None),
         images=({k: v for k, v in dataclasses.asdict(example_set.images).items() if v}
                 if example_set.images is not None else {}),
+        texts=({k: v for k, v in dataclasses.asdict(example_set.texts).items() if v}
+               if example_set.texts is not None else {}),
     )
 
 

@@ -1,8 +1,10 @@
-"""Example images for the review page, as inline PNG data URIs (no imaging library).
+"""Example images for the review, audit and gallery pages, as inline PNG data URIs (no
+imaging library).
 
 Only example sets whose images the server has in one array file, as their bundle declares
 (docs/bundles.md §4.1: `idx`, `cifar-batch` or `npy`; MNIST's test set from the IDX file of the
-data directory), are drawn. Others answer None and the page shows the file name instead.
+data directory), are drawn. Others answer None; the review pages show a folder's image files
+as they are, or say why they cannot (leaderboard/catalog/example_files.py).
 """
 
 from __future__ import annotations
@@ -51,6 +53,20 @@ def _pixels(image_format: str, path: str) -> np.ndarray:
     return source_pixels(ImageSource(image_format, Path(path)))
 
 
+def _drawable(images: np.ndarray, index: int) -> str | None:
+    if images.shape[1] not in (1, 3) or not 0 <= index < len(images):
+        return None
+    pixels = images[index]
+    return png_data_uri(pixels[0] if pixels.shape[0] == 1 else pixels.transpose(1, 2, 0))
+
+
+def example_image_pixels_uri(image_format: str, path: Path, index: int) -> str | None:
+    """Image `index` of a one-file source as a data URI; None when it has no such image or
+    its images are neither grayscale nor RGB. Raises DataError or OSError when the file
+    cannot be read as its format."""
+    return _drawable(_pixels(image_format, str(path)), index)
+
+
 def example_image_drawer(example_set: str) -> Callable[[int], str | None]:
     """example index -> its image as a data URI, or None when the server has no images for
     it; the example set's declared source is looked up once, for a page that draws many."""
@@ -62,18 +78,5 @@ def example_image_drawer(example_set: str) -> Callable[[int], str | None]:
         images = _pixels(source.format, str(source.path))
     except (DataError, OSError):
         return lambda index: None
-    if images.shape[1] not in (1, 3):
-        return lambda index: None
+    return lambda index: _drawable(images, index)
 
-    def draw(index: int) -> str | None:
-        if not 0 <= index < len(images):
-            return None
-        pixels = images[index]
-        return png_data_uri(pixels[0] if pixels.shape[0] == 1 else pixels.transpose(1, 2, 0))
-
-    return draw
-
-
-def example_image_uri(example_set: str, index: int) -> str | None:
-    """The example's image as a data URI, or None when the server has no images for it."""
-    return example_image_drawer(example_set)(index)

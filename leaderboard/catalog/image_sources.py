@@ -1,6 +1,6 @@
 """Where this server has a benchmark's images, and what a checkpoint receives: read from what
 its bundle declared (docs/bundles.md §4.1 and §2.1, kept in the Benchmark and ExampleSet rows),
-never from its slug. Used by checkpoint submissions and by the image audits.
+never from its slug. Used by checkpoint submissions, the image audits and the review pages.
 """
 
 from __future__ import annotations
@@ -29,16 +29,16 @@ def benchmark_preprocessing(*, benchmark: Benchmark) -> Preprocessing | None:
     return Preprocessing.from_dict(benchmark.inputs) if benchmark.inputs else None
 
 
-def _declared_path(images: dict[str, str]) -> tuple[Path | None, str]:
-    """The path the declaration resolves to on this host (None when unset), and how it is
-    named, for messages."""
-    if images.get("setting"):
-        name = images["setting"]
+def declared_path(declaration: dict[str, str]) -> tuple[Path | None, str]:
+    """The path an example set's `images` (or `texts`) declaration resolves to on this host
+    (None when unset), and how it is named, for messages."""
+    if declaration.get("setting"):
+        name = declaration["setting"]
         # only the server's own (EVALSERVER_*) settings, so that a manifest cannot read any
         # other; the bundle's parse refuses other names, this covers rows loaded before that
         value = getattr(settings, name, None) if name.startswith(SETTING_PREFIX) else None
         return (Path(value) if value else None), name
-    path = Path(settings.EVALSERVER_DATA_DIR) / images["path"]
+    path = Path(settings.EVALSERVER_DATA_DIR) / declaration["path"]
     return path, str(path)
 
 
@@ -46,7 +46,7 @@ def _source_or_problem(example_set: ExampleSet) -> ImageSource | str:
     """The example set's images on this host, or why the server cannot read them."""
     if not example_set.images:
         return f"{example_set.slug}'s bundle declares no images"
-    path, named = _declared_path(example_set.images)
+    path, named = declared_path(example_set.images)
     if path is None:
         return f"set {named} to the {FORMAT_WORDS[example_set.images['format']]} of its images"
     if not path.exists():

@@ -102,6 +102,9 @@ class ExampleSet(models.Model):
     # Where its images are, for running checkpoints and image audits, as its bundle declares
     # them (docs/bundles.md §4.1): {"format", "path" | "setting"}; {} when it declares none.
     images = models.JSONField(default=dict, blank=True)
+    # Where its texts are, for showing an example to reviewers (docs/bundles.md §4.2), in the
+    # same shape; {} when it declares none.
+    texts = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ("benchmark__slug", "slug")

@@ -10,10 +10,12 @@ from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest
+from django.http.response import HttpResponseBase
 from django.shortcuts import render
 
-View = Callable[..., HttpResponse]
+# a page, or a file a page links (a FileResponse)
+View = Callable[..., HttpResponseBase]
 
 
 def role_required(
@@ -25,7 +27,7 @@ def role_required(
     def decorate(view: View) -> View:
         @login_required
         @wraps(view)
-        def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
             user: AbstractBaseUser | AnonymousUser = request.user
             if not allowed(user):
                 return render(request, "leaderboard/forbidden.html",

@@ -13,12 +13,12 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import urlencode
 
-from leaderboard.catalog.example_images import example_image_uri
 from leaderboard.catalog.models import Benchmark, LabelSet, LabelSetVersion
 from leaderboard.review import selectors as selectors_review
 from leaderboard.review import services as review
 from leaderboard.review.ground_truth.selectors import ground_truth_open_counts
 from leaderboard.review.models import MistakeCategory, Severity, Verdict
+from leaderboard.review.panel.examples import review_example
 from leaderboard.review.panel.views import benchmark_or_404, panel_vote_page, reviewer_required
 
 
@@ -86,8 +86,9 @@ def review_next(request: HttpRequest, slug: str) -> HttpResponse:
         "label_set_slug": label_set_slug,
         "detail": detail,
         "remaining": queue.count(),
-        "image": (example_image_uri(detail.label_set.example_set.slug, detail.item.example_index)
-                  if detail is not None else None),
+        "example": (review_example(example_set=detail.label_set.example_set,
+                                   index=detail.item.example_index)
+                    if detail is not None else None),
         "form": ReviewVoteForm(initial={"item": first.pk} if first is not None else {}),
         "action": here,
     })

@@ -10,10 +10,10 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
-from leaderboard.catalog.example_images import example_image_uri
 from leaderboard.review.ground_truth import selectors as selectors_ground_truth
 from leaderboard.review.ground_truth import services as ground_truth
 from leaderboard.review.ground_truth.models import GroundTruthAnswer
+from leaderboard.review.panel.examples import review_example
 from leaderboard.review.panel.views import benchmark_or_404, panel_vote_page, reviewer_required
 
 
@@ -54,8 +54,9 @@ def ground_truth_next(request: HttpRequest, slug: str) -> HttpResponse:
         "benchmark": benchmark,
         "view": view,
         "remaining": queue.count(),
-        "image": (example_image_uri(first.label_set.example_set.slug, first.example_index)
-                  if first is not None else None),
+        "example": (review_example(example_set=first.label_set.example_set,
+                                   index=first.example_index)
+                    if first is not None else None),
         "form": GroundTruthVoteForm(initial={"candidate": first.pk} if first else {}),
         "action": here,
     })

@@ -1,17 +1,25 @@
 """What both reviews' pages share (the novel-prediction queue, leaderboard/review/views.py,
 and ground truth, leaderboard/review/ground_truth/views.py; the audit pages too): who may
-review, the benchmark a URL names, and what a vote from a page answers."""
+review, the benchmark a URL names, what a vote from a page answers, and the image file of
+the example under review."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
+from pathlib import PurePosixPath
 from typing import Any
 
 from django.contrib import messages
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import redirect
+from django.utils.cache import get_conditional_response
+from django.utils.http import http_date
+from django.views.decorators.http import require_safe
 
-from leaderboard.catalog.models import Benchmark
+from leaderboard.catalog.example_files import Unavailable, example_image_file
+from leaderboard.catalog.models import Benchmark, ExampleSet
 from leaderboard.catalog.selectors import benchmark_get
 from leaderboard.common.page_access import role_required
 from leaderboard.common.roles import user_is_reviewer
@@ -43,3 +51,44 @@ def panel_vote_page(request: HttpRequest, here: str, recorded: str, *,
                    if item.status == item.Status.DECIDED else "")
         messages.success(request, f"{recorded}{decided}")
     return redirect(here)
+
+
+# An example's image file is the same bytes for as long as the operator's folder keeps it:
+# the reviewer's browser keeps it a day (never a shared cache: reviewers only), then
+# revalidates (ETag and Last-Modified from the file).
+EXAMPLE_IMAGE_CACHE_CONTROL = "private, max-age=86400"
+
+
+@reviewer_required
+@require_safe
+def review_example_image(request: HttpRequest, slug: str, example_set: str,
+                         index: int) -> HttpResponseBase:
+    """The image file of example `index`, as it is on disk (docs/hosts/review-queue.md, "The
+    example"): found from the example set's declared folder and the example's name alone
+    (leaderboard/catalog/example_files.py), never from the request's path; 404 when the
+    server cannot show it (the review page says why)."""
+    benchmark = benchmark_or_404(slug)
+    row = ExampleSet.objects.filter(benchmark=benchmark, slug=example_set).first()
+    if row is None or not 0 <= index < row.size:
+        raise Http404("no such example")
+    found = example_image_file(example_set=row, index=index)
+    if isinstance(found, Unavailable):
+        raise Http404(f"the image of example {index} is not available on this server")
+    try:
+        handle = open(found.path, "rb")
+    except OSError:
+        raise Http404("the image cannot be read") from None
+    stat = os.fstat(handle.fileno())
+    etag = f'"{stat.st_size:x}-{stat.st_mtime_ns:x}"'
+    not_modified = get_conditional_response(request, etag=etag,
+                                            last_modified=int(stat.st_mtime))
+    if not_modified is not None:
+        handle.close()
+        not_modified["Cache-Control"] = EXAMPLE_IMAGE_CACHE_CONTROL
+        return not_modified
+    response = FileResponse(handle, content_type=found.content_type,
+                            filename=PurePosixPath(found.name).name)
+    response["ETag"] = etag
+    response["Last-Modified"] = http_date(stat.st_mtime)
+    response["Cache-Control"] = EXAMPLE_IMAGE_CACHE_CONTROL
+    return response

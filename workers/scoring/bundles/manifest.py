@@ -25,15 +25,17 @@ from .model import (
     IMAGE_FORMATS,
     MODALITIES,
     NAMINGS,
+    TEXT_FORMATS,
     Bundle,
     ClassesDef,
     ExampleSetDef,
     ImagesDef,
     LabelSetDef,
+    TextsDef,
 )
 from .toml_limits import ManifestLimits, check_manifest_limits
 
-# The server settings a bundle may name for its images: the server's own
+# The server settings a bundle may name for its images and texts: the server's own
 # (leaderboard/catalog/image_sources.py reads them).
 SETTING_PREFIX = "EVALSERVER_"
 IMAGES_SETTING = re.compile(SETTING_PREFIX + r"[A-Z0-9_]+")
@@ -235,24 +237,36 @@ def _example_set(table: Table) -> ExampleSetDef:
         extra["first_number"] = table.integer("first_number", 1, minimum=0, maximum=MAX_EXAMPLES)
     elif naming == "file":
         extra["names_file"] = table.path("names")
-    images_table = table.table("images", None)
-    if images_table is not None:
-        image_format = images_table.choice("format", IMAGE_FORMATS, "folder")
-        path = images_table.path("path", None)
-        setting = images_table.string("setting", None)
-        if (path is None) == (setting is None):
-            raise images_table.error("bad_value", "path", "give exactly one of path and setting")
-        if setting is not None and not IMAGES_SETTING.fullmatch(setting):
-            # the server reads only its own settings (docs/bundles.md §4.1): any other name
-            # would stay "not set" whatever an operator sets
-            raise images_table.error("bad_value", "setting", f"{setting!r} is not a server "
-                                     f"setting: a name {SETTING_PREFIX}..., in capitals")
-        images_table.done()
-        extra["images"] = ImagesDef(format=image_format, path=path, setting=setting)
+    images = _example_files(table, "images", IMAGE_FORMATS)
+    if images is not None:
+        extra["images"] = ImagesDef(**images)
+    texts = _example_files(table, "texts", TEXT_FORMATS)
+    if texts is not None:
+        extra["texts"] = TextsDef(**texts)
     table.done()
     return ExampleSetDef(
         slug=slug, name=name, size=size, description=description, naming=naming, **extra
     )
+
+
+def _example_files(table: Table, key: str, formats: tuple[str, ...]) -> dict[str, Any] | None:
+    """An example set's `images` or `texts` table (docs/bundles.md §4.1, §4.2): its format
+    and exactly one of a path under the data directory and a server setting."""
+    files = table.table(key, None)
+    if files is None:
+        return None
+    found_format = files.choice("format", formats, "folder")
+    path = files.path("path", None)
+    setting = files.string("setting", None)
+    if (path is None) == (setting is None):
+        raise files.error("bad_value", "path", "give exactly one of path and setting")
+    if setting is not None and not IMAGES_SETTING.fullmatch(setting):
+        # the server reads only its own settings (docs/bundles.md §4.1): any other name
+        # would stay "not set" whatever an operator sets
+        raise files.error("bad_value", "setting", f"{setting!r} is not a server "
+                          f"setting: a name {SETTING_PREFIX}..., in capitals")
+    files.done()
+    return {"format": found_format, "path": path, "setting": setting}
 
 
 def _check_references(bundle: Bundle, *, file: str) -> None:

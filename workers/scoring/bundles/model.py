@@ -24,6 +24,9 @@ CLASS_SOURCES = ("inline", "json_list", "folder_names", "vote_file", "records")
 # a folder of image files named by the examples' names, an IDX file (MNIST), a python batch
 # of the CIFAR releases, or a uint8 [N, H, W, C] .npy array.
 IMAGE_FORMATS = ("folder", "idx", "cifar-batch", "npy")
+# How an example set's texts are stored, for showing an example to reviewers (docs/bundles.md
+# §4.2): a folder of UTF-8 text files named by the examples' names (IMDB's aclImdb/test).
+TEXT_FORMATS = ("folder",)
 COLORS = ("grayscale", "RGB")
 # How the one number per submission of a hidden label set is released (docs/metrics.md,
 # released numbers of hidden label sets).
@@ -37,6 +40,15 @@ class ImagesDef:
 
     format: str  # one of IMAGE_FORMATS
     path: str | None = None  # under the file root
+    setting: str | None = None  # or a server setting that names a folder
+
+
+@dataclass(frozen=True)
+class TextsDef:
+    """Where the texts of an example set are, for showing an example (never for scoring)."""
+
+    format: str  # one of TEXT_FORMATS
+    path: str | None = None  # under the data directory
     setting: str | None = None  # or a server setting that names a folder
 
 
@@ -66,6 +78,7 @@ class ExampleSetDef:
     first_number: int = 1  # the number of example 0 under the pattern
     names_file: str | None = None  # naming "file": a JSON list, entry i names example i
     images: ImagesDef | None = None
+    texts: TextsDef | None = None
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from workers.scoring.bundles import (
     open_bundle,
     read_bundle,
 )
-from workers.scoring.bundles.model import ImagesDef
+from workers.scoring.bundles.model import ImagesDef, TextsDef
 
 NOWHERE = Path("/nonexistent-data-dir")  # files = "bundle": the data directory is not read
 
@@ -53,6 +53,16 @@ def test_it_reads_example_images_from_a_path_or_a_setting(tmp_path: Path) -> Non
     assert [s.images for s in bundle.example_sets] == [
         ImagesDef(format="idx", path="images.idx.gz"),
         ImagesDef(format="folder", setting="EVALSERVER_TOY_IMAGE_DIR")]
+
+
+def test_it_reads_example_texts_from_a_path_or_a_setting(tmp_path: Path) -> None:
+    document = manifest()
+    document["example_sets"][0]["texts"] = {"format": "folder", "path": "toy/texts"}
+    document["example_sets"][1]["texts"] = {"setting": "EVALSERVER_TOY_TEXT_DIR"}
+    bundle = read_bundle(write_bundle(tmp_path, document))
+    assert [(s.texts, s.images) for s in bundle.example_sets] == [
+        (TextsDef(format="folder", path="toy/texts"), None),
+        (TextsDef(format="folder", setting="EVALSERVER_TOY_TEXT_DIR"), None)]
 
 
 def test_it_names_examples_by_pattern_and_by_index(tmp_path: Path) -> None:

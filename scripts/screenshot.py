@@ -1,4 +1,7 @@
-"""Take the README's screenshot of the board: docs/images/leaderboard.png.
+"""Take the README's screenshot of the board (docs/images/leaderboard.png) and the pages a
+participant sees first, on a phone and a desktop: docs/images/<page>-390.png (390x844) and
+<page>-1366.png (1366x900) for the home page, the board, a submission, the comparison of the
+board's first two rows and a review item (as a reviewer made here: `screenshot-reviewer`).
 
     .venv/bin/python scripts/screenshot.py [--benchmark cifar10] [--out docs/images/leaderboard.png]
 
@@ -58,8 +61,19 @@ def _wait_for(url: str, *, until: str | None, timeout: float) -> str:
         time.sleep(1)
 
 
-def _photograph(url: str, out: Path) -> None:
+SIZES = ((390, 844), (1366, 900))
+REVIEWER, REVIEWER_PASSWORD = "screenshot-reviewer", secrets.token_urlsafe(16)
+
+
+def _small(out: Path) -> None:
+    """The PNG reduced to a 256-colour palette, so that it stays small in the repository."""
     from PIL import Image
+
+    with Image.open(out) as image:
+        image.convert("RGB").quantize(colors=256).save(out, optimize=True)
+
+
+def _photograph(url: str, out: Path) -> None:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
@@ -68,8 +82,40 @@ def _photograph(url: str, out: Path) -> None:
         page.goto(url, wait_until="networkidle")
         page.screenshot(path=str(out), full_page=False)
         browser.close()
-    with Image.open(out) as image:
-        image.convert("RGB").quantize(colors=256).save(out, optimize=True)
+    _small(out)
+
+
+def _photograph_pages(base: str, benchmark: str, folder: Path) -> list[Path]:
+    """The first screen of each page at each size, signed in as the reviewer."""
+    from playwright.sync_api import sync_playwright
+
+    taken = []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        for width, height in SIZES:
+            page = browser.new_page(viewport={"width": width, "height": height})
+            page.goto(f"{base}/login/")
+            page.fill("#id_username", REVIEWER)
+            page.fill("#id_password", REVIEWER_PASSWORD)
+            page.get_by_role("button", name="Log in").click()
+            page.wait_for_url(lambda url: "/login/" not in url)
+            page.goto(f"{base}/benchmarks/{benchmark}/")
+            first, second = page.locator("table#leaderboard tbody tr").evaluate_all(
+                "rows => rows.slice(0, 2).map(row => row.dataset.submission)")
+            page.goto(f"{base}/review/")
+            review = page.locator("a[href$='/next/']").first.get_attribute("href")
+            pages = {"home": "/", "board": f"/benchmarks/{benchmark}/",
+                     "submission": f"/submissions/{first}/",
+                     "compare": f"/submissions/{first}/compare/{second}/", "review": review}
+            for name, path in pages.items():
+                page.goto(f"{base}{path}", wait_until="networkidle")
+                out = folder / f"{name}-{width}.png"
+                page.screenshot(path=str(out), full_page=False)
+                _small(out)
+                taken.append(out)
+            page.close()
+        browser.close()
+    return taken
 
 
 def main() -> None:
@@ -110,12 +156,19 @@ def main() -> None:
                 time.sleep(2)
             options.out.parent.mkdir(parents=True, exist_ok=True)
             _photograph(board, options.out)
+            _manage(env, "shell", "-c", (
+                "from django.contrib.auth.models import Group, User; "
+                f"user = User.objects.create_user({REVIEWER!r}, password={REVIEWER_PASSWORD!r}); "
+                "user.groups.add(Group.objects.get_or_create(name='reviewers')[0])"))
+            taken = _photograph_pages(f"http://127.0.0.1:{port}", options.benchmark,
+                                      options.out.parent)
         finally:
             for process in processes:
                 process.terminate()
             for process in processes:
                 process.wait(timeout=60)
-    print(f"{options.out}: {options.out.stat().st_size:,} bytes")
+    for out in (options.out, *taken):
+        print(f"{out}: {out.stat().st_size:,} bytes")
 
 
 if __name__ == "__main__":

@@ -192,6 +192,8 @@ def surfaces(world: World, pins: dict[str, list[str]]) -> list[Surface]:
            Surface("bundle_upload_status", "/bundles/1/status.json"),
            Surface("review_home", "/review/"), Surface("review_next", "/review/toy/next/"),
            Surface("ground_truth_next", "/review/toy/ground-truth/next/"),
+           Surface("review_example_image", "/review/toy/examples/toy-test/0/image"),
+           Surface("review_example_image", "/review/toy/examples/toy-new/3/image"),
            Surface("leaderboard", "/benchmarks/toy/?page=2"),
            Surface("api-auth-token", "/api/auth/token/", "POST"),
            Surface("api-me", "/api/me/"),

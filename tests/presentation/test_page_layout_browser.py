@@ -58,6 +58,8 @@ def pages(demo_seeded: dict[str, Any], django_db_blocker: Any) -> Iterator[dict[
             "profile": "/profile/",
             "review": f"/review/{review.label_set.benchmark.slug}/next/",
             "submit": "/submit/",
+            "audits": "/audits/",
+            "label-set-history": "/benchmarks/cifar10/label-sets/corrected/history/",
         }
 
 

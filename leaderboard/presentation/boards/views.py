@@ -25,7 +25,7 @@ from django.utils.safestring import mark_safe
 
 from leaderboard.catalog.models import Benchmark
 from leaderboard.catalog.phases.selectors import hidden_phases_current
-from leaderboard.catalog.selectors import benchmark_get, benchmark_list
+from leaderboard.catalog.selectors import benchmark_get
 from leaderboard.presentation.boards.conditional import (
     PRIVATE_CACHE_CONTROL,
     board_etag,
@@ -39,7 +39,7 @@ from leaderboard.presentation.boards.selectors import (
     LeaderboardQueryError,
     leaderboard_get,
 )
-from leaderboard.presentation.caching import cached_render, source_format, sources_digest
+from leaderboard.presentation.caching import cached_render, source_format
 
 PAGE_SIZE = 100
 # The page around the cached table: in the ETag's format too (conditional.py).
@@ -68,15 +68,11 @@ def board_page_format() -> str:
 def _page_etag(request: HttpRequest, benchmark: Benchmark) -> str | None:
     """The page's ETag for an anonymous visitor with no message waiting; None (no ETag, no
     304) for a signed-in one, whose page holds CSRF-protected forms (log out, the staff
-    panel) whose tokens a revalidated old copy could hold stale. Besides the board, the
-    page shows the navigation's benchmarks (one small query), which no generation counts."""
+    panel) whose tokens a revalidated old copy could hold stale. The anonymous page's shell
+    holds nothing else that changes: the header links to the home page, not to each board."""
     if request.user.is_authenticated or len(get_messages(request)):  # len reads, keeps them
         return None
-    # what the navigation's nav_benchmarks tag lists (leaderboard/templatetags)
-    nav = sources_digest([(slug, name.encode())
-                          for slug, name in benchmark_list().values_list("slug", "name")])
-    return board_etag(benchmark=benchmark, format=board_page_format(),
-                      variant=f"-anonymous-{nav}")
+    return board_etag(benchmark=benchmark, format=board_page_format(), variant="-anonymous")
 
 
 def _cells(board: Leaderboard, row: dict[str, Any]) -> list[dict[str, Any]]:

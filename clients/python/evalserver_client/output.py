@@ -52,7 +52,7 @@ def interval(cell: dict[str, Any]) -> str:
 def leaderboard_heading(board: dict[str, Any]) -> str:
     """What the table's cells mean: the sort column's interval, the shifts, rank (UB)."""
     sort = board["sort"]
-    column = next((c for c in board["columns"] if c["slug"] == sort), {})
+    column: dict[str, Any] = next((c for c in board["columns"] if c["slug"] == sort), {})
     shifts_from = column.get("shift_from") or sort
     return (f"{board['benchmark']} leaderboard sorted by {sort} (95% intervals); "
             f"(+n) = places gained against {shifts_from}\n"

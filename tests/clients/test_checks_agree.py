@@ -13,6 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from hypothesis import event, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 from evalserver_client.checks import Content, PredictionProblem, check_file
 from tests.prediction_files import PredictionFile, npy_bytes, prediction_files
@@ -50,6 +52,45 @@ def both(file: PredictionFile, n: int = N, c: int = C) -> tuple[Verdict, Verdict
 @given(file=prediction_files(N, C))
 def test_it_gives_the_servers_verdict_on_any_generated_file(file: PredictionFile) -> None:
     server, client = both(file)
+    event("accepted" if server is None else server[0])
+
+    assert client == server
+
+
+def _ids(dtype: str) -> st.SearchStrategy[np.ndarray]:
+    low = 0 if dtype[1] == "u" else -1  # ids in range and just out of it, duplicates likely
+    return hnp.arrays(dtype, st.sampled_from([(N,), (N, 1), (N, 3), (N, 5), (N, C)]),
+                      elements=st.integers(low, C))
+
+
+def _scores(dtype: str) -> st.SearchStrategy[np.ndarray]:
+    big = {2: 6e4, 4: 3e38, 8: 1e308}[np.dtype(dtype).itemsize]
+    return hnp.arrays(dtype, (N, C), elements=st.one_of(
+        st.floats(0, 1, width=16), st.sampled_from([np.nan, np.inf, -np.inf, big, -big, 4e38])
+        .filter(lambda v: np.isnan(v) or abs(v) <= big or np.dtype(dtype).itemsize == 8)))
+
+
+def _as(fmt: str, array: np.ndarray) -> bytes:
+    if fmt == ".npy":
+        return _npy(array)
+    if fmt == ".npz":
+        return _npz(predictions=array)
+    rows = array.tolist()
+    if fmt == ".json":
+        return json.dumps(rows).encode()
+    return "\n".join(",".join(map(repr, row if isinstance(row, list) else [row]))
+                     for row in rows).encode()
+
+
+@settings(max_examples=300, deadline=None)
+@given(array=st.one_of(
+           st.sampled_from(["<i8", ">i4", "<i2", "|u1", ">u8"]).flatmap(_ids),
+           st.sampled_from(["<f2", ">f4", "<f4", "<f8", ">f8"]).flatmap(_scores)),
+       fmt=st.sampled_from([".npy", ".npz", ".json", ".csv"]), fortran=st.booleans())
+def test_it_finds_the_servers_first_bad_value_in_well_formed_files(
+        array: np.ndarray, fmt: str, fortran: bool) -> None:
+    array = np.asfortranarray(array) if fortran else array
+    server, client = both(PredictionFile(f"p{fmt}", _as(fmt, array)))
     event("accepted" if server is None else server[0])
 
     assert client == server

@@ -229,9 +229,10 @@ def test_it_exits_2_for_a_missing_file_or_a_bad_argument(tmp_path: Path) -> None
     assert unknown.stderr.endswith("error: argument id: invalid int value: 'forty-two'\n")
 
 
-MODULES = ["__init__", "__main__", "api", "cli", "client", "commands/__init__",
-           "commands/account", "commands/boards", "commands/submissions", "config", "errors",
-           "output"]
+MODULES = ["__init__", "__main__", "api", "checks/__init__", "checks/arrays", "checks/names",
+           "checks/npy", "checks/submission", "checks/text", "cli", "client",
+           "commands/__init__", "commands/account", "commands/boards", "commands/check",
+           "commands/submissions", "config", "errors", "output"]
 
 
 @pytest.mark.parametrize("module", MODULES)
@@ -249,6 +250,8 @@ def test_it_imports_only_the_standard_library_and_requests(module: str) -> None:
     assert modules - {"__future__"} <= sys.stdlib_module_names | {"requests", "urllib3",
                                                                    "numpy"}
     assert "numpy" not in top_level
+    if module.startswith("checks/"):  # files are checked without NumPy, and offline
+        assert modules - {"__future__"} <= sys.stdlib_module_names
 
 
 def test_the_package_has_no_other_modules() -> None:

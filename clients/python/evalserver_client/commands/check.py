@@ -19,6 +19,9 @@ def check_files(items: list[str], main: str) -> dict[str, Path]:
     for item in items:
         slug, sep, name = item.partition("=")
         slug, name = (slug, name) if sep and slug else (main, item)
+        if slug == "checkpoint":
+            raise UsageError("check takes prediction files; the server checks a checkpoint "
+                             "when it is submitted")
         path = Path(name).expanduser()
         if not path.is_file():
             raise UsageError(f"{name}: no such file")

@@ -3,7 +3,16 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path, re_path
 
-from leaderboard.accounts.views import LoginView, profile, signup, token_create, token_revoke
+from leaderboard.accounts.client_wheels import WHEEL_NAME
+from leaderboard.accounts.views import (
+    LoginView,
+    client_download,
+    client_wheel,
+    profile,
+    signup,
+    token_create,
+    token_revoke,
+)
 from leaderboard.audits.views import (
     audit_detail,
     audit_histogram_csv,
@@ -62,6 +71,8 @@ urlpatterns = [
     path("profile/webhooks/add/", webhook_add, name="webhook_add"),
     path("profile/webhooks/test/", webhook_test, name="webhook_test"),
     path("profile/webhooks/<int:webhook_id>/remove/", webhook_remove, name="webhook_remove"),
+    path("client/", client_download, name="client"),
+    re_path(rf"^client/(?P<name>{WHEEL_NAME.pattern})\Z", client_wheel, name="client_wheel"),
     path("submit/", submit, name="submit"),
     path("submissions/", submission_list, name="submission_list"),
     path("submissions/compare/", submission_compare_pick, name="submission_compare_pick"),

@@ -122,6 +122,31 @@ ensure_venv() {
     fi
 }
 
+# client_wheel_build FOLDER: the client's wheel (clients/python) built from this checkout into
+# FOLDER, replacing the one there: what the server's /client/ page offers for download
+# (EVALSERVER_CLIENT_WHEEL_DIR, var/client). Built from a copy (a build writes into its source)
+# by .venv's setuptools, without the network, when it builds wheels by itself (70.1 or later:
+# torch's dependency brings one); else pip fetches a build backend. Fails with pip's words.
+client_wheel_build() {
+    local folder=$1 work isolation=(--no-build-isolation)
+    work=$(mktemp -d)
+    cp -r clients/python "$work/src"
+    rm -rf "$work/src/build" "$work"/src/*.egg-info
+    .venv/bin/python -c 'import setuptools, sys
+sys.exit(tuple(int(p) for p in setuptools.__version__.split(".")[:2]) < (70, 1))' 2>/dev/null \
+        || isolation=()
+    if ! .venv/bin/python -m pip wheel --disable-pip-version-check --quiet --no-deps \
+            "${isolation[@]}" --wheel-dir "$work/dist" "$work/src" >"$work/log" 2>&1; then
+        cat "$work/log" >&2
+        rm -rf "$work"
+        return 1
+    fi
+    mkdir -p "$folder"
+    rm -f "$folder"/evalserver_client-*.whl
+    mv "$work"/dist/evalserver_client-*.whl "$folder"/
+    rm -rf "$work"
+}
+
 # first_accounts_help BASE_URL: how to make the first accounts, as serve.sh prints it once the
 # server answers: commands to run as printed in another terminal from the checkout. When
 # serve.sh keeps the key in var/secret_key (SECRET_KEY_FILE set: none in the environment or

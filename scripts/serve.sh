@@ -177,6 +177,11 @@ echo "== Migrating the database"
 .venv/bin/python manage.py migrate --noinput
 echo "== Collecting static files"
 .venv/bin/python manage.py collectstatic --noinput -v 0
+echo "== Building the client's wheel for /client/ (var/client)"
+if ! client_wheel_build var/client; then
+    echo "warning: the client's wheel could not be built (see above); /client/ says how to" \
+        "install the client without it" >&2
+fi
 echo "== Loading benchmarks"
 if ! .venv/bin/python manage.py load_benchmarks; then
     echo "warning: load_benchmarks failed (see above); serving without those benchmarks" >&2

@@ -87,7 +87,8 @@ def npz_bytes(draw: st.DrawFn, n: int, c: int) -> bytes:
     try:
         save = np.savez_compressed if draw(st.booleans()) else np.savez
         save(buffer, allow_pickle=True, **members)
-    except (ValueError, OSError):  # a key NumPy cannot use as a member name: an empty zip
+    # a key NumPy cannot use as a member name (or `file`, savez's own argument): an empty zip
+    except (ValueError, OSError, TypeError):
         buffer = io.BytesIO()
         np.savez(buffer)
     return buffer.getvalue()

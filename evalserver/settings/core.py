@@ -83,6 +83,10 @@ MEDIA_ROOT: Path = env.get_path("MEDIA_ROOT", BASE_DIR / "var" / "media")
 MEDIA_URL = "media/"
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "var" / "static"
+# The client's wheel that /client/ offers for download (its newest evalserver_client-*.whl):
+# scripts/serve.sh and the image build it there from clients/python (scripts/lib.sh,
+# client_wheel_build; docs/operators/one-machine.md, "The client's wheel").
+EVALSERVER_CLIENT_WHEEL_DIR: Path = BASE_DIR / "var" / "client"
 # Where stored files live: uploads, checkpoints, the compact prediction arrays and the compiled
 # label-set versions (labelsets/<sha256>.npz). Every read and write goes through Django's
 # storage API (leaderboard/common/storage.py), so this class is the only thing to change:

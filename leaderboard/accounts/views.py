@@ -1,22 +1,26 @@
-"""Sign-up and the profile page with the user's API token. Log in is Django's view held to the
-failed-login limits (`LoginView`), and so is the admin's (`admin_login`); log out is Django's, a
-POST form in the navigation bar."""
+"""Sign-up and the profile page with the user's API token; /client/, where the command-line
+client that uses the token is installed from. Log in is Django's view held to the failed-login
+limits (`LoginView`), and so is the admin's (`admin_login`); log out is Django's, a POST form
+in the navigation bar."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
-from django.http import HttpRequest, HttpResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_POST, require_safe
 
 from leaderboard.accounts import services as token_services
+from leaderboard.accounts.client_wheels import client_wheel_named, client_wheels
 from leaderboard.accounts.forms import LoginForm, SignupForm
 from leaderboard.accounts.selectors import token_get
 from leaderboard.catalog.selectors import benchmark_visible_list
@@ -103,6 +107,31 @@ def token_revoke(request: HttpRequest) -> HttpResponse:
     messages.success(request, "API token revoked: requests with it are refused from now on."
                      if revoked else "You had no token.")
     return redirect("profile")
+
+
+@require_safe
+def client_download(request: HttpRequest) -> HttpResponse:
+    """How to install the client from this server (its newest wheel, built by the server's
+    set-up: docs/operators/one-machine.md, "The client's wheel") and its first commands."""
+    wheels = client_wheels(folder=Path(settings.EVALSERVER_CLIENT_WHEEL_DIR))
+    wheel = wheels[0] if wheels else None
+    benchmark = benchmark_visible_list().only("slug", "main_example_set").first()
+    return render(request, "leaderboard/client.html", {
+        "wheel": wheel, "server": request.build_absolute_uri("/").rstrip("/"),
+        "wheel_url": wheel and request.build_absolute_uri(
+            reverse("client_wheel", args=[wheel.name])),
+        "benchmark": benchmark.slug if benchmark else "BENCHMARK",
+        "example_set": benchmark.main_example_set if benchmark else "EXAMPLE_SET"})
+
+
+@require_safe
+def client_wheel(request: HttpRequest, name: str) -> FileResponse:
+    """One of the client's wheels, by its file name (nothing else of the folder is served)."""
+    wheel = client_wheel_named(folder=Path(settings.EVALSERVER_CLIENT_WHEEL_DIR), name=name)
+    if wheel is None:
+        raise Http404("no such wheel")
+    return FileResponse(wheel.path.open("rb"), as_attachment=True, filename=wheel.name,
+                        content_type="application/octet-stream")
 
 
 class LoginView(auth_views.LoginView):

@@ -99,10 +99,13 @@ def test_it_submits_waits_and_prints_the_scores(
 
     assert status.returncode == 0 and status.stdout.splitlines() == lines[1:]
     assert board.returncode == 0, board.stderr
-    header, row = (line.split() for line in board.stdout.splitlines()[1:3])
-    assert header == ["rank", "model", "id", "original", "corrected", "cifar10h",
-                      "cifar10.1-v4", "cifar10.1-v6"]
-    assert row[:4] == ["1", MODEL, str(submission.pk), _percent(accuracy)]
+    header, row = (line.split() for line in board.stdout.splitlines()[2:4])
+    assert header == ["rank", "rank", "(UB)", "model", "submitter", "id", "original",
+                      "corrected", "cifar10h", "cifar10.1-v4", "cifar10.1-v6"]
+    # rank (UB): 1 once the worker has computed it, "-" until then (tests/clients/
+    # test_cli_boards.py computes it); then the original accuracy and its interval
+    assert [row[0], *row[2:8]] == ["1", MODEL, "alice", str(submission.pk), _percent(accuracy),
+                                   f"[{100 * score.ci_low:.2f},", f"{100 * score.ci_high:.2f}]"]
     assert row[-2:] == ["-", "-"]  # no predictions for the new test sets
 
 
@@ -226,9 +229,10 @@ def test_it_exits_2_for_a_missing_file_or_a_bad_argument(tmp_path: Path) -> None
     assert unknown.stderr.endswith("error: argument id: invalid int value: 'forty-two'\n")
 
 
-MODULES = ["__init__", "__main__", "api", "cli", "client", "commands/__init__",
-           "commands/account", "commands/boards", "commands/submissions", "config", "errors",
-           "output"]
+MODULES = ["__init__", "__main__", "api", "checks/__init__", "checks/arrays", "checks/names",
+           "checks/npy", "checks/submission", "checks/text", "cli", "client",
+           "commands/__init__", "commands/account", "commands/boards", "commands/check",
+           "commands/submissions", "config", "errors", "output"]
 
 
 @pytest.mark.parametrize("module", MODULES)
@@ -246,6 +250,8 @@ def test_it_imports_only_the_standard_library_and_requests(module: str) -> None:
     assert modules - {"__future__"} <= sys.stdlib_module_names | {"requests", "urllib3",
                                                                    "numpy"}
     assert "numpy" not in top_level
+    if module.startswith("checks/"):  # files are checked without NumPy, and offline
+        assert modules - {"__future__"} <= sys.stdlib_module_names
 
 
 def test_the_package_has_no_other_modules() -> None:
@@ -309,8 +315,8 @@ def test_it_installs_with_pip(tmp_path: Path) -> None:
     assert installed.returncode == 0, installed.stdout + installed.stderr
     assert helped.returncode == 0, helped.stderr
     assert helped.stdout.startswith("usage: evalserver-client [-h] [--version] [--url URL]")
-    assert ("{login,logout,whoami,benchmarks,leaderboard,submissions,submit,status,cancel,"
-            "rerun,withdraw,compare,token}") in helped.stdout
+    assert ("{login,logout,whoami,benchmarks,benchmark,leaderboard,submissions,submit,check,"
+            "status,cancel,rerun,withdraw,compare,token}") in helped.stdout
 
 
 @pytest.mark.django_db(transaction=True)
@@ -326,5 +332,5 @@ def test_it_prints_every_page_of_the_leaderboard(
                        url=live_server.url)
 
     assert board.returncode == 0, board.stderr
-    rows = [line.split() for line in board.stdout.splitlines()[2:]]
-    assert [(row[1], row[2]) for row in rows] == [(m, str(scored[m].pk)) for m in expected]
+    rows = [line.split() for line in board.stdout.splitlines()[3:]]
+    assert [(row[2], row[4]) for row in rows] == [(m, str(scored[m].pk)) for m in expected]

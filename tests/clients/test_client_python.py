@@ -69,3 +69,26 @@ def test_it_raises_the_servers_refusal_with_its_code(loaded: Settings, live_serv
     assert isinstance(refused.value, ClientError) and refused.value.exit_code == 5
     assert (refused.value.code, refused.value.status, str(refused.value)) == (
         "not_found", 404, "not_found: no submission 999999 that you can see")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_checks_files_from_python_without_uploading_them(
+    loaded: Settings, data_dir: Path, live_server: LiveServer, no_stored_login: None,
+    tmp_path: Path,
+) -> None:
+    files = factories.cifar10_model_files(data_dir, MODEL)
+    short = tmp_path / "short.npy"
+    np.save(short, np.array(json.loads(files["cifar10.1-v6"].read_text()))[:-1])
+
+    verdict = Client(live_server.url).check("cifar10", {"cifar10-test": files["cifar10-test"],
+                                                        "cifar10.1-v6": short})
+
+    assert verdict.ok is False and verdict.problems == []
+    accepted, refused = verdict.files
+    assert accepted.problem is None and accepted.content is not None
+    assert (accepted.content.kind, accepted.content.rows) == ("ids", 10_000)
+    assert refused.problem is not None and refused.content is None
+    assert (refused.problem.code, refused.message) == (
+        "wrong_row_count", "cifar10.1-v6: the .npy file has 1999 rows; expected 2000 (one per "
+        "example, in the benchmark's order)")
+    assert not Submission.objects.exists()

@@ -229,6 +229,10 @@ def test_the_image_installs_what_serve_sh_installs() -> None:
     assert 'TORCH_INDEX_URL="https://download.pytorch.org/whl/${TORCH_VARIANT}"' in dockerfile
     assert re.search(r"^ARG TORCH_VARIANT=cpu$", dockerfile, flags=re.M)
     assert "manage.py collectstatic --noinput" in dockerfile
+    # the client's wheel that /client/ offers, built as serve.sh builds it (scripts/lib.sh)
+    wheel = "client_wheel_build var/client"
+    assert f"RUN bash -c 'source scripts/lib.sh && {wheel}'" in dockerfile
+    assert f"\nif ! {wheel}; then\n" in (PROJECT_ROOT / "scripts/serve.sh").read_text()
     assert re.search(r"^USER evalserver$", dockerfile, flags=re.M)
     assert re.search(r"^HEALTHCHECK .*/healthz", dockerfile, flags=re.M | re.S)
     assert 'ENTRYPOINT ["/app/docker/entrypoint.sh"]' in dockerfile

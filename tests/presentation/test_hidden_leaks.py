@@ -108,6 +108,8 @@ URL_NAMES_NOT_COMPARED = {
     "webhook_remove": "removes one of the account's webhooks (a write on the account)",
     "notification_preferences_save": "saves the account's opt-ins (a write on the account)",
     "webhook_test": "sends a test event (a write; its payload names no benchmark)",
+    "client": "how to install the client: the first benchmark's slug, no figure of it",
+    "client_wheel": "a file of the client's wheel folder (no benchmark in it)",
 }
 FIXED_NOW = datetime(2026, 11, 26, 12, 0, tzinfo=UTC)
 _CSRF = re.compile(rb'(name="csrfmiddlewaretoken" value=")[^"]+(")')
@@ -178,6 +180,7 @@ def _collect(world: World, pins: dict[str, list[str]], url: str
                                        for slug in sorted(world.hashes)]
     commands += [("leaderboard", "toy", "--sort", "secret", "--version", h[:8])
                  for h in pins["secret"]]
+    commands += [("benchmark", "toy")]  # the label sets' versions and hashes
     commands += [("status", str(s.pk)) for s in world.submissions.values()]
     subs = [str(s.pk) for s in world.submissions.values()]
     commands += [("compare", subs[0], subs[-1]),
@@ -226,7 +229,7 @@ STORED_B_DIFF: dict[str, Stored] = {
 # Per visitor (hidden_worlds.surfaces): the ladder's submissions make two more review items
 # (on the public ReaL-like set), each read and voted on.
 SURFACE_COUNT = {"ladder": 348, "parameter_free": 344, "exact": 344, "exact-split": 344}
-CLIENT_COMMANDS = 15  # run by 2 visitors
+CLIENT_COMMANDS = 16  # run by 2 visitors
 
 
 def _rounded(stored: dict[str, Stored]) -> dict[str, Any]:

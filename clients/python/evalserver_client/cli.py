@@ -3,10 +3,12 @@
     evalserver-client login --username alice        # stores the token (config.py)
     evalserver-client submit --benchmark cifar10 --model resnet50 \\
         cifar10-test=preds.npy cifar10.1-v6=preds_v6.npy     # waits, prints the scores
+    evalserver-client check --benchmark cifar10 preds.npy       # as the server will check it
     evalserver-client status 42 --json
 
 Every command takes --json (one JSON document on stdout). Exit status (errors.py): 0 ok,
-1 scoring failed, 2 usage, 3 authentication, 4 network, 5 refused by the server.
+1 scoring failed (`check`: a file would be refused), 2 usage, 3 authentication, 4 network,
+5 refused by the server.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from typing import NoReturn
 from . import __version__
 from .client import Client
 from .commands.account import cmd_login, cmd_logout, cmd_token, cmd_whoami
-from .commands.boards import cmd_benchmarks, cmd_compare, cmd_leaderboard
+from .commands.boards import cmd_benchmark, cmd_benchmarks, cmd_compare, cmd_leaderboard
+from .commands.check import cmd_check
 from .commands.submissions import cmd_control, cmd_status, cmd_submissions, cmd_submit, report
 from .errors import ClientError
 from .output import UploadProgress
@@ -67,7 +70,12 @@ def parser() -> argparse.ArgumentParser:
     login.add_argument("--username", default="")
     _command(commands, "logout", cmd_logout, "revoke the token and forget it")
     _command(commands, "whoami", cmd_whoami, "the account the token belongs to")
-    _command(commands, "benchmarks", cmd_benchmarks, "the benchmarks and their label sets")
+    listed = _command(commands, "benchmarks", cmd_benchmarks, "the benchmarks")
+    listed.add_argument("--long", action="store_true",
+                        help="each one's example sets and label sets, as `benchmark` shows them")
+    one = _command(commands, "benchmark", cmd_benchmark, "one benchmark's example sets (the "
+                   "files of a submission) and label sets")
+    one.add_argument("benchmark", help="its slug, e.g. cifar10")
     board = _command(commands, "leaderboard", cmd_leaderboard, "a benchmark's leaderboard")
     board.add_argument("benchmark")
     board.add_argument("--sort", default="", help="label set to rank by (default: the "
@@ -94,6 +102,12 @@ def parser() -> argparse.ArgumentParser:
     submit.add_argument("files", nargs="+", metavar="EXAMPLE_SET=FILE",
                         help="predictions per example set, e.g. cifar10-test=preds.npy; or "
                              "a model instead: checkpoint=model.onnx")
+    check = _command(commands, "check", cmd_check, "check prediction files as the server "
+                     "will, without uploading them (exit 1 when it would refuse one)")
+    check.add_argument("--benchmark", required=True, help="e.g. cifar10")
+    check.add_argument("files", nargs="+", metavar="[EXAMPLE_SET=]FILE",
+                       help="predictions per example set, e.g. cifar10-test=preds.npy; a FILE "
+                            "alone is the benchmark's main example set's")
     status = _command(commands, "status", cmd_status, "a submission's status and scores")
     status.add_argument("id", type=int)
     cancel = _command(commands, "cancel", cmd_control, "cancel one's own queued submission")

@@ -20,6 +20,7 @@ from typing import Any
 from urllib.parse import quote
 
 from .api import Api, FileSource, Notice, Progress
+from .checks.submission import SubmissionVerdict, submission_check
 from .config import config_read, config_remove, config_write, settings_resolve
 from .errors import AuthenticationError, ScoringFailed, UsageError
 
@@ -82,6 +83,18 @@ class Client:
     def benchmarks(self) -> list[dict[str, Any]]:
         answer: list[dict[str, Any]] = self.api.request("GET", "/api/benchmarks/")
         return answer
+
+    def benchmark(self, slug: str) -> dict[str, Any]:
+        """One benchmark: its classes, example sets (with their sizes) and label sets."""
+        answer: dict[str, Any] = self.api.request("GET", f"/api/benchmarks/{quote(slug)}/")
+        return answer
+
+    def check(self, benchmark: str, files: Mapping[str, str | os.PathLike[str]]
+              ) -> SubmissionVerdict:
+        """Checks prediction files (example set slug -> path) as the server would check their
+        upload, without uploading them: `.ok`, and per file its `problem` (`code`, `message`,
+        `row`, `column`) or its `content`. Reads only the benchmark from the server."""
+        return submission_check(self.benchmark(benchmark), files)
 
     def leaderboard(self, benchmark: str, *, sort: str = "", version: str = "",
                     page_size: int = 1000) -> dict[str, Any]:

@@ -42,7 +42,28 @@ def releases_table(releases: list[dict[str, Any]]) -> str:
     return table(["hidden label set", "released", "your best", "mechanism"], rows)
 
 
+def interval(cell: dict[str, Any]) -> str:
+    """A cell's 95% interval, `[94.70, 95.62]` (percent), or "" when it has none."""
+    if cell.get("ci_low") is None or cell.get("ci_high") is None:
+        return ""
+    return f"[{100 * cell['ci_low']:.2f}, {100 * cell['ci_high']:.2f}]"
+
+
+def leaderboard_heading(board: dict[str, Any]) -> str:
+    """What the table's cells mean: the sort column's interval, the shifts, rank (UB)."""
+    sort = board["sort"]
+    column: dict[str, Any] = next((c for c in board["columns"] if c["slug"] == sort), {})
+    shifts_from = column.get("shift_from") or sort
+    return (f"{board['benchmark']} leaderboard sorted by {sort} (95% intervals); "
+            f"(+n) = places gained against {shifts_from}\n"
+            f"rank (UB) = 1 + the rows significantly better on {sort} (McNemar, p < 0.05; "
+            "- until computed)")
+
+
 def leaderboard_table(board: dict[str, Any]) -> str:
+    """Per row: rank and rank (UB) on the sort label set, the model, its submitter and id, the
+    sort column's accuracy and 95% interval, then every column's accuracy and rank shift."""
+    sort = board["sort"]
     slugs = [c["slug"] for c in board["columns"]]
     rows = []
     for row in board["rows"]:
@@ -50,10 +71,16 @@ def leaderboard_table(board: dict[str, Any]) -> str:
         for slug in slugs:
             shift = row["rank_shift"].get(slug, 0)
             arrow = f" ({'+' if shift > 0 else ''}{shift})" if shift else ""
-            cells.append(percent(row["scores"].get(slug, {}).get("accuracy")) + arrow)
-        rank = row["ranks"].get(board["sort"])
-        rows.append([str(rank or "-"), row["model_name"], str(row["submission_id"]), *cells])
-    return table(["rank", "model", "id", *slugs], rows, left=2)
+            cell = row["scores"].get(slug, {})
+            shown = percent(cell.get("accuracy")) + arrow
+            if slug == sort and interval(cell):
+                shown += " " + interval(cell)
+            cells.append(shown)
+        rank, rank_ub = row["ranks"].get(sort), row.get("rank_ub")
+        rows.append([str(rank or "-"), "-" if rank_ub is None else str(rank_ub),
+                     row["model_name"], row.get("owner", ""), str(row["submission_id"]),
+                     *cells])
+    return table(["rank", "rank (UB)", "model", "submitter", "id", *slugs], rows, left=4)
 
 
 def compare_table(body: dict[str, Any]) -> str:
@@ -77,10 +104,30 @@ def compare_table(body: dict[str, Any]) -> str:
 
 
 def benchmarks_table(benchmarks: list[dict[str, Any]]) -> str:
-    rows = [[b["slug"], b["name"], str(b["num_classes"]),
-             ", ".join(s["slug"] for s in b["image_sets"]),  # the API's name: example sets
-             ", ".join(s["slug"] for s in b["label_sets"])] for b in benchmarks]
-    return table(["benchmark", "name", "classes", "example sets", "label sets"], rows, left=2)
+    """One line a benchmark: its classes, main example set and how many sets it has (the API's
+    name for example sets: image sets); `benchmark_detail` lists them."""
+    rows = []
+    for b in benchmarks:
+        main = next((s for s in b["image_sets"] if s["slug"] == b["main_image_set"]),
+                    {"slug": b["main_image_set"], "size": None})
+        rows.append([b["slug"], b["name"], f"{main['slug']} ({main['size']})",
+                     str(b["num_classes"]), str(len(b["image_sets"])),
+                     str(len(b["label_sets"]))])
+    return table(["benchmark", "name", "main example set (examples)", "classes",
+                  "example sets", "label sets"], rows, left=3)
+
+
+def benchmark_detail(b: dict[str, Any]) -> str:
+    """A benchmark's example sets (a submission's files) and label sets (its columns)."""
+    sets = [[s["slug"], "required" if s["slug"] == b["main_image_set"] else "optional",
+             str(s["size"])] for s in b["image_sets"]]
+    labels = [[s["slug"], s["image_set"], s["kind"],
+               "-" if s.get("version") is None else f"v{s['version']}",
+               (s.get("version_hash") or "-")[:12]] for s in b["label_sets"]]
+    return "\n".join([
+        f"{b['slug']}: {b['name']}, {b['num_classes']} classes",
+        "", table(["example set", "in a submission", "examples"], sets, left=2),
+        "", table(["label set", "example set", "kind", "version", "hash"], labels, left=5)])
 
 
 def minutes(stamp: str | None) -> str:

@@ -1,0 +1,46 @@
+"""The client's wheels in the folder /client/ offers them from (EVALSERVER_CLIENT_WHEEL_DIR):
+found by name (`evalserver_client-<version>-py3-none-any.whl`, what `pip wheel` of
+clients/python writes), the newest version first. Nothing else in the folder is served."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+WHEEL_NAME = re.compile(r"evalserver_client-([0-9][0-9A-Za-z.+_]*)-py3-none-any\.whl")
+
+
+@dataclass(frozen=True)
+class ClientWheel:
+    path: Path
+    version: str
+    size: int
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+
+def _version_key(version: str) -> tuple[tuple[int, str], ...]:
+    """0.10.0 after 0.9.1: numeric parts compared as numbers."""
+    return tuple((int(part), "") if part.isdigit() else (-1, part)
+                 for part in re.split(r"[.+_]", version))
+
+
+def client_wheels(*, folder: Path) -> list[ClientWheel]:
+    """The wheels in `folder`, newest version first; none when it does not exist."""
+    try:
+        entries = list(folder.iterdir())
+    except OSError:
+        return []
+    found = []
+    for path in entries:
+        match = WHEEL_NAME.fullmatch(path.name)
+        if match and path.is_file():
+            found.append(ClientWheel(path, match[1], path.stat().st_size))
+    return sorted(found, key=lambda wheel: _version_key(wheel.version), reverse=True)
+
+
+def client_wheel_named(*, folder: Path, name: str) -> ClientWheel | None:
+    return next((wheel for wheel in client_wheels(folder=folder) if wheel.name == name), None)

@@ -59,6 +59,7 @@ def pages(demo_seeded: dict[str, Any], django_db_blocker: Any) -> Iterator[dict[
             "review": f"/review/{review.label_set.benchmark.slug}/next/",
             "submit": "/submit/",
             "audits": "/audits/",
+            "client": "/client/",
             "label-set-history": "/benchmarks/cifar10/label-sets/corrected/history/",
         }
 

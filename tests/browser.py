@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Browser, Page, expect
 
 from tests.helpers import UNDER_CI
 
@@ -34,3 +35,19 @@ def browser_log_in(page: Page, base: str, username: str, password: str, *,
     page.fill("#id_password", password)
     page.get_by_role("button", name="Log in").click()
     expect(page.locator(".nav-user .username")).to_have_text(username)
+
+
+def browser_page(browser: Browser, *, width: int, height: int, errors: list[str] | None = None,
+                 timeout_ms: float | None = None, **context_options: Any) -> Page:
+    """A page in a new browser context of its own (closed with the browser, or by
+    `page.context.close()`) at a `width` x `height` viewport; the page's uncaught script errors
+    are appended to `errors` when it is given. `context_options` go to `new_context` (e.g.
+    `java_script_enabled=False`)."""
+    context = browser.new_context(viewport={"width": width, "height": height},
+                                  **context_options)
+    page = context.new_page()
+    if timeout_ms is not None:
+        page.set_default_timeout(timeout_ms)
+    if errors is not None:
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+    return page

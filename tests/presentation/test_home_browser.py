@@ -17,7 +17,7 @@ from pytest_django.fixtures import Settings
 
 from leaderboard.catalog.models import Benchmark, ExampleSet
 from tests import factories
-from tests.browser import NEEDS_CHROMIUM, browser_log_in
+from tests.browser import NEEDS_CHROMIUM, browser_log_in, browser_page
 from tests.presentation.home_toys import reviews_add
 
 pytestmark = [pytest.mark.slow, NEEDS_CHROMIUM]
@@ -60,11 +60,8 @@ def test_it_lists_fifty_benchmarks_under_a_one_line_header_and_filters_them(
     shots = Path(os.environ.get("EVALSERVER_SCREENSHOT_DIR") or tmp_path)
     shots.mkdir(parents=True, exist_ok=True)
     base = live_server.url
-    context = browser.new_context(viewport={"width": 1366, "height": 768})
-    page = context.new_page()
-    page.set_default_timeout(20_000)
     errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page = browser_page(browser, width=1366, height=768, errors=errors, timeout_ms=20_000)
     browser_log_in(page, base, "staff", factories.PASSWORD)
     page.goto(f"{base}/")
 
@@ -102,8 +99,7 @@ def test_it_lists_fifty_benchmarks_under_a_one_line_header_and_filters_them(
     assert errors == []
 
     # without a script, the same form filters on the server
-    plain = browser.new_context(viewport={"width": 1366, "height": 768},
-                                java_script_enabled=False).new_page()
+    plain = browser_page(browser, width=1366, height=768, java_script_enabled=False)
     plain.goto(f"{base}/")
     plain.get_by_label("Name").fill("toy")
     plain.get_by_label("Modality").select_option("text")
@@ -113,4 +109,4 @@ def test_it_lists_fifty_benchmarks_under_a_one_line_header_and_filters_them(
         ".benchmark-grid > .benchmark:visible").all()] == ["benchmark-toy-reviews"]
     expect(plain.locator("#benchmark-count")).to_have_text("1 of 50 benchmarks")
     plain.context.close()
-    context.close()
+    page.context.close()

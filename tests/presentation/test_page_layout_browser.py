@@ -21,7 +21,7 @@ from django.contrib.auth.models import Group, User
 
 from leaderboard.review.models import ReviewItem
 from leaderboard.submissions.models import Submission
-from tests.browser import NEEDS_CHROMIUM, browser_log_in
+from tests.browser import NEEDS_CHROMIUM, browser_log_in, browser_page
 
 SHOTS = Path(os.environ.get("LAYOUT_SHOTS_DIR", "/tmp/layout-shots"))
 SIZES = ((390, 844), (1366, 900))
@@ -104,11 +104,8 @@ def _look(page: Any, url: str) -> dict[str, Any]:
 def _problems(browser: Any, base: str, pages: dict[str, str], width: int, height: int
               ) -> dict[str, Any]:
     """What is wrong on each page at this size (an empty dict when nothing)."""
-    context = browser.new_context(viewport={"width": width, "height": height})
-    page = context.new_page()
-    page.set_default_timeout(30_000)
     errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page = browser_page(browser, width=width, height=height, errors=errors, timeout_ms=30_000)
     wide, low_rows, small, violations = {}, {}, {}, {}
     for name, path in {"login": "/login/", "signup": "/signup/"}.items():
         look = _look(page, base + path)
@@ -128,7 +125,7 @@ def _problems(browser: Any, base: str, pages: dict[str, str], width: int, height
         if look["small"]:
             small[name] = sorted(set(look["small"]))
         violations[name] = _serious(page)
-    context.close()
+    page.context.close()
     found = {"wider than the screen": wide, "first row below the first screen": low_rows,
              "controls under 24 px": small,
              "axe-core": {name: v for name, v in violations.items() if v},

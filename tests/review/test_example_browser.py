@@ -17,7 +17,7 @@ from pytest_django.fixtures import Settings
 from leaderboard.catalog.models import LabelSet
 from leaderboard.review.models import ReviewItem
 from tests import factories
-from tests.browser import NEEDS_CHROMIUM, browser_log_in
+from tests.browser import NEEDS_CHROMIUM, browser_log_in, browser_page
 from tests.review.conftest import reviewers
 
 pytestmark = [pytest.mark.slow, NEEDS_CHROMIUM]
@@ -42,8 +42,7 @@ def test_it_shows_the_imagenet_jpeg_in_the_browser(
     reviewer = reviewers(1)[0]
 
     base = live_server.url
-    page = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
-    page.set_default_timeout(20_000)
+    page = browser_page(browser, width=1280, height=800, timeout_ms=20_000)
     browser_log_in(page, base, reviewer.username, factories.PASSWORD,
                    next_path="/review/imagenet/next/")
     image = page.locator("img.review-photo")

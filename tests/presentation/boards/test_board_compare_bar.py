@@ -15,7 +15,7 @@ from pytest_django.live_server_helper import LiveServer
 from leaderboard.submissions.models import Submission
 from tests import factories
 from tests.api_support import scored_in_process
-from tests.browser import NEEDS_CHROMIUM
+from tests.browser import NEEDS_CHROMIUM, browser_page
 from tests.scored_models import MODELS
 
 pytestmark = [NEEDS_CHROMIUM, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -81,9 +81,7 @@ def test_it_keeps_the_bar_in_view_and_clear_of_the_last_row_on_both_screens(
     first_pick = board[MODELS[1]]
     errors: list[str] = []
     for screen in SCREENS:
-        context = browser.new_context(viewport=screen)
-        page = context.new_page()
-        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page = browser_page(browser, **screen, errors=errors)
         page.goto(f"{live_server.url}/benchmarks/cifar10/")
         assert page.locator("#leaderboard tbody tr").count() == len(MODELS) + len(FILLERS)
         assert page.locator("#compare-pick").is_hidden()  # nothing picked yet
@@ -113,14 +111,14 @@ def test_it_keeps_the_bar_in_view_and_clear_of_the_last_row_on_both_screens(
         assert bar["bottom"] <= screen["height"], (screen, bar)
         assert row["bottom"] <= bar["top"], (screen, row, bar)
         assert errors == []
-        context.close()
+        page.context.close()
 
 
 def test_it_unticks_the_oldest_when_a_third_is_ticked(
     browser: Any, live_server: LiveServer, board: dict[str, Submission]
 ) -> None:
     a, b, c = board[FILLERS[4]], board[MODELS[0]], board[FILLERS[0]]
-    page = browser.new_context(viewport={"width": 1366, "height": 900}).new_page()
+    page = browser_page(browser, width=1366, height=900)
     page.goto(f"{live_server.url}/benchmarks/cifar10/")
     page.locator(_box(a)).check()
     page.locator(_box(b)).check()
@@ -146,7 +144,7 @@ def test_it_sorts_picks_and_compares_from_the_keyboard_alone(
     browser: Any, live_server: LiveServer, board: dict[str, Submission]
 ) -> None:
     a, b = board[MODELS[2]], board[FILLERS[6]]
-    page = browser.new_context(viewport={"width": 1366, "height": 900}).new_page()
+    page = browser_page(browser, width=1366, height=900)
     page.goto(f"{live_server.url}/benchmarks/cifar10/")
     # every pick box is named after its row's model
     for s in (a, b):
@@ -177,8 +175,7 @@ def test_it_keeps_the_ticks_without_javascript(
     browser: Any, live_server: LiveServer, scored_models: dict[str, Submission]
 ) -> None:
     a, b, c = (scored_models[m] for m in MODELS)
-    page = browser.new_context(java_script_enabled=False,
-                               viewport={"width": 390, "height": 844}).new_page()
+    page = browser_page(browser, width=390, height=844, java_script_enabled=False)
     page.goto(f"{live_server.url}/benchmarks/cifar10/?sort=cifar10h")
     assert page.locator("#compare-pick").is_hidden()
     for s in (a, b, c):

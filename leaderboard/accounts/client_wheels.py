@@ -8,6 +8,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from packaging.version import InvalidVersion, Version
+
 WHEEL_NAME = re.compile(r"evalserver_client-([0-9][0-9A-Za-z.+_]*)-py3-none-any\.whl")
 
 
@@ -22,10 +24,13 @@ class ClientWheel:
         return self.path.name
 
 
-def _version_key(version: str) -> tuple[tuple[int, str], ...]:
-    """0.10.0 after 0.9.1: numeric parts compared as numbers."""
-    return tuple((int(part), "") if part.isdigit() else (-1, part)
-                 for part in re.split(r"[.+_]", version))
+def _version(name_match: re.Match[str]) -> Version | None:
+    """The wheel's version as PEP 440 orders it (0.10.0 after 0.9.1, 0.3.0rc1 before 0.3.0);
+    None for a name whose version is not one."""
+    try:
+        return Version(name_match[1])
+    except InvalidVersion:
+        return None
 
 
 def client_wheels(*, folder: Path) -> list[ClientWheel]:
@@ -37,9 +42,10 @@ def client_wheels(*, folder: Path) -> list[ClientWheel]:
     found = []
     for path in entries:
         match = WHEEL_NAME.fullmatch(path.name)
-        if match and path.is_file():
-            found.append(ClientWheel(path, match[1], path.stat().st_size))
-    return sorted(found, key=lambda wheel: _version_key(wheel.version), reverse=True)
+        version = _version(match) if match else None
+        if match and version is not None and path.is_file():
+            found.append((version, ClientWheel(path, match[1], path.stat().st_size)))
+    return [wheel for _, wheel in sorted(found, key=lambda pair: pair[0], reverse=True)]
 
 
 def client_wheel_named(*, folder: Path, name: str) -> ClientWheel | None:

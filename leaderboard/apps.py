@@ -9,5 +9,7 @@ class LeaderboardConfig(AppConfig):
     def ready(self) -> None:
         # The review queue receives the submissions domain's signals (a domain below it).
         # Notifications receive the review domain's decisions.
+        # The object permissions (`rules`) register when their module is imported.
+        from leaderboard.catalog import permissions  # noqa: F401
         from leaderboard.notifications import receivers as notification_receivers  # noqa: F401
         from leaderboard.review import receivers  # noqa: F401

@@ -16,6 +16,7 @@ from leaderboard.catalog.models import (
     content_hash_validator,
     slug_validator,
 )
+from leaderboard.catalog.teams.models import HostRequest, HostTeam, HostTeamMembership
 from leaderboard.notifications.models import (
     DeliveryAttempt,
     NotificationDelivery,
@@ -57,6 +58,9 @@ __all__ = [
     "GroundTruthAnswer",
     "GroundTruthCandidate",
     "GroundTruthVote",
+    "HostRequest",
+    "HostTeam",
+    "HostTeamMembership",
     "HiddenPhase",
     "HitVector",
     "ExampleSet",

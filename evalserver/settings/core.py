@@ -142,6 +142,10 @@ EVALSERVER_MULTILABEL_FILE: Path | None = env.get_optional_path("EVALSERVER_MULT
 EVALSERVER_MAX_UPLOAD_BYTES: int = env.get_int(
     "EVALSERVER_MAX_UPLOAD_BYTES", 512 * 1024 * 1024, min_value=1
 )
+# Any account's request to host is approved at once (docs/hosts/teams.md); off by default: a
+# site admin decides each.
+EVALSERVER_HOST_TEAMS_SELF_SERVICE: bool = env.get_bool("EVALSERVER_HOST_TEAMS_SELF_SERVICE",
+                                                        False)
 # Prediction files up to these sizes are parsed in the request, so a bad one is refused at once
 # (400, nothing stored); larger ones are checked by the worker (leaderboard/submissions/
 # file_checks.py). Each stays under about 1 s (bench/inline_check.py): NumPy arrays stored as
@@ -252,6 +256,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "rules",
     "leaderboard",
 ]
 
@@ -349,6 +354,12 @@ SPECTACULAR_SETTINGS = {
     ],
 }
 LOGIN_URL = "login"
+# Object permissions (`rules`, leaderboard/catalog/permissions.py) answer user.has_perm(perm,
+# benchmark) for the pages, the API and the admin alike.
+AUTHENTICATION_BACKENDS = [
+    "rules.permissions.ObjectPermissionBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "home"
 

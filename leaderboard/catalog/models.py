@@ -14,6 +14,7 @@ from django.conf import settings
 from django.core.validators import MinValueValidator, RegexValidator
 from django.db import models
 
+from leaderboard.catalog.teams.models import HostTeam, site_team_id
 from leaderboard.common.slugs import SLUG_MAX_LENGTH
 from leaderboard.jobs.lifecycle import ClaimedJob
 
@@ -74,6 +75,10 @@ class Benchmark(models.Model):
     hidden = models.BooleanField(default=False)
     # Where the definition came from: "builtin:<file>.toml" (benchmarks/) or "upload".
     source = models.CharField(max_length=200, blank=True)
+    # The host team that owns it (docs/hosts/teams.md): its hosts run it, its reviewers review
+    # it. Set when the benchmark is created; a bundle from another team cannot update it.
+    team = models.ForeignKey(HostTeam, on_delete=models.PROTECT, related_name="benchmarks",
+                             default=site_team_id)
 
     class Meta:
         ordering = ("slug",)
@@ -296,6 +301,9 @@ class BundleUpload(ClaimedJob):
     update = models.BooleanField(default=False)
     uploaded_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
                                     related_name="bundle_uploads")
+    # The team the benchmark is added for (a new one belongs to it; an update must be its own).
+    team = models.ForeignKey(HostTeam, on_delete=models.PROTECT, related_name="bundle_uploads",
+                             default=site_team_id)
     created = models.DateTimeField(auto_now_add=True, db_index=True)
     # Once done: the benchmark created or updated, and what the loader reported, line by line.
     benchmark_slug = models.CharField(max_length=SLUG_MAX_LENGTH, blank=True)

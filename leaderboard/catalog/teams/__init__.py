@@ -1,0 +1,1 @@
+"""Host teams: the organizations that own benchmarks (docs/hosts/teams.md)."""

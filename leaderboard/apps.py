@@ -10,6 +10,6 @@ class LeaderboardConfig(AppConfig):
         # The review queue receives the submissions domain's signals (a domain below it).
         # Notifications receive the review domain's decisions.
         # The object permissions (`rules`) register when their module is imported.
-        from leaderboard.catalog import permissions  # noqa: F401
+        from leaderboard.catalog.teams import permissions  # noqa: F401
         from leaderboard.notifications import receivers as notification_receivers  # noqa: F401
         from leaderboard.review import receivers  # noqa: F401

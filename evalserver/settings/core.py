@@ -354,7 +354,7 @@ SPECTACULAR_SETTINGS = {
     ],
 }
 LOGIN_URL = "login"
-# Object permissions (`rules`, leaderboard/catalog/permissions.py) answer user.has_perm(perm,
+# Object permissions (`rules`, leaderboard/catalog/teams/permissions.py) answer user.has_perm(perm,
 # benchmark) for the pages, the API and the admin alike.
 AUTHENTICATION_BACKENDS = [
     "rules.permissions.ObjectPermissionBackend",

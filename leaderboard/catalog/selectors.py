@@ -14,6 +14,12 @@ from leaderboard.catalog.models import (
     LabelSet,
     LabelSetVersion,
 )
+from leaderboard.catalog.teams.permissions import (
+    REVIEWING_ROLES,
+    AnyUser,
+    is_superuser,
+    user_team_roles,
+)
 from workers.scoring.families.base import CLOPPER_PEARSON
 from workers.scoring.families.registry import (
     correctable_family,
@@ -180,3 +186,14 @@ def label_set_correctable_slug(*, benchmark_id: int) -> str | None:
     None for a benchmark without one."""
     return (LabelSet.objects.filter(benchmark_id=benchmark_id, family=correctable_family().name)
             .order_by("pk").values_list("slug", flat=True).first())
+
+
+def benchmark_list_with_role(*, user: AnyUser, roles: tuple[str, ...] = REVIEWING_ROLES
+                             ) -> QuerySet[Benchmark]:
+    """The benchmarks on which the user holds one of `roles` in their team (every one for a
+    superuser; docs/hosts/teams.md): for lists such as review queues, audits and a host's
+    submissions."""
+    if is_superuser(user):
+        return Benchmark.objects.all()
+    teams = [team for team, role in user_team_roles(user).items() if role in roles]
+    return Benchmark.objects.filter(team_id__in=teams)

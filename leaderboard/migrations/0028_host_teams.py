@@ -4,9 +4,10 @@
 # stay in the group). Nothing is removed.
 
 import django.db.models.deletion
-import leaderboard.catalog.teams.models
 from django.conf import settings
 from django.db import migrations, models
+
+import leaderboard.catalog.teams.models
 
 SITE_TEAM_SLUG = "site"  # leaderboard.catalog.teams.models.SITE_TEAM_SLUG, as it was here
 REVIEWERS_GROUP = "reviewers"

@@ -2,7 +2,7 @@
 hosts add and run its benchmarks, its reviewers review their queues. A lab asks to host with a
 `HostRequest`; a site admin decides it. One team, the site team, owns the built-in benchmarks.
 
-Who may do what is decided in one place, leaderboard/catalog/permissions.py."""
+Who may do what is decided in one place, leaderboard/catalog/teams/permissions.py."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Writes of host teams (docs/hosts/teams.md): teams and their members, and labs' requests to
-host. Every write checks its actor's right here (leaderboard/catalog/permissions.py), so the
+host. Every write checks its actor's right here (leaderboard/catalog/teams/permissions.py), so the
 API, the pages and the commands refuse the same things with the same error."""
 
 from __future__ import annotations
@@ -9,12 +9,12 @@ from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from leaderboard.catalog.permissions import (
+from leaderboard.catalog.teams.models import HostRequest, HostTeam, HostTeamMembership, TeamRole
+from leaderboard.catalog.teams.permissions import (
     host_requests_user_can_decide,
     team_user_can_manage,
     user_roles_forget,
 )
-from leaderboard.catalog.teams.models import HostRequest, HostTeam, HostTeamMembership, TeamRole
 from leaderboard.common.errors import ServiceError
 
 __all__ = [

@@ -21,10 +21,12 @@ from typing import Any
 
 import rules
 from django.contrib.auth.models import AnonymousUser, User
-from django.db.models import QuerySet
 
-from leaderboard.catalog.models import Benchmark
 from leaderboard.catalog.teams.models import HostTeam, HostTeamMembership, TeamRole
+
+# A benchmark (leaderboard.catalog.models.Benchmark, which this module sits below: it is
+# read by its `team_id` and `hidden` only).
+Benchmark = Any
 
 HOST_BENCHMARK = "leaderboard.host_benchmark"
 REVIEW_BENCHMARK = "leaderboard.review_benchmark"
@@ -40,7 +42,7 @@ REVIEWING_ROLES = (TeamRole.ADMIN, TeamRole.HOST, TeamRole.REVIEWER)
 AnyUser = User | AnonymousUser
 
 
-def _roles(user: Any) -> dict[int, str]:
+def user_team_roles(user: Any) -> dict[int, str]:
     """The user's role in each team, by team id: read once per user object (a request's)."""
     if not user.is_authenticated or not user.is_active:
         return {}
@@ -59,18 +61,17 @@ def user_roles_forget(user: Any) -> None:
 
 
 def _team_id(target: Benchmark | HostTeam | None) -> int | None:
-    if isinstance(target, Benchmark):
-        return target.team_id
+    # (a benchmark by its `team_id`: this module sits below leaderboard.catalog.models)
     if isinstance(target, HostTeam):
         return target.pk
-    return None
+    return getattr(target, "team_id", None)
 
 
 def _holds(roles: tuple[str, ...]) -> Any:
     @rules.predicate
     def holds(user: Any, target: Benchmark | HostTeam | None) -> bool:
         team_id = _team_id(target)
-        return team_id is not None and _roles(user).get(team_id) in roles
+        return team_id is not None and user_team_roles(user).get(team_id) in roles
     return holds
 
 
@@ -82,7 +83,7 @@ def is_superuser(user: Any) -> bool:
 @rules.predicate
 def is_site_admin(user: Any) -> bool:
     site = HostTeam.objects.filter(is_site=True).values_list("pk", flat=True).first()
-    return site is not None and _roles(user).get(site) == TeamRole.ADMIN
+    return site is not None and user_team_roles(user).get(site) == TeamRole.ADMIN
 
 
 @rules.predicate
@@ -136,14 +137,4 @@ def host_requests_user_can_decide(*, user: AnyUser) -> bool:
 def user_is_maintainer(*, user: AnyUser) -> bool:
     """Holds any team role, or is a superuser: the review link in the navigation, the MFA
     requirement (docs/operators/settings.md)."""
-    return bool(is_superuser(user)) or bool(_roles(user))
-
-
-def benchmarks_user_can(*, user: AnyUser, roles: tuple[str, ...] = REVIEWING_ROLES
-                        ) -> QuerySet[Benchmark]:
-    """The benchmarks on which the user holds one of `roles` (all of them for a superuser):
-    a queryset, for lists (review queues, audits, a host's submissions)."""
-    if is_superuser(user):
-        return Benchmark.objects.all()
-    teams = [team for team, role in _roles(user).items() if role in roles]
-    return Benchmark.objects.filter(team_id__in=teams)
+    return bool(is_superuser(user)) or bool(user_team_roles(user))

@@ -15,6 +15,7 @@ from leaderboard.catalog.teams.permissions import (
     team_user_can_manage,
     user_roles_forget,
 )
+from leaderboard.common.email_verification import user_email_verified
 from leaderboard.common.errors import ServiceError
 
 __all__ = [
@@ -107,7 +108,8 @@ def host_team_member_remove(*, actor: User | None, team: HostTeam, user: User) -
 
 def host_request_create(*, user: User, slug: str, name: str, reason: str) -> HostRequest:
     """A lab asks to host as a new team. One pending request per user; the slug must be free.
-    Where EVALSERVER_HOST_TEAMS_SELF_SERVICE is on, the request is approved at once."""
+    Where EVALSERVER_HOST_TEAMS_SELF_SERVICE is on, a request from an account whose email
+    address is verified is approved at once; others wait for a site admin."""
     _slug_free(slug)
     with transaction.atomic():
         if HostRequest.objects.select_for_update().filter(
@@ -116,7 +118,7 @@ def host_request_create(*, user: User, slug: str, name: str, reason: str) -> Hos
                                 "decision already", http_status=409)
         request = HostRequest.objects.create(requested_by=user, team_slug=slug, team_name=name,
                                              reason=reason)
-    if settings.EVALSERVER_HOST_TEAMS_SELF_SERVICE:
+    if settings.EVALSERVER_HOST_TEAMS_SELF_SERVICE and user_email_verified(user=user):
         return host_request_decide(actor=None, request=request, approve=True)
     return request
 

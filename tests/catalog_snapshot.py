@@ -20,7 +20,7 @@ from typing import Any
 from django.apps import apps
 from django.conf import settings
 from django.core.management.color import no_style
-from django.db import connection, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Model
 
 
@@ -31,6 +31,9 @@ class _Rows:
 
 
 _SNAPSHOTS: dict[tuple[str, ...], list[_Rows]] = {}
+# The rows outside the load that its rows point at (the site team a migration made, which a
+# transactional test's flush removes): put back first where they are missing.
+_PARENTS: dict[tuple[str, ...], list[_Rows]] = {}
 
 
 def _key() -> tuple[str, ...]:
@@ -69,6 +72,21 @@ def _plain(value: Any) -> Any:
     return bytes(value) if isinstance(value, memoryview) else value
 
 
+def _parents_restore(parents: list[_Rows]) -> bool:
+    """Put back the referenced rows that are missing; False when one cannot be (another row
+    holds its unique values): the caller loads for real then."""
+    for part in parents:
+        manager = part.model._base_manager
+        key = part.model._meta.pk.attname
+        missing = [row for row in part.rows if not manager.filter(pk=row[key]).exists()]
+        try:
+            with transaction.atomic():
+                manager.bulk_create([part.model(**row) for row in missing])
+        except IntegrityError:
+            return False
+    return True
+
+
 def _restore(snapshot: list[_Rows]) -> None:
     with transaction.atomic():
         for part in snapshot:
@@ -87,7 +105,8 @@ def catalog_loaded(load: Callable[[], object]) -> None:
     key = _key()
     snapshot = _SNAPSHOTS.get(key)
     if snapshot is not None:
-        if any(part.model._base_manager.exists() for part in snapshot):
+        if any(part.model._base_manager.exists() for part in snapshot) \
+                or not _parents_restore(_PARENTS[key]):
             load()  # some of its rows are there already: a copy would collide
         else:
             _restore(snapshot)
@@ -97,8 +116,28 @@ def catalog_loaded(load: Callable[[], object]) -> None:
     written = [model for model, count in _counts().items() if count > before[model]]
     if any(before[model] for model in written):
         return  # the database held some of them already: nothing to keep
-    _SNAPSHOTS[key] = [
-        _Rows(model, [{name: _plain(value) for name, value in row.items()}
-                      for row in model._base_manager.order_by("pk").values(
-                          *[field.attname for field in model._meta.concrete_fields])])
-        for model in _in_dependency_order(written)]
+    _SNAPSHOTS[key] = [_rows(model, model._base_manager.all())
+                       for model in _in_dependency_order(written)]
+    _PARENTS[key] = _parents(written)
+
+
+def _rows(model: type[Model], rows: Any) -> _Rows:
+    return _Rows(model, [{name: _plain(value) for name, value in row.items()}
+                         for row in rows.order_by("pk").values(
+                             *[field.attname for field in model._meta.concrete_fields])])
+
+
+def _parents(written: list[type[Model]]) -> list[_Rows]:
+    """The rows of other models that the written rows point at (one level: a migration's rows,
+    such as the site team, have no parents of their own among the load's)."""
+    wanted: dict[type[Model], set[Any]] = {}
+    for model in written:
+        for field in model._meta.concrete_fields:
+            parent = field.related_model
+            if not field.is_relation or parent in written or parent is None:
+                continue
+            ids = model._base_manager.exclude(**{f"{field.attname}__isnull": True}) \
+                .values_list(field.attname, flat=True).distinct()
+            wanted.setdefault(parent, set()).update(ids)
+    return [_rows(parent, parent._base_manager.filter(pk__in=ids))
+            for parent, ids in wanted.items() if ids]

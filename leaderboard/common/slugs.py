@@ -32,3 +32,20 @@ class CatalogSlugConverter:
 
 # At import: both URLconfs import this module before they name the converter.
 register_converter(CatalogSlugConverter, CONVERTER_NAME)
+
+# A username in a URL (`<username:username>`, a team's member): what Django's username
+# validator takes (letters, digits and @ . + - _, at most 150), and not only dots (`..`).
+USERNAME_PATTERN = r"(?!\.+(?:/|\Z))[\w.@+-]{1,150}"
+
+
+class UsernameConverter:
+    regex = USERNAME_PATTERN
+
+    def to_python(self, value: str) -> str:
+        return value
+
+    def to_url(self, value: str) -> str:
+        return value
+
+
+register_converter(UsernameConverter, "username")

@@ -19,7 +19,11 @@ from rest_framework.views import APIView
 
 from leaderboard.catalog.teams import selectors
 from leaderboard.catalog.teams.models import HostRequest, HostTeam, HostTeamMembership
-from leaderboard.catalog.teams.permissions import host_requests_user_can_decide, user_team_roles
+from leaderboard.catalog.teams.permissions import (
+    host_requests_user_can_decide,
+    team_user_can_manage,
+    user_team_roles,
+)
 from leaderboard.catalog.teams.serializers import (
     HostRequestDecisionInput,
     HostRequestInput,
@@ -161,6 +165,10 @@ class TeamMemberView(APIView):
     )
     def put(self, request: Request, slug: str, username: str) -> Response:
         team = _team_of_member(request, slug)
+        if not team_user_can_manage(user=request.user, team=team):
+            # before the account is looked up: a member who is not an admin learns nothing
+            raise PermissionDenied(f"only the admins of team {team.slug!r} may change its "
+                                   "members")
         form = TeamMemberInput(data=request.data)
         form.is_valid(raise_exception=True)
         member = self._user(username)

@@ -88,6 +88,8 @@ def host_requests_page(request: HttpRequest) -> HttpResponse:
                 messages.success(request, f"Request #{decided.pk} ({decided.team_slug}) is "
                                  f"{decided.status}.")
                 return redirect("host_requests")
+        else:
+            messages.error(request, "Choose to approve or refuse a pending request.")
         failed = form
     requests = selectors.host_requests_list()
     return render(request, "leaderboard/host_requests.html", {
@@ -142,4 +144,5 @@ def team_page(request: HttpRequest, slug: str) -> HttpResponse:
         "can_manage": team_user_can_manage(user=user, team=team),
         "members": selectors.host_team_members_list(team=team),
         "benchmarks": selectors.host_team_benchmarks_list(team=team),
-        "form": TeamMemberForm(), "roles": TeamRole.choices}, status=status)
+        "form": TeamMemberForm(initial={"role": TeamRole.HOST}), "roles": TeamRole.choices},
+        status=status)

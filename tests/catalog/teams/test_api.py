@@ -46,6 +46,9 @@ def test_it_lets_a_lab_ask_and_a_site_admin_approve_once(
     ) == (201, {"team_slug": "vision-lab", "team_name": "Vision lab",
                 "reason": "a new test set", "status": "pending", "requested_by": "lab",
                 "decided_by": None, "team": None})
+    bad = lab_api.post("/api/host-requests/", {"slug": "Vision Lab", "name": "x"},
+                       format="json").json()["error"]
+    assert (bad["code"], bad["field"]) == ("invalid_input", "slug")
     assert _ask(lab_api, "second").json()["error"]["code"] == "request_pending"
 
     # each sees their own; the site admin sees all, and can filter by status
@@ -111,6 +114,9 @@ def test_it_lets_a_team_admin_add_a_host_and_hides_the_team_from_outsiders() -> 
     refused = host_api.put("/api/teams/vision-lab/members/outsider/", {"role": "reviewer"},
                            format="json")
     assert (refused.status_code, refused.json()["error"]["code"]) == (403, "permission_denied")
+    nobody = host_api.put("/api/teams/vision-lab/members/nobody/", {"role": "reviewer"},
+                          format="json")
+    assert (nobody.status_code, nobody.json()["error"]["code"]) == (403, "permission_denied")
     outsider_api = token_client(outsider)
     for answer in (outsider_api.get("/api/teams/vision-lab/"),
                    outsider_api.put("/api/teams/vision-lab/members/outsider/",

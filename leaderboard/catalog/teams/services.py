@@ -17,6 +17,7 @@ from leaderboard.catalog.teams.permissions import (
     user_roles_forget,
 )
 from leaderboard.catalog.teams.signals import host_request_created, host_request_decided
+from leaderboard.common.email_verification import user_email_verified
 from leaderboard.common.errors import ServiceError
 
 __all__ = [
@@ -113,7 +114,8 @@ def _send_on_commit(signal: Signal, request_id: int) -> None:
 
 def host_request_create(*, user: User, slug: str, name: str, reason: str) -> HostRequest:
     """A lab asks to host as a new team. One pending request per user; the slug must be free.
-    Where EVALSERVER_HOST_TEAMS_SELF_SERVICE is on, the request is approved at once."""
+    Where EVALSERVER_HOST_TEAMS_SELF_SERVICE is on, a request from an account whose email
+    address is verified is approved at once; others wait for a site admin."""
     _slug_free(slug)
     with transaction.atomic():
         if HostRequest.objects.select_for_update().filter(
@@ -123,7 +125,7 @@ def host_request_create(*, user: User, slug: str, name: str, reason: str) -> Hos
         request = HostRequest.objects.create(requested_by=user, team_slug=slug, team_name=name,
                                              reason=reason)
         _send_on_commit(host_request_created, request.pk)
-    if settings.EVALSERVER_HOST_TEAMS_SELF_SERVICE:
+    if settings.EVALSERVER_HOST_TEAMS_SELF_SERVICE and user_email_verified(user=user):
         return host_request_decide(actor=None, request=request, approve=True)
     return request
 

@@ -34,8 +34,10 @@ class CatalogSlugConverter:
 register_converter(CatalogSlugConverter, CONVERTER_NAME)
 
 # A username in a URL (`<username:username>`, a team's member): what Django's username
-# validator takes (letters, digits and @ . + - _, at most 150), and not only dots (`..`).
-USERNAME_PATTERN = r"(?!\.+(?:/|\Z))[\w.@+-]{1,150}"
+# validator takes (letters, digits and @ . + - _, at most 150), but not starting with a dot,
+# so that `.` and `..` are no username. No lookahead nor alternation: the schema publishes it
+# as an OpenAPI (ECMA 262) pattern, which drf-spectacular wraps in ^...$.
+USERNAME_PATTERN = r"[\w@+-][\w.@+-]{0,149}"
 
 
 class UsernameConverter:

@@ -8,6 +8,7 @@ from leaderboard.audits import api as audits
 from leaderboard.catalog import api as catalog
 from leaderboard.catalog.hosting import api as hosting
 from leaderboard.catalog.phases import api as phases
+from leaderboard.catalog.teams import api as teams
 from leaderboard.common import slugs  # noqa: F401  (registers <catalog_slug:...>)
 from leaderboard.common.schema import SchemaView
 from leaderboard.notifications import api as notifications
@@ -28,6 +29,14 @@ urlpatterns = [
     path("bundles/", hosting.BundleUploadCreateView.as_view(), name="api-bundle-upload-list"),
     path("bundles/<int:upload_id>/", hosting.BundleUploadDetailView.as_view(),
          name="api-bundle-upload-detail"),
+    path("host-requests/", teams.HostRequestListCreateView.as_view(),
+         name="api-host-request-list"),
+    path("host-requests/<int:request_id>/decision/", teams.HostRequestDecisionView.as_view(),
+         name="api-host-request-decision"),
+    path("teams/", teams.TeamListView.as_view(), name="api-team-list"),
+    path("teams/<catalog_slug:slug>/", teams.TeamDetailView.as_view(), name="api-team-detail"),
+    path("teams/<catalog_slug:slug>/members/<username:username>/",
+         teams.TeamMemberView.as_view(), name="api-team-member"),
     path("audits/", audits.AuditListCreateView.as_view(), name="api-audit-list"),
     path("audits/<int:audit_id>/", audits.AuditDetailView.as_view(), name="api-audit-detail"),
     path("benchmarks/", catalog.BenchmarkListView.as_view(), name="api-benchmark-list"),

@@ -22,6 +22,7 @@ from django.contrib.auth.models import User
 
 from leaderboard.catalog.bundle_loading import benchmark_bundle_add
 from leaderboard.catalog.models import Benchmark
+from leaderboard.demo.lab_team import DEMO_LAB_MEMBERS, demo_lab_benchmark_give
 from leaderboard.demo.seeding import (
     CIFAR10_PREDICTION_FOLDERS,
     CIFAR10_PREDICTIONS,
@@ -133,6 +134,10 @@ def hidden_demo_seed(*, data_dir: Path, report: DemoSeedReport,
         report.skipped.append((HIDDEN_DEMO_SLUG, "*", "CIFAR-10 data missing"))
         return
     benchmark = hidden_demo_benchmark_add(data_dir=data_dir)
+    team = demo_lab_benchmark_give(benchmark=benchmark)
+    echo(f"{HIDDEN_DEMO_SLUG} belongs to team {team.slug} ({team.name}): "
+         + ", ".join(f"{name} ({role})" for name, role in DEMO_LAB_MEMBERS.items())
+         + "; no passwords: `manage.py changepassword <name>` to log in as one")
     done = set(Submission.objects.filter(benchmark=benchmark).values_list("model_name",
                                                                           flat=True))
     for path in sorted(originals.glob(f"*{PREDICTIONS_SUFFIX}")):

@@ -19,6 +19,8 @@ class Event(models.TextChoices):
     SCORES_CHANGED = "scores.changed", "A label-set version changed a score or rank"
     REVIEW_DECIDED = "review.decided", "A review decision on an item a submission raised"
     REVIEW_QUEUE_GREW = "review.queue_grew", "A review queue grew past its threshold"
+    HOST_REQUEST_CREATED = "host_request.created", "A lab asked to host (site admins)"
+    HOST_REQUEST_DECIDED = "host_request.decided", "Your request to host was decided"
     TEST = "test", "A test event"
 
 

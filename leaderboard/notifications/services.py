@@ -23,6 +23,7 @@ from django.utils import timezone
 from leaderboard import queue
 from leaderboard.catalog.models import Benchmark, LabelSetVersion
 from leaderboard.catalog.selectors import benchmark_get
+from leaderboard.catalog.teams.models import HostRequest, HostTeamMembership, TeamRole
 from leaderboard.common.errors import ServiceError
 from leaderboard.common.roles import REVIEWERS_GROUP
 from leaderboard.notifications import signing
@@ -122,7 +123,7 @@ def notification_emit(*, user_id: int, event: str, key: str, payload: dict[str, 
 
 
 def _emit_to_subscribers(event: str, key: str, by_user: dict[int, dict[str, Any]],
-                         benchmark_id: int) -> None:
+                         benchmark_id: int | None) -> None:
     for preference in notification_subscribers_list(event=event, user_ids=list(by_user)):
         notification_emit(user_id=preference.user_id, event=event, key=key,
                           payload=by_user[preference.user_id], benchmark_id=benchmark_id,
@@ -268,3 +269,40 @@ def version_scores_changed_notify(*, version_id: int) -> None:
                 for owner, rows in changes.items()}
     _emit_to_subscribers(Event.SCORES_CHANGED, f"version:{version.pk}:{Event.SCORES_CHANGED}",
                          payloads, benchmark.pk)
+
+
+def _host_request_about(request: HostRequest) -> dict[str, Any]:
+    return {"id": request.pk, "team_slug": request.team_slug, "team_name": request.team_name,
+            "requested_by": request.requested_by.username, "status": request.status}
+
+
+def host_request_created_notify(*, request_id: int) -> None:
+    """`host_request.created` to the site admins (the site team's admins, and superusers)
+    who opted in: a lab asked to host (docs/hosts/requesting-to-host.md)."""
+    request = HostRequest.objects.select_related("requested_by").get(id=request_id)
+    deciders = set(HostTeamMembership.objects.filter(
+        team__is_site=True, role=TeamRole.ADMIN, user__is_active=True).values_list(
+        "user_id", flat=True))
+    deciders |= set(User.objects.filter(is_active=True, is_superuser=True).values_list(
+        "pk", flat=True))
+    payload = _payload(Event.HOST_REQUEST_CREATED, f"{request.requested_by.username} asked to "
+                       f"host as team {request.team_slug!r}",
+                       {"request": {**_host_request_about(request), "reason": request.reason}})
+    _emit_to_subscribers(Event.HOST_REQUEST_CREATED,
+                         f"host_request:{request.pk}:{Event.HOST_REQUEST_CREATED}",
+                         dict.fromkeys(deciders, payload), None)
+
+
+def host_request_decided_notify(*, request_id: int) -> None:
+    """`host_request.decided` to the requester, if they opted in: approved (their team is
+    made, they are its admin) or refused (with the note)."""
+    request = HostRequest.objects.select_related("requested_by").get(id=request_id)
+    if request.status == HostRequest.Status.PENDING:
+        return
+    payload = _payload(Event.HOST_REQUEST_DECIDED, f"your request to host as team "
+                       f"{request.team_slug!r} was {request.status}",
+                       {"request": {**_host_request_about(request),
+                                    "decision_note": request.decision_note}})
+    _emit_to_subscribers(Event.HOST_REQUEST_DECIDED,
+                         f"host_request:{request.pk}:{Event.HOST_REQUEST_DECIDED}",
+                         {request.requested_by_id: payload}, None)

@@ -110,6 +110,16 @@ URL_NAMES_NOT_COMPARED = {
     "webhook_test": "sends a test event (a write; its payload names no benchmark)",
     "client": "how to install the client: the first benchmark's slug, no figure of it",
     "client_wheel": "a file of the client's wheel folder (no benchmark in it)",
+    # Host teams: no visitor of these worlds is in a team or asks to host; a team's page and
+    # API answer are 404 to everyone outside it (tests/catalog/teams).
+    "host_request": "the account's own requests to host (no benchmark figures)",
+    "host_requests": "site admins' requests to host (no benchmark figures)",
+    "team": "a team's page: 404 outside the team, its benchmarks' slugs only inside it",
+    "api-host-request-list": "the account's own requests to host (no benchmark figures)",
+    "api-host-request-decision": "decides a request to host (a write; site admins only)",
+    "api-team-list": "the account's own teams and roles (no benchmark figures)",
+    "api-team-detail": "a team: 404 outside the team, its benchmarks' slugs only inside it",
+    "api-team-member": "sets or removes a team's member (a write; the team's admins only)",
 }
 FIXED_NOW = datetime(2026, 11, 26, 12, 0, tzinfo=UTC)
 _CSRF = re.compile(rb'(name="csrfmiddlewaretoken" value=")[^"]+(")')

@@ -60,7 +60,8 @@ def test_it_saves_the_opt_ins_ticked_on_the_page() -> None:
     page = client.get("/profile/").content.decode()
     # every event but the maintainers' review.queue_grew, on two channels
     assert re.findall(r'type="checkbox" name="([^"]+):email"', page) == [
-        "submission.scored", "submission.failed", "scores.changed", "review.decided"]
+        "submission.scored", "submission.failed", "scores.changed", "review.decided",
+        "participation.requested", "participation.decided"]
     assert page.count('type="checkbox" name="') == 2 * (len(EVENTS) - 1)
     assert " checked" not in page
 
@@ -136,8 +137,9 @@ def test_it_offers_the_review_queue_event_to_maintainers_only() -> None:
         client.post("/profile/notifications/", {"review.queue_grew:email": "on"})
     assert offered == {
         "queue-watcher": ["submission.scored", "submission.failed", "scores.changed",
-                          "review.decided", "review.queue_grew"],
+                          "review.decided", "review.queue_grew", "participation.requested",
+                          "participation.decided"],
         "participant": ["submission.scored", "submission.failed", "scores.changed",
-                        "review.decided"]}
+                        "review.decided", "participation.requested", "participation.decided"]}
     assert notification_preferences_get(user=reviewer)["review.queue_grew"]["email"] is True
     assert notification_preferences_get(user=participant)["review.queue_grew"]["email"] is False

@@ -133,7 +133,7 @@ def world_build(world: str, *, scenario: str, folder: Path,
     path = toy_bundle(folder / "bundle", labels=SECRET[world], release=schedule["release"],
                       step=schedule["step"], split=schedule.get("split"))
     call_command("benchmark_add", str(path), stdout=io.StringIO(), stderr=io.StringIO())
-    benchmark = Benchmark.objects.get(slug="toy")
+    benchmark = factories.participation_open(Benchmark.objects.get(slug="toy"))
     owner = factories.user_create("researcher")
     Token.objects.create(user=owner, key=TOKEN)
     rival = factories.user_create("rival")

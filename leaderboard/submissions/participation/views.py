@@ -103,7 +103,8 @@ def _hosts_post(request: HttpRequest, benchmark: Benchmark, user: User) -> Rules
     if request.POST.get("action") == "decide":
         decision = DecisionForm(request.POST)
         if not decision.is_valid():
-            raise ServiceError("invalid", "choose approve or refuse")
+            messages.error(request, "Choose approve or refuse.")
+            return None
         try:
             asked = participation_request_get(benchmark=benchmark,
                                               request_id=decision.cleaned_data["request_id"])

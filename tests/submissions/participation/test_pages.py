@@ -89,7 +89,12 @@ def test_it_shows_the_hosts_page_to_the_benchmarks_hosts_only(world: ToyWorld) -
 
 
 def test_it_refuses_the_submit_pages_upload_with_the_way_to_join(world: ToyWorld) -> None:
+    assert "participation-notes" not in _client(world.alice).get("/submit/").content.decode()
     _client(world.host).post(HOSTS, {"action": "rules", "mode": "approval", "terms": ""})
+    note = ('<li data-benchmark="toy">Toy benchmark: toy admits participants by approval '
+            'of its hosts: ask to join at /benchmarks/toy/participation/ (<a href="/benchmarks/toy/'
+            'participation/">its rules</a>).</li>')
+    assert note in _client(world.alice).get("/submit/").content.decode()
     form = {"benchmark": "toy", "model_name": "m", "public": "on",
             "toy-test": factories.upload_json(LABELS)}
     refused = _client(world.alice).post("/submit/", form)

@@ -19,6 +19,7 @@ from leaderboard.review import api as review
 from leaderboard.review.ground_truth import api as ground_truth
 from leaderboard.submissions import api as submissions
 from leaderboard.submissions.control import api as control
+from leaderboard.submissions.participation import api as participation
 
 # Benchmark and label set slugs may contain dots (`cifar10.1-v6`), so not `<slug:...>`; and
 # not `<str:...>` either: `<catalog_slug:...>` (leaderboard/common/slugs.py) matches only a
@@ -50,6 +51,15 @@ urlpatterns = [
          name="api-benchmark-unhide"),
     path("benchmarks/<catalog_slug:slug>/about/", BenchmarkAboutView.as_view(),
          name="api-benchmark-about"),
+    path("benchmarks/<catalog_slug:slug>/participation/rules/",
+         participation.ParticipationRulesView.as_view(), name="api-participation-rules"),
+    path("benchmarks/<catalog_slug:slug>/participation/requests/",
+         participation.ParticipationRequestListCreateView.as_view(),
+         name="api-participation-requests"),
+    path("benchmarks/<catalog_slug:slug>/participation/requests/<int:request_id>/decision/",
+         participation.ParticipationDecisionView.as_view(), name="api-participation-decision"),
+    path("benchmarks/<catalog_slug:slug>/participation/terms/acceptance/",
+         participation.TermsAcceptanceView.as_view(), name="api-participation-terms"),
     path("benchmarks/<catalog_slug:slug>/label-sets/<catalog_slug:label_set>/versions/",
          review.LabelSetVersionListView.as_view(), name="api-label-set-versions"),
     path("benchmarks/<catalog_slug:slug>/label-sets/<catalog_slug:label_set>/versions/"

@@ -49,6 +49,7 @@ from leaderboard.submissions.control.views import (
     submission_rerun_page,
     submission_withdraw_page,
 )
+from leaderboard.submissions.participation.views import participation, participation_hosts
 from leaderboard.submissions.views import (
     submission_detail,
     submission_list,
@@ -102,6 +103,9 @@ urlpatterns = [
     path("benchmarks/<catalog_slug:slug>/label-sets/<catalog_slug:label_set>/history/",
          label_set_history, name="label_set_history"),
     path("benchmarks/<catalog_slug:slug>/about/", benchmark_about, name="benchmark_about"),
+    path("benchmarks/<catalog_slug:slug>/participation/", participation, name="participation"),
+    path("benchmarks/<catalog_slug:slug>/participation/hosts/", participation_hosts,
+         name="participation_hosts"),
     path("benchmarks/<catalog_slug:slug>/plots/", plots, name="plots"),
     re_path(rf"^benchmarks/(?P<slug>{SLUG_PATTERN})/plots/"
             rf"(?P<kind>new-test-set|label-set|ranks)/(?P<label_set>{SLUG_PATTERN})"

@@ -107,6 +107,15 @@ STATUSES = {
     ("/api/benchmarks/{slug}/hide/", "post"): {"200", "403"} | EVERYWHERE,
     ("/api/benchmarks/{slug}/unhide/", "post"): {"200", "403"} | EVERYWHERE,
     ("/api/benchmarks/{slug}/about/", "get"): {"200"} | EVERYWHERE,
+    ("/api/benchmarks/{slug}/participation/rules/", "get"): {"200"} | EVERYWHERE,
+    ("/api/benchmarks/{slug}/participation/rules/", "put"): {"200", "403"} | WRITE_WITH_BODY,
+    ("/api/benchmarks/{slug}/participation/requests/", "get"): {"200"} | EVERYWHERE,
+    ("/api/benchmarks/{slug}/participation/requests/", "post"): {"201", "403", "409"}
+    | WRITE_WITH_BODY,
+    ("/api/benchmarks/{slug}/participation/requests/{request_id}/decision/", "post"): {
+        "200", "403", "409"} | WRITE_WITH_BODY,
+    ("/api/benchmarks/{slug}/participation/terms/acceptance/", "post"): {"200", "201", "409"}
+    | WRITE_WITH_BODY,
     ("/api/benchmarks/{slug}/label-sets/{label_set}/versions/", "get"): {"200"} | EVERYWHERE,
     ("/api/benchmarks/{slug}/label-sets/{label_set}/versions/{number}/", "get"):
         {"200"} | EVERYWHERE,

@@ -24,6 +24,7 @@ from leaderboard import queue
 from leaderboard.catalog.models import Benchmark, LabelSetVersion
 from leaderboard.catalog.selectors import benchmark_get
 from leaderboard.catalog.teams.models import HostRequest, HostTeamMembership, TeamRole
+from leaderboard.catalog.teams.permissions import HOSTING_ROLES
 from leaderboard.common.errors import ServiceError
 from leaderboard.common.roles import REVIEWERS_GROUP
 from leaderboard.notifications import signing
@@ -42,6 +43,7 @@ from leaderboard.notifications.selectors import (
 )
 from leaderboard.review.models import ReviewItem, ReviewItemSubmission
 from leaderboard.submissions.models import Score, Submission
+from leaderboard.submissions.participation.models import ParticipationRequest
 
 # -- preferences and endpoints --------------------------------------------------------------
 
@@ -306,3 +308,35 @@ def host_request_decided_notify(*, request_id: int) -> None:
     _emit_to_subscribers(Event.HOST_REQUEST_DECIDED,
                          f"host_request:{request.pk}:{Event.HOST_REQUEST_DECIDED}",
                          {request.requested_by_id: payload}, None)
+
+
+def participation_request_notify(*, request_id: int) -> None:
+    """`participation.requested` to the benchmark's hosts (its team's admins and hosts) who
+    opted in: a user asked to join (docs/hosts/participation.md)."""
+    request = ParticipationRequest.objects.select_related("benchmark", "user").get(id=request_id)
+    benchmark = request.benchmark
+    hosts = set(HostTeamMembership.objects.filter(
+        team_id=benchmark.team_id, role__in=HOSTING_ROLES, user__is_active=True).values_list(
+        "user_id", flat=True))
+    payload = _payload(Event.PARTICIPATION_REQUESTED, f"{request.user.username} asked to join "
+                       f"{benchmark.slug}", {"request": {
+                           "id": request.pk, "benchmark": benchmark.slug,
+                           "user": request.user.username, "message": request.message}})
+    _emit_to_subscribers(Event.PARTICIPATION_REQUESTED,
+                         f"participation_request:{request.pk}:requested",
+                         dict.fromkeys(hosts, payload), benchmark.pk)
+
+
+def participation_decision_notify(*, request_id: int) -> None:
+    """`participation.decided` to the user who asked, if they opted in."""
+    request = ParticipationRequest.objects.select_related("benchmark").get(id=request_id)
+    if request.status == ParticipationRequest.Status.PENDING:
+        return
+    benchmark = request.benchmark
+    payload = _payload(Event.PARTICIPATION_DECIDED, f"your request to join {benchmark.slug} was "
+                       f"{request.status}", {"request": {
+                           "id": request.pk, "benchmark": benchmark.slug,
+                           "status": request.status, "note": request.note}})
+    _emit_to_subscribers(Event.PARTICIPATION_DECIDED,
+                         f"participation_request:{request.pk}:decided",
+                         {request.user_id: payload}, benchmark.pk)

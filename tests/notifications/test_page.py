@@ -64,7 +64,7 @@ def test_it_saves_the_opt_ins_ticked_on_the_page() -> None:
     # host_request.created, on two channels
     assert re.findall(r'type="checkbox" name="([^"]+):email"', page) == [
         "submission.scored", "submission.failed", "scores.changed", "review.decided",
-        "host_request.decided"]
+        "host_request.decided", "participation.requested", "participation.decided"]
     assert page.count('type="checkbox" name="') == 2 * (len(EVENTS) - 2)
     assert " checked" not in page
 
@@ -140,9 +140,11 @@ def test_it_offers_the_review_queue_event_to_maintainers_only() -> None:
         client.post("/profile/notifications/", {"review.queue_grew:email": "on"})
     assert offered == {
         "queue-watcher": ["submission.scored", "submission.failed", "scores.changed",
-                          "review.decided", "review.queue_grew", "host_request.decided"],
+                          "review.decided", "review.queue_grew", "host_request.decided",
+                          "participation.requested", "participation.decided"],
         "participant": ["submission.scored", "submission.failed", "scores.changed",
-                        "review.decided", "host_request.decided"]}
+                        "review.decided", "host_request.decided", "participation.requested",
+                        "participation.decided"]}
     assert notification_preferences_get(user=reviewer)["review.queue_grew"]["email"] is True
     assert notification_preferences_get(user=participant)["review.queue_grew"]["email"] is False
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from django.apps import apps
 from django.db.models import QuerySet
 
 from leaderboard.catalog.models import Benchmark, LabelSet
 from leaderboard.catalog.teams.permissions import benchmark_user_can_host
+from leaderboard.common.email_verification import user_email_verified
 from leaderboard.submissions.participation.models import (
     ParticipationMode,
     ParticipationRequest,
@@ -35,16 +35,6 @@ def participation_rules_get(*, benchmark: Benchmark) -> ParticipationRules:
         benchmark=benchmark,
         mode=ParticipationMode.APPROVAL if hidden else ParticipationMode.OPEN,
         require_verified_email=hidden, terms="", terms_sha256="")
-
-
-def user_email_verified(*, user: Any) -> bool:
-    """Whether the user has a verified email address (allauth's, once it is installed;
-    without it no address is verified)."""
-    if not apps.is_installed("allauth.account"):
-        return False
-    from allauth.account.models import EmailAddress  # only importable once it is installed
-
-    return bool(EmailAddress.objects.filter(user=user, verified=True).exists())
 
 
 def participation_request_for_user(*, user: Any, benchmark: Benchmark

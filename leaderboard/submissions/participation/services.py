@@ -14,6 +14,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from leaderboard.catalog.models import Benchmark
+from leaderboard.common.email_verification import user_email_verified
 from leaderboard.common.errors import ServiceError
 from leaderboard.submissions.file_checks import SubmissionError
 from leaderboard.submissions.participation.models import (
@@ -26,7 +27,6 @@ from leaderboard.submissions.participation.selectors import (
     participation_refusal,
     participation_rules_get,
     terms_sha256,
-    user_email_verified,
 )
 from leaderboard.submissions.participation.signals import (
     participation_decided,

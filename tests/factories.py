@@ -18,8 +18,20 @@ PREDICTIONS = "cifar10/model_predictions"
 PASSWORD = "a-long-test-password"  # every user_create's
 
 
-def user_create(username: str = "alice", *, staff: bool = False) -> User:
-    return User.objects.create_user(username=username, password=PASSWORD, is_staff=staff)
+def user_create(username: str = "alice", *, staff: bool = False,
+                email: str | None = None) -> User:
+    """A user with PASSWORD and a verified primary email address (`<username>@example.org`
+    unless given; "" for an account made before sign-up asked for one), as a sign-up that
+    followed its verification link leaves it."""
+    from allauth.account.models import EmailAddress
+
+    address = f"{username}@example.org" if email is None else email
+    user = User.objects.create_user(username=username, password=PASSWORD, is_staff=staff,
+                                    email=address)
+    if address:
+        EmailAddress.objects.create(user=user, email=address.lower(), primary=True,
+                                    verified=True)
+    return user
 
 
 def upload_from_path(path: Path, name: str | None = None) -> SimpleUploadedFile:

@@ -252,6 +252,14 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    # accounts (evalserver/settings/accounts.py)
+    "allauth",
+    "allauth.account",
+    "allauth.socialaccount",
+    "allauth.socialaccount.providers.github",
+    "allauth.socialaccount.providers.orcid",
+    "allauth.socialaccount.providers.google",
+    "allauth.mfa",
     "leaderboard",
 ]
 
@@ -276,6 +284,10 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "allauth.account.middleware.AccountMiddleware",
+    # a signed-in user without an email address is asked for one, and a maintainer without a
+    # TOTP authenticator for one when EVALSERVER_MFA_REQUIRED (leaderboard/accounts/middleware.py)
+    "leaderboard.accounts.middleware.AccountCompletionMiddleware",
 ]
 
 ROOT_URLCONF = "evalserver.urls"

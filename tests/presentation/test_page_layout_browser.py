@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from allauth.account.models import EmailAddress
 from django.contrib.auth.models import Group, User
 
 from leaderboard.review.models import ReviewItem
@@ -37,7 +38,10 @@ def pages(demo_seeded: dict[str, Any], django_db_blocker: Any) -> Iterator[dict[
     """Page name -> path, on the module's demo, with a reader who owns a CIFAR-10 submission
     and reviews (committed: the live server's thread reads it)."""
     with django_db_blocker.unblock():
-        reader = User.objects.create_user(USERNAME, password=PASSWORD)
+        reader = User.objects.create_user(USERNAME, password=PASSWORD,
+                                          email=f"{USERNAME}@example.org")
+        EmailAddress.objects.create(user=reader, email=reader.email, primary=True,
+                                    verified=True)
         reader.groups.add(Group.objects.get_or_create(name="reviewers")[0])
         first, second = Submission.objects.filter(
             benchmark__slug="cifar10", status="scored").order_by("pk")[:2]

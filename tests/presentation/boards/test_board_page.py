@@ -284,7 +284,8 @@ def test_it_renders_the_cached_table_inside_each_visitors_page(
     client: Client, scored_models: dict[str, Submission], django_user_model: type
 ) -> None:
     anonymous = client.get("/benchmarks/cifar10/").content.decode()
-    client.force_login(django_user_model.objects.create_user("viewer", password="pw-12345678"))
+    client.force_login(django_user_model.objects.create_user(
+        "viewer", password="pw-12345678", email="viewer@example.org"))
     signed_in = client.get("/benchmarks/cifar10/").content.decode()
 
     def table(page: str) -> str:

@@ -63,6 +63,7 @@ SECURE_HSTS_SECONDS = 0
 SESSION_COOKIE_SECURE = False
 CSRF_COOKIE_SECURE = False
 SECURE_PROXY_SSL_HEADER = None
+ACCOUNT_DEFAULT_HTTP_PROTOCOL = "http"  # the links in allauth's emails
 
 # No rate limits: the suite makes many API requests from one address, many of them faster
 # than any real rate allows. The tests of the limits set real rates themselves

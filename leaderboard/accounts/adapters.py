@@ -22,6 +22,7 @@ from allauth.socialaccount.adapter import DefaultSocialAccountAdapter
 from allauth.socialaccount.models import SocialLogin
 from django.conf import settings
 from django.contrib import messages
+from django.contrib.sites.shortcuts import get_current_site
 from django.core.exceptions import ValidationError
 from django.core.mail import EmailMultiAlternatives
 from django.db import transaction
@@ -81,7 +82,8 @@ class AccountAdapter(DefaultAccountAdapter):
     def send_mail(self, template_prefix: str, email: str, context: dict[str, Any]) -> None:
         """Render the email here (its links need the request) and queue it for the worker."""
         request = context.get("request") or self.request
-        context = {"request": request, "email": email, **context}
+        context = {"request": request, "email": email,
+                   "current_site": get_current_site(request), **context}
         message = self.render_mail(template_prefix, email, context)
         html = ""
         if isinstance(message, EmailMultiAlternatives):

@@ -8,14 +8,16 @@
 
 Only pages signed in through the session are held: the API (/api/) is not (a client's token
 keeps working unchanged, docs/api.md §2), nor are logging out and the pages that do what is
-asked. The checks read the user already loaded (its `email`) and, for maintainers only when
-the setting is on, one query for their authenticators.
+asked. The checks read the user already loaded (its `email`; a query more only for an account
+without one) and, for maintainers only when the setting is on, one query for their
+authenticators.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from allauth.account.models import EmailAddress
 from allauth.mfa.models import Authenticator
 from django.conf import settings
 from django.contrib import messages
@@ -47,6 +49,13 @@ def totp_missing(user: object) -> bool:
                     user=user, type=Authenticator.Type.TOTP).exists())
 
 
+def address_missing(user: object) -> bool:
+    """Whether this account has no email address at all (not even one added and waiting for
+    its verification); the query only for accounts whose `User.email` is empty."""
+    return not getattr(user, "email", "") and not EmailAddress.objects.filter(
+        user=user).exists()  # type: ignore[misc]
+
+
 class AccountCompletionMiddleware:
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
@@ -62,7 +71,7 @@ class AccountCompletionMiddleware:
                                            "authentication: activate an authenticator app "
                                            "to continue.")
                 return redirect("mfa_activate_totp")
-            if not getattr(user, "email", "") and not path.startswith(_email_pages()):
+            if address_missing(user) and not path.startswith(_email_pages()):
                 if request.method == "GET":
                     messages.info(request, "Add your email address to continue: it lets you "
                                            "reset your password.")

@@ -35,10 +35,10 @@ review queues, not staff) and anonymously: every URL pattern of leaderboard/urls
 leaderboard/api_urls.py (and Django's admin, which none of them may enter, and allauth's
 login, sign-up and email pages) that reads (GET, with every query that changes what is shown:
 each sort, label set, pinned version (for `secret`, both worlds' hashes: a right and a wrong
-guess), plot kind and format, gallery section) and the refused writes (their refusals), each with its status, headers and body; and
-the command-line client's `status` and `leaderboard` output against the live test server.
-`URL_NAMES_NOT_COMPARED` says why each remaining pattern is not; a pattern added later in
-neither list fails the test.
+guess), plot kind and format, gallery section) and the refused writes (their refusals), each
+with its status, headers and body; and the command-line client's `status` and `leaderboard`
+output against the live test server. `URL_NAMES_NOT_COMPARED` says why each remaining pattern
+is not; a pattern added later in neither list fails the test.
 """
 
 from __future__ import annotations

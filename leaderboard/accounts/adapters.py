@@ -18,7 +18,10 @@ from typing import Any
 from allauth.account.adapter import DefaultAccountAdapter
 from allauth.account.stages import EmailVerificationStage
 from allauth.core.exceptions import ImmediateHttpResponse
-from allauth.socialaccount.adapter import DefaultSocialAccountAdapter
+from allauth.socialaccount.adapter import (
+    DefaultSocialAccountAdapter,
+    _build_apps_from_settings,
+)
 from allauth.socialaccount.models import SocialLogin
 from django.conf import settings
 from django.contrib import messages
@@ -118,7 +121,16 @@ class AddressNeededVerificationStage(EmailVerificationStage):
 class SocialAccountAdapter(DefaultSocialAccountAdapter):
     """A social sign-up is held to the same mode: in domains mode the address the provider
     gives must be at an allowed domain; in invitation mode the sign-up form asks for the
-    code (SOCIALACCOUNT_AUTO_SIGNUP is off then) and the account adapter takes it."""
+    code (SOCIALACCOUNT_AUTO_SIGNUP is off then) and the account adapter takes it.
+
+    The providers' apps come from the settings alone (SOCIALACCOUNT_PROVIDERS, from the
+    EVALSERVER_*_CLIENT_ID/SECRET variables): SocialApp rows, which the admin could add, are
+    never read, so what the environment says is what is offered."""
+
+    def list_apps(self, request: HttpRequest | None, provider: str | None = None,
+                  client_id: str | None = None) -> list[Any]:
+        apps = _build_apps_from_settings(provider=provider, client_id=client_id)
+        return [app for each in apps.values() for app in each]
 
     def is_open_for_signup(self, request: HttpRequest, sociallogin: SocialLogin) -> bool:
         mode = signup_mode()

@@ -39,6 +39,10 @@ class AccountLoginForm(AllauthLoginForm):
 
     throttle_wait: int | None = None
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["login"].label = "Username or email"
+
     def clean(self) -> dict[str, Any]:
         typed = str(self.data.get("login", "")).strip()
         _throttled(self, typed)

@@ -53,7 +53,7 @@ def address_missing(user: object) -> bool:
     """Whether this account has no email address at all (not even one added and waiting for
     its verification); the query only for accounts whose `User.email` is empty."""
     return not getattr(user, "email", "") and not EmailAddress.objects.filter(
-        user=user).exists()  # type: ignore[misc]
+        user=user).exists()
 
 
 class AccountCompletionMiddleware:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from allauth.socialaccount.models import SocialApp
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
 from django.contrib.auth.admin import UserAdmin
@@ -256,6 +257,11 @@ class AccountAdmin(UserAdmin):
         cleared = sum(login_lockout_lift(username=user.username) for user in queryset)
         self.message_user(request, f"cleared {cleared} failed-login count(s) of "
                           f"{queryset.count()} account(s).", messages.SUCCESS)
+
+
+# Social sign-in's apps come from the settings alone (leaderboard/accounts/adapters.py): the
+# admin's "Social applications" would be rows nothing reads.
+admin.site.unregister(SocialApp)
 
 
 @admin.register(SignupInvitation)

@@ -159,3 +159,18 @@ def test_it_holds_social_sign_ups_to_the_same_modes(settings: Settings) -> None:
             opens("invitation", "a@else.example")] == [True, False, True, False, True]
     assert [str(message) for message in request._messages] == [  # type: ignore[attr-defined]
         "Sign-up is open to email addresses at example.org only."]
+
+
+def test_it_makes_an_invitation_with_a_fresh_code_in_the_admin(client: Client) -> None:
+    host = User.objects.create_superuser("root", "root@example.org", PASSWORD)
+    client.force_login(host)
+    added = client.post("/admin/leaderboard/signupinvitation/add/",
+                        {"email": "guest@example.org", "_save": "Save"})
+    assert added.status_code == 302, added.content.decode()[:2000]
+    invitation = SignupInvitation.objects.get()
+    assert (invitation.email, invitation.created_by, invitation.used_by) == (
+        "guest@example.org", host, None)
+    assert len(invitation.code) >= 20
+    assert invitation.code in client.get("/admin/leaderboard/signupinvitation/").content.decode()
+    # the providers' apps are the settings', never rows: no admin page for them
+    assert client.get("/admin/socialaccount/socialapp/").status_code == 404

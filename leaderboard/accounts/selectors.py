@@ -1,8 +1,9 @@
 """Reads of accounts: the user's API token (profile page), a user by name and the holders of
-each role (commands)."""
+each role (commands), whether a user has a second factor (the token endpoint)."""
 
 from __future__ import annotations
 
+from allauth.mfa.models import Authenticator
 from django.contrib.auth.models import User
 from django.db.models import Exists, OuterRef, Q
 from rest_framework.authtoken.models import Token
@@ -38,3 +39,9 @@ def user_roles_list(*, role: str | None = None) -> list[tuple[str, list[str]]]:
     return [(username, [name for name, held in ((REVIEWER, reviewer), (STAFF, is_staff)) if held])
             for username, reviewer, is_staff
             in users.order_by("username").values_list("username", "reviewer", "is_staff")]
+
+
+def user_mfa_active(*, user: User) -> bool:
+    """Whether the user has a second factor (an allauth.mfa authenticator: TOTP, recovery
+    codes) that logging in asks for."""
+    return Authenticator.objects.filter(user=user).exists()

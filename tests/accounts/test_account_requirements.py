@@ -63,6 +63,10 @@ def test_it_asks_a_maintainer_for_totp_before_anything_when_mfa_is_required(
     secret = generate_totp_secret()
     TOTP.activate(reviewer, secret)
     assert client.get("/").status_code == 200
+    # the password alone no longer gives a token; the one it has keeps working
+    refused = Client().post("/api/auth/token/", {"username": "rita", "password": PASSWORD})
+    assert (refused.status_code, refused.json()["error"]["code"]) == (403, "mfa_required")
+    assert Client(HTTP_AUTHORIZATION=f"Token {token.key}").get("/api/me/").status_code == 200
 
     # the next login asks for the authenticator's code
     client.post("/logout/")

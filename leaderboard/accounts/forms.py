@@ -18,6 +18,7 @@ from django.core.exceptions import ValidationError
 from leaderboard.accounts.adapters import INVITATION_FIELD
 from leaderboard.accounts.invitations import invitation_usable_get
 from leaderboard.accounts.login_throttle import login_attempt_start, login_success_record
+from leaderboard.accounts.selectors import user_mfa_active
 
 
 def _throttled(form: Any, typed: str) -> None:
@@ -130,4 +131,12 @@ class LoginForm(AuthenticationForm):
 
 class AdminLoginForm(LoginForm, AdminAuthenticationForm):
     """The admin's login form (`admin.site.login_form`), held to the same limits: a user who
-    is no staff member fails like a wrong password, and is counted as one."""
+    is no staff member fails like a wrong password, and is counted as one. An account with
+    two-factor authentication is sent to the site's login, which asks for its code: this
+    form checks the password alone."""
+
+    def confirm_login_allowed(self, user: Any) -> None:
+        super().confirm_login_allowed(user)
+        if user_mfa_active(user=user):
+            raise ValidationError("This account uses two-factor authentication: log in on "
+                                  "/accounts/login/?next=/admin/ instead.", code="mfa_required")

@@ -67,6 +67,13 @@ def test_it_asks_a_maintainer_for_totp_before_anything_when_mfa_is_required(
     refused = Client().post("/api/auth/token/", {"username": "rita", "password": PASSWORD})
     assert (refused.status_code, refused.json()["error"]["code"]) == (403, "mfa_required")
     assert Client(HTTP_AUTHORIZATION=f"Token {token.key}").get("/api/me/").status_code == 200
+    # nor the admin's login (a staff maintainer's password alone)
+    reviewer.is_staff = True
+    reviewer.save()
+    admin = Client()
+    page = admin.post("/admin/login/?next=/admin/", {"username": "rita", "password": PASSWORD})
+    assert page.status_code == 200 and "two-factor authentication" in page.content.decode()
+    assert "_auth_user_id" not in admin.session
 
     # the next login asks for the authenticator's code
     client.post("/logout/")

@@ -63,15 +63,19 @@ def test_it_queues_the_verification_email_and_the_task_sends_it(
     address = EmailAddress.objects.get(user__username="carol")
     assert (address.email, address.primary, address.verified) == ("carol@example.org", True,
                                                                    False)
-    # mandatory verification: no login before the link is followed
+    # mandatory verification: no login before the link is followed, nor a token
     assert client.post("/accounts/login/", {"login": "carol", "password": PASSWORD}
                        )["Location"] == "/accounts/confirm-email/"
+    token = Client().post("/api/auth/token/", {"username": "carol", "password": PASSWORD})
+    assert (token.status_code, token.json()["error"]["code"]) == (403, "email_unverified")
     assert client.get(link).status_code == 200  # a page with a button: a GET changes nothing
     assert client.post(link).status_code == 302
     address.refresh_from_db()
     assert address.verified
     done = client.post("/accounts/login/", {"login": "carol", "password": PASSWORD})
     assert done["Location"] == "/"
+    assert Client().post("/api/auth/token/", {"username": "carol", "password": PASSWORD}
+                         ).status_code == 200
 
 
 def test_it_queues_the_password_reset_email_and_its_link_resets_the_password(

@@ -65,6 +65,10 @@ def pages(demo_seeded: dict[str, Any], django_db_blocker: Any) -> Iterator[dict[
             "audits": "/audits/",
             "client": "/client/",
             "label-set-history": "/benchmarks/cifar10/label-sets/corrected/history/",
+            # the account's pages (django-allauth's, in the site's layout)
+            "account-email": "/accounts/email/",
+            "account-password": "/accounts/password/change/",
+            "account-2fa": "/accounts/2fa/",
         }
 
 
@@ -111,7 +115,8 @@ def _problems(browser: Any, base: str, pages: dict[str, str], width: int, height
     errors: list[str] = []
     page = browser_page(browser, width=width, height=height, errors=errors, timeout_ms=30_000)
     wide, low_rows, small, violations = {}, {}, {}, {}
-    for name, path in {"login": "/login/", "signup": "/signup/"}.items():
+    for name, path in {"login": "/login/", "signup": "/signup/",
+                       "password-reset": "/accounts/password/reset/"}.items():
         look = _look(page, base + path)
         if look["scroll"] != width:
             wide[name] = [look["scroll"], look["overflow"]]

@@ -9,15 +9,18 @@ import threading
 from typing import Any
 
 import pytest
+from allauth.core import context
 from allauth.socialaccount.models import SocialAccount, SocialLogin
-from django.contrib.auth.models import User
+from django.contrib.auth.models import AnonymousUser, User
 from django.contrib.messages.storage.cookie import CookieStorage
+from django.contrib.sessions.backends.db import SessionStore
 from django.core.management import call_command
 from django.db import connection
 from django.test import Client, RequestFactory
 from pytest_django.fixtures import Settings
 
 from leaderboard.accounts.adapters import SocialAccountAdapter
+from leaderboard.accounts.forms import SocialSignupForm
 from leaderboard.accounts.invitations import invitation_create, invitation_use
 from leaderboard.accounts.models import SignupInvitation
 from tests import factories
@@ -174,3 +177,31 @@ def test_it_makes_an_invitation_with_a_fresh_code_in_the_admin(client: Client) -
     assert invitation.code in client.get("/admin/leaderboard/signupinvitation/").content.decode()
     # the providers' apps are the settings', never rows: no admin page for them
     assert client.get("/admin/socialaccount/socialapp/").status_code == 404
+
+
+def test_it_asks_a_social_sign_up_for_an_invitation_and_takes_it(settings: Settings) -> None:
+    settings.EVALSERVER_SIGNUP_MODE = "invitation"
+    invitation = invitation_create()
+    request = RequestFactory().post("/accounts/3rdparty/signup/")
+    request.session = SessionStore()  # type: ignore[assignment]
+    request.user = AnonymousUser()
+    request._messages = CookieStorage(request)  # type: ignore[attr-defined]
+
+    def form(**data: str) -> SocialSignupForm:
+        return SocialSignupForm(sociallogin=_sociallogin("new@example.org"), data={
+            "email": "new@example.org", "username": "newbie", **data})
+
+    assert form().errors["invitation"] == ["This field is required."]
+    assert form(invitation="wrong").errors["invitation"] == [
+        "This invitation code is unknown, already used, or for another address."]
+    good = form(invitation=invitation.code)
+    assert good.is_valid(), good.errors
+    sociallogin = good.sociallogin
+    with context.request_context(request):
+        SocialAccountAdapter().save_user(request, sociallogin, form=good)
+    user = User.objects.get(username="newbie")
+    invitation.refresh_from_db()
+    assert (invitation.used_by, user.email) == (user, "new@example.org")
+    assert SocialAccount.objects.get().user == user
+    assert form(invitation=invitation.code).errors["invitation"] == [
+        "This invitation code is unknown, already used, or for another address."]

@@ -18,12 +18,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evalserver.settings.accounts import *  # noqa: F403
 from evalserver.settings.core import *  # noqa: F403
 from evalserver.settings.environment import *  # noqa: F403
 from evalserver.settings.environment import env
 from evalserver.settings.jobs import *  # noqa: F403
 from evalserver.settings.notifications import *  # noqa: F403
+
+# isort: split
+# last: its AUTHENTICATION_BACKENDS (Django's, allauth's and rules') is the one in force
+from evalserver.settings.accounts import *  # noqa: F403
 
 env.check()
 

@@ -18,11 +18,12 @@ PREDICTIONS = "cifar10/model_predictions"
 PASSWORD = "a-long-test-password"  # every user_create's
 
 
-def user_create(username: str = "alice", *, staff: bool = False,
-                email: str | None = None) -> User:
-    """A user with PASSWORD and a verified primary email address (`<username>@example.org`
-    unless given; "" for an account made before sign-up asked for one), as a sign-up that
-    followed its verification link leaves it."""
+def user_create(username: str = "alice", *, staff: bool = False, email: str | None = None,
+                verified: bool = True) -> User:
+    """A user with PASSWORD and a primary email address (`<username>@example.org` unless
+    given; "" for an account made before sign-up asked for one), verified as a sign-up that
+    followed its verification link leaves it (`verified=False`: one that has not yet; with
+    mandatory verification it cannot log in)."""
     from allauth.account.models import EmailAddress
 
     address = f"{username}@example.org" if email is None else email
@@ -30,7 +31,7 @@ def user_create(username: str = "alice", *, staff: bool = False,
                                     email=address)
     if address:
         EmailAddress.objects.create(user=user, email=address.lower(), primary=True,
-                                    verified=True)
+                                    verified=verified)
     return user
 
 

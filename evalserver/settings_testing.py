@@ -7,6 +7,10 @@ Tests that need other values override them with pytest-django's `settings` fixtu
 import os
 
 os.environ.setdefault("SECRET_KEY", "tests-only-secret-key-not-for-any-real-server")
+# The workers a test starts keep their mail in memory (pytest-django does so in the test's own
+# process): none reaches for an SMTP server. A test that reads a worker's mail names another
+# backend in the worker's environment (tests/accounts/test_account_browser.py).
+os.environ.setdefault("EMAIL_BACKEND", "django.core.mail.backends.locmem.EmailBackend")
 
 # pytest-xdist runs the suite in several processes (scripts/test.sh: `-n 2`), named gw0, gw1,
 # ...: each takes a Redis database of its own (the URL's number plus its index), so that the
@@ -63,6 +67,7 @@ SECURE_HSTS_SECONDS = 0
 SESSION_COOKIE_SECURE = False
 CSRF_COOKIE_SECURE = False
 SECURE_PROXY_SSL_HEADER = None
+ACCOUNT_DEFAULT_HTTP_PROTOCOL = "http"  # the links in allauth's emails
 
 # No rate limits: the suite makes many API requests from one address, many of them faster
 # than any real rate allows. The tests of the limits set real rates themselves

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from allauth.socialaccount.models import SocialApp
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
 from django.contrib.auth.admin import UserAdmin
@@ -18,7 +19,9 @@ from django.http import HttpRequest
 from django.template.response import TemplateResponse
 
 from leaderboard.accounts.forms import AdminLoginForm
+from leaderboard.accounts.invitations import invitation_create
 from leaderboard.accounts.login_throttle import login_lockout_lift
+from leaderboard.accounts.models import SignupInvitation
 from leaderboard.audits.models import Audit
 from leaderboard.catalog.models import Benchmark, ExampleSet, LabelSet, LabelSetVersion
 from leaderboard.catalog.services import benchmark_panel_sizes_set
@@ -254,3 +257,29 @@ class AccountAdmin(UserAdmin):
         cleared = sum(login_lockout_lift(username=user.username) for user in queryset)
         self.message_user(request, f"cleared {cleared} failed-login count(s) of "
                           f"{queryset.count()} account(s).", messages.SUCCESS)
+
+
+# Social sign-in's apps come from the settings alone (leaderboard/accounts/adapters.py): the
+# admin's "Social applications" would be rows nothing reads.
+admin.site.unregister(SocialApp)
+
+
+@admin.register(SignupInvitation)
+class SignupInvitationAdmin(admin.ModelAdmin):
+    """Sign-up invitations (EVALSERVER_SIGNUP_MODE=invitation): a new one gets a random code
+    and its maker; who used it, and when, only the sign-up writes."""
+
+    list_display = ("code", "email", "created_by", "created", "used_by", "used_at")
+    search_fields = ("code", "email", "used_by__username")
+    fields = ("email", "code", "created_by", "created", "used_by", "used_at")
+    readonly_fields = ("code", "created_by", "created", "used_by", "used_at")
+
+    def save_model(self, request: HttpRequest, obj: SignupInvitation, form: ModelForm[Any],
+                   change: bool) -> None:
+        if change:
+            super().save_model(request, obj, form, change)
+            return
+        maker = request.user if isinstance(request.user, User) else None
+        made = invitation_create(created_by=maker, email=obj.email)
+        obj.pk, obj.code, obj.created_by, obj.created = (made.pk, made.code, made.created_by,
+                                                         made.created)

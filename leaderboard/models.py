@@ -2,6 +2,7 @@
 migrations in one place). Each domain defines its own in `leaderboard/<domain>/models.py`;
 code imports them from there, not from here."""
 
+from leaderboard.accounts.models import SignupInvitation
 from leaderboard.audits.models import Audit
 from leaderboard.catalog.models import (
     Benchmark,
@@ -86,6 +87,7 @@ __all__ = [
     "ReviewVote",
     "Score",
     "Severity",
+    "SignupInvitation",
     "Submission",
     "SubmissionFile",
     "TermsAcceptance",

@@ -20,6 +20,9 @@ from django.db import transaction
 
 # The one task that is not a job's (settings.JOB_TASKS names those, by kind and variant).
 REFRESH_BOARD_SIGNIFICANCE = "leaderboard.tasks.cpu.refresh_board_significance"
+# The accounts' emails (verification, password reset: leaderboard/accounts/adapters.py), sent by
+# the notify queue's worker (settings.CELERY_TASK_ROUTES).
+SEND_ACCOUNT_EMAIL = "leaderboard.tasks.cpu.send_account_email"
 
 
 def task_send(name: str, job_id: int, *, countdown: float = 0) -> None:
@@ -56,3 +59,20 @@ def board_significance_queue(*, benchmark_id: int, countdown: float = 0) -> None
     """Recompute the stored significance of a benchmark's public boards (cpu queue), now or
     `countdown` seconds after the commit."""
     _send_on_commit(REFRESH_BOARD_SIGNIFICANCE, benchmark_id, countdown=countdown)
+
+
+def message_send(name: str, kwargs: dict[str, object]) -> None:
+    """Send one task that takes its whole message, not a row's id (tests replace this to send
+    nothing)."""
+    current_app.send_task(name, kwargs=kwargs, ignore_result=True)
+
+
+def account_email_queue(*, subject: str, body: str, html: str, to: list[str],
+                        from_email: str) -> None:
+    """Send an account's email (rendered already: the task needs neither the request nor
+    the user) by the notify queue's worker once the caller's transaction commits. The message
+    is the task's arguments: a lost message is a lost email, which the person asks for again
+    (a verification or reset link has no row of its own to sweep)."""
+    message: dict[str, object] = {"subject": subject, "body": body, "html": html, "to": to,
+                                  "from_email": from_email}
+    transaction.on_commit(lambda: message_send(SEND_ACCOUNT_EMAIL, message), robust=True)

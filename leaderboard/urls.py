@@ -1,15 +1,14 @@
 """Web pages (HTML). The JSON API lives under /api/ (leaderboard/api_urls.py)."""
 
-from django.contrib.auth import views as auth_views
+from allauth.account import views as allauth_views
 from django.urls import path, re_path
 
 from leaderboard.accounts.client_wheels import WHEEL_NAME
 from leaderboard.accounts.views import (
-    LoginView,
     client_download,
     client_wheel,
     profile,
-    signup,
+    to_allauth,
     token_create,
     token_revoke,
 )
@@ -62,9 +61,11 @@ from leaderboard.submissions.views import (
 # the converter), so a value that is not a slug is the 404 page and reaches no view.
 urlpatterns = [
     path("", home, name="home"),
-    path("signup/", signup, name="signup"),
-    path("login/", LoginView.as_view(), name="login"),
-    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    # the accounts' pages are allauth's, under /accounts/ (evalserver/urls.py); these old
+    # addresses (LOGIN_URL is `login`) send there, and log out is allauth's (a POST form)
+    path("signup/", to_allauth("account_signup"), name="signup"),
+    path("login/", to_allauth("account_login"), name="login"),
+    path("logout/", allauth_views.LogoutView.as_view(), name="logout"),
     path("profile/", profile, name="profile"),
     path("profile/token/create/", token_create, name="token_create"),
     path("profile/token/revoke/", token_revoke, name="token_revoke"),

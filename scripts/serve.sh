@@ -59,6 +59,10 @@ export SESSION_COOKIE_SECURE=${SESSION_COOKIE_SECURE:-false}
 export CSRF_COOKIE_SECURE=${CSRF_COOKIE_SECURE:-false}
 export SECURE_HSTS_SECONDS=${SECURE_HSTS_SECONDS:-0}
 export SECURE_PROXY_SSL_HEADER=${SECURE_PROXY_SSL_HEADER:-false}
+# No mail server is assumed on this machine: a new account's address is verified when its
+# owner follows the emailed link, but logging in does not wait for it unless this is set
+# (docs/operators/settings.md, "Accounts").
+export EVALSERVER_EMAIL_VERIFICATION=${EVALSERVER_EMAIL_VERIFICATION:-optional}
 
 if ! tcp_port_free "$PORT"; then
     echo "error: port $PORT is in use; set PORT (or BIND) to a free one" >&2

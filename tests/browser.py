@@ -31,7 +31,7 @@ def browser_log_in(page: Page, base: str, username: str, password: str, *,
     """Log in through the login page's form, as a visitor does (then on `next_path`, when
     given, else wherever the login page sends a user)."""
     page.goto(f"{base}/login/" + (f"?next={next_path}" if next_path else ""))
-    page.fill("#id_username", username)
+    page.fill("#id_login", username)
     page.fill("#id_password", password)
     page.get_by_role("button", name="Log in").click()
     expect(page.locator(".nav-user .username")).to_have_text(username)

@@ -19,8 +19,21 @@ PREDICTIONS = "cifar10/model_predictions"
 PASSWORD = "a-long-test-password"  # every user_create's
 
 
-def user_create(username: str = "alice", *, staff: bool = False) -> User:
-    return User.objects.create_user(username=username, password=PASSWORD, is_staff=staff)
+def user_create(username: str = "alice", *, staff: bool = False, email: str | None = None,
+                verified: bool = True) -> User:
+    """A user with PASSWORD and a primary email address (`<username>@example.org` unless
+    given; "" for an account made before sign-up asked for one), verified as a sign-up that
+    followed its verification link leaves it (`verified=False`: one that has not yet; with
+    mandatory verification it cannot log in)."""
+    from allauth.account.models import EmailAddress
+
+    address = f"{username}@example.org" if email is None else email
+    user = User.objects.create_user(username=username, password=PASSWORD, is_staff=staff,
+                                    email=address)
+    if address:
+        EmailAddress.objects.create(user=user, email=address.lower(), primary=True,
+                                    verified=verified)
+    return user
 
 
 def upload_from_path(path: Path, name: str | None = None) -> SimpleUploadedFile:

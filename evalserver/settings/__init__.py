@@ -7,7 +7,8 @@ sibling's package, so there is no import circle):
 - core: Django's own settings and the server's (https, metrics, database, files, uploads,
   checkpoints, logins, rate limits, the API);
 - jobs: the jobs a worker claims and Celery's settings (CELERY_*), with beat's schedule;
-- notifications: email and webhooks.
+- notifications: email and webhooks;
+- accounts: django-allauth (sign-up modes, email verification, social sign-in, 2FA).
 
 A bad value stops the process with a message naming the variable (`env.check()` below, once
 every part has been read): see `evalserver.env`.
@@ -22,6 +23,10 @@ from evalserver.settings.environment import *  # noqa: F403
 from evalserver.settings.environment import env
 from evalserver.settings.jobs import *  # noqa: F403
 from evalserver.settings.notifications import *  # noqa: F403
+
+# isort: split
+# last: its AUTHENTICATION_BACKENDS (Django's, allauth's and rules') is the one in force
+from evalserver.settings.accounts import *  # noqa: F403
 
 env.check()
 

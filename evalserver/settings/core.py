@@ -257,6 +257,14 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "rules",
+    # accounts (evalserver/settings/accounts.py)
+    "allauth",
+    "allauth.account",
+    "allauth.socialaccount",
+    "allauth.socialaccount.providers.github",
+    "allauth.socialaccount.providers.orcid",
+    "allauth.socialaccount.providers.google",
+    "allauth.mfa",
     "leaderboard",
 ]
 
@@ -281,6 +289,10 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "allauth.account.middleware.AccountMiddleware",
+    # a signed-in user without an email address is asked for one, and a maintainer without a
+    # TOTP authenticator for one when EVALSERVER_MFA_REQUIRED (leaderboard/accounts/middleware.py)
+    "leaderboard.accounts.middleware.AccountCompletionMiddleware",
 ]
 
 ROOT_URLCONF = "evalserver.urls"
@@ -354,12 +366,6 @@ SPECTACULAR_SETTINGS = {
     ],
 }
 LOGIN_URL = "login"
-# Object permissions (`rules`, leaderboard/catalog/teams/permissions.py) answer user.has_perm(perm,
-# benchmark) for the pages, the API and the admin alike.
-AUTHENTICATION_BACKENDS = [
-    "rules.permissions.ObjectPermissionBackend",
-    "django.contrib.auth.backends.ModelBackend",
-]
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "home"
 

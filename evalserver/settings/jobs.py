@@ -163,6 +163,8 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
 CELERY_TASK_ROUTES = {
     # by exact name first (celery's MapRoute): the notifications' tasks, to their own queue
     **{name: {"queue": "notify"} for name in JOB_TASKS["notification"].values()},
+    # the accounts' emails (verification, password reset: leaderboard/accounts/adapters.py)
+    "leaderboard.tasks.cpu.send_account_email": {"queue": "notify"},
     "leaderboard.tasks.cpu.*": {"queue": "cpu"},
     "leaderboard.tasks.gpu.*": {"queue": "gpu"},
 }

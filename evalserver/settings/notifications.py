@@ -7,15 +7,21 @@ docs/operators/settings.md lists the variables.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from evalserver.settings.environment import DEBUG, env
 from evalserver.settings.jobs import EVALSERVER_NOTIFY_TIME_LIMIT
 
 # -- email (sent by a worker only, never in a request) ------------------------------------------
 # The console backend prints mail in development (DEBUG=true); SMTP otherwise, with the host
-# below. The test suite uses Django's locmem backend (pytest-django sets it).
+# below. The test suite uses Django's locmem backend (pytest-django sets it; and
+# settings_testing for the workers the tests start, unless their environment says otherwise).
 EMAIL_BACKEND: str = env.get_dotted_path(
     "EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend" if DEBUG
     else "django.core.mail.backends.smtp.EmailBackend")
+# the folder of Django's file-based backend (EMAIL_BACKEND=django.core.mail.backends.filebased.
+# EmailBackend: each message written to a file there, e.g. to read them in a test)
+EMAIL_FILE_PATH: Path | None = env.get_optional_path("EMAIL_FILE_PATH")
 EMAIL_HOST: str = env.get_str("EMAIL_HOST", "localhost")
 EMAIL_PORT: int = env.get_int("EMAIL_PORT", 25, min_value=1)
 EMAIL_HOST_USER: str = env.get_str("EMAIL_HOST_USER", "")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import authenticate
 from drf_spectacular.utils import extend_schema
 from rest_framework import exceptions, serializers, status
@@ -18,6 +19,7 @@ from leaderboard.accounts.login_throttle import (
     login_attempt_start,
     login_success_record,
 )
+from leaderboard.accounts.selectors import user_address_unverified, user_mfa_active
 from leaderboard.accounts.services import token_get_or_create, token_revoke
 from leaderboard.catalog.teams.selectors import host_team_memberships_of_user
 from leaderboard.common.api import CodedCharField, error_responses, signed_in_user
@@ -51,7 +53,7 @@ class TokenView(APIView):
         operation_id="auth_token_create",
         summary="Get an API token with a username and password",
         request=TokenCreateInput,
-        responses={200: TokenOutput, **error_responses(400, 429)},
+        responses={200: TokenOutput, **error_responses(400, 403, 429)},
         auth=[],
     )
     def post(self, request: Request) -> Response:
@@ -75,6 +77,17 @@ class TokenView(APIView):
             return error_response("invalid_credentials",
                                   "wrong username or password (or the account is inactive)")
         login_success_record(username=username, address=address)
+        if user_mfa_active(user=user):
+            # a password alone must not give what logging in asks a second factor for
+            return error_response(
+                "mfa_required", "this account uses two-factor authentication: log in on the "
+                "web and create or copy its token on /profile/", http_status=403)
+        if settings.ACCOUNT_EMAIL_VERIFICATION == "mandatory" and \
+                user_address_unverified(user=user):
+            # as the login page: no account before its address is verified
+            return error_response(
+                "email_unverified", "verify your email address first: log in on the web, "
+                "which sends the link", http_status=403)
         token, _ = token_get_or_create(user=user)
         return Response(TokenOutput({"token": token.key}).data)
 

@@ -1,8 +1,11 @@
 """Reads of accounts: the user's API token (profile page), a user by name and the holders of
-each role (commands)."""
+each role (commands), whether a user has a second factor or only unverified addresses (the
+token endpoint)."""
 
 from __future__ import annotations
 
+from allauth.account.models import EmailAddress
+from allauth.mfa.models import Authenticator
 from django.contrib.auth.models import User
 from django.db.models import Exists, OuterRef, Q
 from rest_framework.authtoken.models import Token
@@ -38,3 +41,16 @@ def user_roles_list(*, role: str | None = None) -> list[tuple[str, list[str]]]:
     return [(username, [name for name, held in ((REVIEWER, reviewer), (STAFF, is_staff)) if held])
             for username, reviewer, is_staff
             in users.order_by("username").values_list("username", "reviewer", "is_staff")]
+
+
+def user_mfa_active(*, user: User) -> bool:
+    """Whether the user has a second factor (an allauth.mfa authenticator: TOTP, recovery
+    codes) that logging in asks for."""
+    return Authenticator.objects.filter(user=user).exists()
+
+
+def user_address_unverified(*, user: User) -> bool:
+    """Whether the user has email addresses and none of them verified (an account made before
+    sign-up asked for one, with none yet, is not: it is asked for one on the web)."""
+    addresses = EmailAddress.objects.filter(user=user)
+    return addresses.exists() and not addresses.filter(verified=True).exists()

@@ -1,27 +1,26 @@
-"""Sign-up and the profile page with the user's API token; /client/, where the command-line
-client that uses the token is installed from. Log in is Django's view held to the failed-login
-limits (`LoginView`), and so is the admin's (`admin_login`); log out is Django's, a POST form
-in the navigation bar."""
+"""The profile page with the user's API token; /client/, where the command-line client that
+uses the token is installed from. Sign-up, log in and out, email verification, password reset
+and two-factor authentication are django-allauth's, under /accounts/ (evalserver/urls.py); its
+login is held to the failed-login limits (`AccountLoginView`), and so is the admin's
+(`admin_login`). /signup/, /login/ and /logout/ stay, for old links and bookmarks."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+from allauth.account import views as allauth_views
 from django.conf import settings
 from django.contrib import admin, messages
-from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST, require_safe
 
 from leaderboard.accounts import services as token_services
 from leaderboard.accounts.client_wheels import client_wheel_named, client_wheels
-from leaderboard.accounts.forms import LoginForm, SignupForm
 from leaderboard.accounts.selectors import token_get
 from leaderboard.catalog.selectors import benchmark_visible_list
 from leaderboard.notifications.selectors import (
@@ -33,25 +32,16 @@ from leaderboard.notifications.selectors import (
 from leaderboard.submissions.selectors import submission_latest_benchmark
 
 
-def _safe_next(request: HttpRequest) -> str:
-    target = request.POST.get("next") or request.GET.get("next") or ""
-    if target and url_has_allowed_host_and_scheme(
-            target, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
-        return target
-    return ""
+def to_allauth(url_name: str) -> Any:
+    """The old page's address (/login/, /signup/) sends to allauth's page, its query (`next`)
+    kept."""
 
+    @require_safe
+    def view(request: HttpRequest) -> HttpResponse:
+        query = request.META.get("QUERY_STRING", "")
+        return redirect(reverse(url_name) + (f"?{query}" if query else ""))
 
-def signup(request: HttpRequest) -> HttpResponse:
-    if request.user.is_authenticated:
-        return redirect("home")
-    form = SignupForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        user = form.save()
-        messages.success(request, f"Account {user.username} created: log in to continue.")
-        login_url = reverse("login")
-        target = _safe_next(request)
-        return redirect(f"{login_url}?next={target}" if target else login_url)
-    return render(request, "leaderboard/signup.html", {"form": form, "next": _safe_next(request)})
+    return view
 
 
 def _user(request: HttpRequest) -> User:
@@ -134,14 +124,10 @@ def client_wheel(request: HttpRequest, name: str) -> FileResponse:
                         content_type="application/octet-stream")
 
 
-class LoginView(auth_views.LoginView):
-    """Django's login page, held to the same failed-login limits as the API's token endpoint
-    (`LoginForm`, leaderboard/accounts/login_throttle.py): past them it answers 429 with
-    `Retry-After`."""
-
-    template_name = "leaderboard/login.html"
-    authentication_form = LoginForm
-    redirect_authenticated_user = True
+class AccountLoginView(allauth_views.LoginView):
+    """allauth's login page, held to the same failed-login limits as the API's token endpoint
+    (`AccountLoginForm`, leaderboard/accounts/login_throttle.py): past them it answers 429
+    with `Retry-After`."""
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         return _throttled_answer(super().post(request, *args, **kwargs))
@@ -153,7 +139,7 @@ def admin_login(request: HttpRequest) -> HttpResponse:
     return _throttled_answer(admin.site.login(request))
 
 
-def _throttled_answer(response: HttpResponse) -> HttpResponse:
+def _throttled_answer(response: Any) -> Any:
     """A login page refused by the failed-login limits as 429 with `Retry-After` (the form,
     still in the page's context before it is rendered, says the wait)."""
     context = getattr(response, "context_data", None) or {}

@@ -5,13 +5,17 @@ made here from the registry of job kinds (leaderboard/tasks/registry.py) and run
 runner (leaderboard/tasks/runner.py); the others are beat's periodic tasks and `ping`.
 
 The web side sends these by name (leaderboard/queue.py) and never imports this package (an
-import contract). Routing (settings.CELERY_TASK_ROUTES): the notifications' two tasks go to the
+import contract). Routing (settings.CELERY_TASK_ROUTES): the notifications' two tasks and the
+accounts' emails (`send_account_email`) go to the
 `notify` queue, everything else here to the `cpu` queue.
 """
 
 from __future__ import annotations
 
+import smtplib
+
 from celery import shared_task
+from django.core.mail import EmailMultiAlternatives
 from django.db import InterfaceError, OperationalError
 
 from leaderboard.catalog.hosting import services as bundle_uploads
@@ -30,6 +34,19 @@ def ping() -> str:
 
 
 __getattr__ = job_tasks_register(__name__)
+
+
+@shared_task(autoretry_for=(OSError, smtplib.SMTPException), retry_backoff=30,
+             max_retries=5)
+def send_account_email(*, subject: str, body: str, html: str, to: list[str],
+                       from_email: str) -> int:
+    """An account's email (verification, password reset), rendered by the web side
+    (leaderboard/accounts/adapters.py); retried when the mail server is away. Returns the
+    number of messages sent (1)."""
+    message = EmailMultiAlternatives(subject, body, from_email or None, to)
+    if html:
+        message.attach_alternative(html, "text/html")
+    return message.send()
 
 
 @shared_task

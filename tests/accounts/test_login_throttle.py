@@ -100,9 +100,10 @@ def test_it_throttles_the_login_page_like_the_api(limits: Settings, address: str
     factories.user_create(name)
     browser = Client(REMOTE_ADDR=address)
     for _ in range(2):
-        assert browser.post("/login/", {"username": name, "password": "wrong"}).status_code == 200
+        wrong = browser.post("/accounts/login/", {"login": name, "password": "wrong"})
+        assert wrong.status_code == 200
     assert _token(address, name, "wrong")[0] == 400  # the API and the page share one count
-    page = browser.post("/login/", {"username": name, "password": RIGHT})
+    page = browser.post("/accounts/login/", {"login": name, "password": RIGHT})
     assert page.status_code == 429
     assert 590 <= int(page["Retry-After"]) <= 600
     assert "Too many failed logins: try again in" in page.content.decode()
@@ -115,8 +116,8 @@ def test_it_refuses_a_locked_login_page_attempt_without_checking_its_password(
     factories.user_create(name)
     browser = Client(REMOTE_ADDR=address)
     for i in range(5):  # the address's limit
-        assert browser.post("/login/", {"username": f"nobody-{i}-{address}",
-                                        "password": "wrong"}).status_code == 200
+        assert browser.post("/accounts/login/", {"login": f"nobody-{i}-{address}",
+                                                 "password": "wrong"}).status_code == 200
     checked: list[str] = []
 
     def failed(sender: Any, credentials: dict[str, Any], **kwargs: Any) -> None:
@@ -124,7 +125,7 @@ def test_it_refuses_a_locked_login_page_attempt_without_checking_its_password(
 
     user_login_failed.connect(failed)
     try:
-        page = browser.post("/login/", {"username": name, "password": "wrong"})
+        page = browser.post("/accounts/login/", {"login": name, "password": "wrong"})
     finally:
         user_login_failed.disconnect(failed)
 

@@ -19,33 +19,48 @@ pytestmark = pytest.mark.django_db
 PASSWORD = "a-long-test-password"
 
 
-def test_it_signs_up_then_logs_in_and_out(client: Client) -> None:
-    signup = client.post("/signup/", {"username": "carol", "password1": PASSWORD,
-                                      "password2": PASSWORD})
-    assert signup.status_code == 302 and signup["Location"] == "/login/"
-    assert User.objects.filter(username="carol").exists()
+def test_it_signs_up_then_logs_in_and_out(client: Client, settings: Settings) -> None:
+    settings.ACCOUNT_EMAIL_VERIFICATION = "none"  # verification: tests/accounts/test_signup_*
+    assert client.get("/signup/?next=/submit/")["Location"] == "/accounts/signup/?next=/submit/"
+    assert client.get("/login/")["Location"] == "/accounts/login/"
+    signup = client.post("/accounts/signup/", {
+        "username": "carol", "email": "carol@example.org", "password1": PASSWORD,
+        "password2": PASSWORD})
+    assert signup.status_code == 302 and signup["Location"] == "/"
+    carol = User.objects.get(username="carol")
+    assert carol.email == "carol@example.org"
+    client.post("/logout/")
 
-    login = client.post("/login/", {"username": "carol", "password": PASSWORD})
+    login = client.post("/accounts/login/", {"login": "carol", "password": PASSWORD})
     assert login.status_code == 302 and login["Location"] == "/"
     home = client.get("/").content.decode()
     assert '<a href="/profile/" class="username">carol</a>' in home
     assert 'action="/logout/"' in home
 
-    assert client.get("/logout/").status_code == 405  # logging out is a POST form
+    assert client.get("/logout/").status_code == 200  # a page asking to confirm: no log out
+    assert '<a href="/profile/" class="username">carol</a>' in client.get("/").content.decode()
     logout = client.post("/logout/")
     assert logout.status_code == 302
-    assert 'href="/login/"' in client.get("/").content.decode()
+    assert 'href="/accounts/login/"' in client.get("/").content.decode()
+    # and by the email address
+    login = client.post("/accounts/login/", {"login": "carol@example.org", "password": PASSWORD})
+    assert login.status_code == 302 and login["Location"] == "/"
 
 
 def test_it_shows_sign_up_errors_on_the_form(client: Client) -> None:
     factories.user_create("carol")
 
-    response = client.post("/signup/", {"username": "carol", "password1": PASSWORD,
-                                        "password2": "something-else"})
+    response = client.post("/accounts/signup/", {
+        "username": "carol", "email": "carol@example.org", "password1": PASSWORD,
+        "password2": "something-else"})
 
     assert response.status_code == 200
     page = response.content.decode()
     assert "A user with that username already exists." in page
+    # the address is not confirmed as taken (allauth's ACCOUNT_PREVENT_ENUMERATION: its owner
+    # is emailed instead, when the rest of the form is right)
+    assert "already registered with this email" not in page
+    assert "You must type the same password each time." in page
     assert User.objects.filter(username="carol").count() == 1
 
 

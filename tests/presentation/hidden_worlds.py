@@ -176,6 +176,8 @@ def surfaces(world: World, pins: dict[str, list[str]]) -> list[Surface]:
     subs = [s.pk for s in world.submissions.values()]
     ids = ",".join(str(s.pk) for s in world.submissions.values() if s.public)
     out = [Surface("home", "/"), Surface("signup", "/signup/"), Surface("login", "/login/"),
+           Surface("account_login", "/accounts/login/"),
+           Surface("accounts", "/accounts/signup/"), Surface("accounts", "/accounts/email/"),
            Surface("profile", "/profile/"), Surface("submit", "/submit/"),
            Surface("submit", "/submit/?benchmark=toy"),
            Surface("submission_list", "/submissions/"),

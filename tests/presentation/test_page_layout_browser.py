@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from allauth.account.models import EmailAddress
 from django.contrib.auth.models import Group, User
 
 from leaderboard.catalog.teams.models import HostTeam
@@ -39,7 +40,10 @@ def pages(demo_seeded: dict[str, Any], django_db_blocker: Any) -> Iterator[dict[
     """Page name -> path, on the module's demo, with a reader who owns a CIFAR-10 submission
     and reviews (committed: the live server's thread reads it)."""
     with django_db_blocker.unblock():
-        reader = User.objects.create_user(USERNAME, password=PASSWORD)
+        reader = User.objects.create_user(USERNAME, password=PASSWORD,
+                                          email=f"{USERNAME}@example.org")
+        EmailAddress.objects.create(user=reader, email=reader.email, primary=True,
+                                    verified=True)
         reader.groups.add(Group.objects.get_or_create(name="reviewers")[0])
         first, second = Submission.objects.filter(
             benchmark__slug="cifar10", status="scored").order_by("pk")[:2]
@@ -73,6 +77,10 @@ def pages(demo_seeded: dict[str, Any], django_db_blocker: Any) -> Iterator[dict[
             "host": "/host/",
             "host-requests": "/host/requests/",
             "team": "/teams/demo-lab/",
+            # the account's pages (django-allauth's, in the site's layout)
+            "account-email": "/accounts/email/",
+            "account-password": "/accounts/password/change/",
+            "account-2fa": "/accounts/2fa/",
         }
 
 
@@ -119,7 +127,8 @@ def _problems(browser: Any, base: str, pages: dict[str, str], width: int, height
     errors: list[str] = []
     page = browser_page(browser, width=width, height=height, errors=errors, timeout_ms=30_000)
     wide, low_rows, small, violations = {}, {}, {}, {}
-    for name, path in {"login": "/login/", "signup": "/signup/"}.items():
+    for name, path in {"login": "/login/", "signup": "/signup/",
+                       "password-reset": "/accounts/password/reset/"}.items():
         look = _look(page, base + path)
         if look["scroll"] != width:
             wide[name] = [look["scroll"], look["overflow"]]

@@ -156,13 +156,18 @@ def test_it_decides_a_request_to_host_once_and_makes_the_requester_admin(
                 .values_list("user__username", "role")) == [("lab", "admin")]
 
 
-def test_it_approves_at_once_where_hosting_is_self_service_only_a_verified_account(
+def test_it_approves_at_once_where_hosting_is_self_service_a_verified_account_only(
     settings: Any,
 ) -> None:
     settings.EVALSERVER_HOST_TEAMS_SELF_SERVICE = True
     # an account whose email address is not verified waits for a site admin
-    request = host_request_create(user=user_create("lab"), slug="lab", name="Lab", reason="")
+    request = host_request_create(user=user_create("new-lab", verified=False), slug="new-lab",
+                                  name="New lab", reason="")
     assert (request.status, request.team) == ("pending", None)
+    verified = host_request_create(user=user_create("lab"), slug="lab", name="Lab", reason="")
+    assert verified.team is not None
+    assert (verified.status, verified.decided_by, verified.team.slug) == (
+        "approved", None, "lab")
 
 
 @pytest.mark.django_db(transaction=True)

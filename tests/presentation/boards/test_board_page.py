@@ -165,7 +165,7 @@ def test_it_renders_the_leaderboard_and_home_for_anonymous_visitors(
     cards = home_cards(page)
     assert cards["cifar10"].facts["Submissions"] == "2"
     assert cards["mnist"].facts["Submissions"] == "0"
-    assert 'href="/login/"' in page and 'href="/signup/"' in page
+    assert 'href="/accounts/login/"' in page and 'href="/accounts/signup/"' in page
     assert 'href="/api/docs/"' in page
     assert board.status_code == 200
     assert [r.model for r in leaderboard_table(board.content.decode())[1]] == sorted(
@@ -284,12 +284,13 @@ def test_it_renders_the_cached_table_inside_each_visitors_page(
     client: Client, scored_models: dict[str, Submission], django_user_model: type
 ) -> None:
     anonymous = client.get("/benchmarks/cifar10/").content.decode()
-    client.force_login(django_user_model.objects.create_user("viewer", password="pw-12345678"))
+    client.force_login(django_user_model.objects.create_user(
+        "viewer", password="pw-12345678", email="viewer@example.org"))
     signed_in = client.get("/benchmarks/cifar10/").content.decode()
 
     def table(page: str) -> str:
         return page[page.index('<p class="lead">'):page.index("</section>")]
 
-    assert 'href="/login/' in anonymous and "viewer" not in anonymous
+    assert 'href="/accounts/login/' in anonymous and "viewer" not in anonymous
     assert '<a href="/profile/" class="username">viewer</a>' in signed_in
     assert table(signed_in) == table(anonymous)

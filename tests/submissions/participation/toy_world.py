@@ -35,7 +35,9 @@ class ToyWorld:
 def toy_world(tmp_path: Path) -> ToyWorld:
     call_command("benchmark_add", str(write_bundle(tmp_path / "toy", manifest())),
                  stdout=io.StringIO(), stderr=io.StringIO())
-    admin, host = factories.user_create("lab-admin"), factories.user_create("lab-host")
+    # (the host and alice have not followed their verification links yet)
+    admin = factories.user_create("lab-admin")
+    host = factories.user_create("lab-host", verified=False)
     team = host_team_create(slug="lab", name="Lab", admin=admin)
     assert host_team_member_set(actor=admin, team=team, user=host, role="host")
     Benchmark.objects.filter(slug="toy").update(team=team)
@@ -44,7 +46,7 @@ def toy_world(tmp_path: Path) -> ToyWorld:
     Benchmark.objects.create(slug="elsewhere", name="Elsewhere", num_classes=2,
                              main_example_set="test", team=other)
     return ToyWorld(Benchmark.objects.get(slug="toy"), admin, host,
-                    factories.user_create("alice"), other_admin)
+                    factories.user_create("alice", verified=False), other_admin)
 
 
 def client(user: User | None) -> APIClient:

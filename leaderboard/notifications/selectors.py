@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.contrib.auth.models import User
 from django.db.models import Q, QuerySet
 
-from leaderboard.common.roles import user_is_reviewer
+from leaderboard.catalog.teams.permissions import user_is_maintainer
 from leaderboard.notifications.models import (
     Event,
     NotificationDelivery,
@@ -20,8 +20,9 @@ MAINTAINER_EVENTS = frozenset({Event.REVIEW_QUEUE_GREW})
 
 
 def notification_events_offered(*, user: User) -> tuple[Event, ...]:
-    """The events this user's opt-in table offers: a maintainers' event to maintainers."""
-    maintainer = user_is_reviewer(user)
+    """The events this user's opt-in table offers: a maintainers' event to the members of a
+    host team (docs/hosts/teams.md)."""
+    maintainer = user_is_maintainer(user=user)
     return tuple(event for event in EVENTS if maintainer or event not in MAINTAINER_EVENTS)
 
 

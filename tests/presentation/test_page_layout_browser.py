@@ -17,10 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 
 from leaderboard.review.models import ReviewItem
 from leaderboard.submissions.models import Submission
+from tests import factories
 from tests.browser import NEEDS_CHROMIUM, browser_log_in, browser_page
 
 SHOTS = Path(os.environ.get("LAYOUT_SHOTS_DIR", "/tmp/layout-shots"))
@@ -37,8 +38,8 @@ def pages(demo_seeded: dict[str, Any], django_db_blocker: Any) -> Iterator[dict[
     """Page name -> path, on the module's demo, with a reader who owns a CIFAR-10 submission
     and reviews (committed: the live server's thread reads it)."""
     with django_db_blocker.unblock():
-        reader = User.objects.create_user(USERNAME, password=PASSWORD)
-        reader.groups.add(Group.objects.get_or_create(name="reviewers")[0])
+        reader = factories.team_role_give(User.objects.create_user(USERNAME, password=PASSWORD),
+                                          "reviewer")
         first, second = Submission.objects.filter(
             benchmark__slug="cifar10", status="scored").order_by("pk")[:2]
         Submission.objects.filter(pk=first.pk).update(owner=reader)

@@ -281,7 +281,7 @@ def _imagenet_real(data_dir: Path) -> tuple[int, int, int]:
 def test_it_counts_the_open_review_items_of_each_benchmark(
     demo: None, client: Client, data_dir: Path,
 ) -> None:
-    client.force_login(factories.user_create("maintainer", staff=True))
+    client.force_login(factories.host_create("maintainer"))
     page = page_get(client, "/review/")
     table = re.search(r"(?s)<table.*?</table>", page)
     assert table is not None

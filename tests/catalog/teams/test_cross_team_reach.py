@@ -2,8 +2,9 @@
 ask every URL pattern of the URLconf about benchmark B, team B's, which has a hidden label set,
 a private submission, a bundle upload, an audit and a ground-truth candidate. Every host or
 reviewer action on B answers 403 or 404 (once B is hidden, a 403 names no benchmark: B does
-not exist for them); every other answer is the one a signed-in user with no role gets, status for status;
-and no answer carries B's hidden labels' hash, its private submission, its upload or its audit.
+not exist for them); every other answer is the one a signed-in user with no role gets, status
+for status; and no answer carries B's hidden labels' hash, its private submission, its upload
+or its audit.
 
 The surfaces are the leak test's (tests/presentation/hidden_worlds.py `surfaces`: every URL
 pattern, the reads with each query that changes what is shown, and the writes), over one

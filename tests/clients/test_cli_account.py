@@ -46,7 +46,8 @@ def test_it_logs_in_to_a_0600_file_that_whoami_reads(live_server: LiveServer,
 def test_it_takes_the_flag_then_the_environment_then_the_file(live_server: LiveServer,
                                                               tmp_path: Path) -> None:
     factories.user_create("alice")
-    bob = Token.objects.create(user=factories.user_create("bob", staff=True)).key
+    bob = Token.objects.create(user=factories.team_role_give(  # a maintainer: a team role
+        factories.user_create("bob", staff=True), "reviewer")).key
     carol = Token.objects.create(user=factories.user_create("carol")).key
     home = tmp_path / "config"
     assert run_client("login", "--username", "alice", url=live_server.url, config_home=home,

@@ -195,7 +195,8 @@ def test_it_refuses_what_a_participant_may_not_do(
     for action in ("cancel", "rerun", "withdraw"):
         assert _post(bob, scored, action) == {"http": 403, "error": {
             "code": "not_owner",
-            "message": "only the submitter or a maintainer can withdraw a submission"
+            "message": "only the submitter or a host of the benchmark's team can withdraw a "
+                       "submission"
             if action == "withdraw" else "only the submitter can do this to a submission"}}
         assert _post(bob, bad, action) == {"http": 404, "error": {
             "code": "not_found", "message": f"no submission {bad.pk} that you can see"}}

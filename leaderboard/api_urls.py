@@ -8,6 +8,7 @@ from leaderboard.audits import api as audits
 from leaderboard.catalog import api as catalog
 from leaderboard.catalog.hosting import api as hosting
 from leaderboard.catalog.phases import api as phases
+from leaderboard.catalog.teams import api as teams
 from leaderboard.common import slugs  # noqa: F401  (registers <catalog_slug:...>)
 from leaderboard.common.schema import SchemaView
 from leaderboard.notifications import api as notifications
@@ -18,6 +19,7 @@ from leaderboard.review import api as review
 from leaderboard.review.ground_truth import api as ground_truth
 from leaderboard.submissions import api as submissions
 from leaderboard.submissions.control import api as control
+from leaderboard.submissions.participation import api as participation
 
 # Benchmark and label set slugs may contain dots (`cifar10.1-v6`), so not `<slug:...>`; and
 # not `<str:...>` either: `<catalog_slug:...>` (leaderboard/common/slugs.py) matches only a
@@ -28,6 +30,14 @@ urlpatterns = [
     path("bundles/", hosting.BundleUploadCreateView.as_view(), name="api-bundle-upload-list"),
     path("bundles/<int:upload_id>/", hosting.BundleUploadDetailView.as_view(),
          name="api-bundle-upload-detail"),
+    path("host-requests/", teams.HostRequestListCreateView.as_view(),
+         name="api-host-request-list"),
+    path("host-requests/<int:request_id>/decision/", teams.HostRequestDecisionView.as_view(),
+         name="api-host-request-decision"),
+    path("teams/", teams.TeamListView.as_view(), name="api-team-list"),
+    path("teams/<catalog_slug:slug>/", teams.TeamDetailView.as_view(), name="api-team-detail"),
+    path("teams/<catalog_slug:slug>/members/<username:username>/",
+         teams.TeamMemberView.as_view(), name="api-team-member"),
     path("audits/", audits.AuditListCreateView.as_view(), name="api-audit-list"),
     path("audits/<int:audit_id>/", audits.AuditDetailView.as_view(), name="api-audit-detail"),
     path("benchmarks/", catalog.BenchmarkListView.as_view(), name="api-benchmark-list"),
@@ -41,6 +51,15 @@ urlpatterns = [
          name="api-benchmark-unhide"),
     path("benchmarks/<catalog_slug:slug>/about/", BenchmarkAboutView.as_view(),
          name="api-benchmark-about"),
+    path("benchmarks/<catalog_slug:slug>/participation/rules/",
+         participation.ParticipationRulesView.as_view(), name="api-participation-rules"),
+    path("benchmarks/<catalog_slug:slug>/participation/requests/",
+         participation.ParticipationRequestListCreateView.as_view(),
+         name="api-participation-requests"),
+    path("benchmarks/<catalog_slug:slug>/participation/requests/<int:request_id>/decision/",
+         participation.ParticipationDecisionView.as_view(), name="api-participation-decision"),
+    path("benchmarks/<catalog_slug:slug>/participation/terms/acceptance/",
+         participation.TermsAcceptanceView.as_view(), name="api-participation-terms"),
     path("benchmarks/<catalog_slug:slug>/label-sets/<catalog_slug:label_set>/versions/",
          review.LabelSetVersionListView.as_view(), name="api-label-set-versions"),
     path("benchmarks/<catalog_slug:slug>/label-sets/<catalog_slug:label_set>/versions/"

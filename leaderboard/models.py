@@ -46,6 +46,11 @@ from leaderboard.submissions.models import (
     Submission,
     SubmissionFile,
 )
+from leaderboard.submissions.participation.models import (
+    ParticipationRequest,
+    ParticipationRules,
+    TermsAcceptance,
+)
 from leaderboard.submissions.releases.models import Release
 
 __all__ = [
@@ -73,6 +78,8 @@ __all__ = [
     "NotificationDelivery",
     "NotificationPreference",
     "PanelMistake",
+    "ParticipationRequest",
+    "ParticipationRules",
     "Release",
     "ReviewItem",
     "ReviewItemSubmission",
@@ -81,6 +88,7 @@ __all__ = [
     "Severity",
     "Submission",
     "SubmissionFile",
+    "TermsAcceptance",
     "Verdict",
     "VersionRescore",
     "WebhookEndpoint",

@@ -26,6 +26,7 @@ from leaderboard.catalog.hosting.views import (
     bundle_uploads,
 )
 from leaderboard.catalog.phases.views import hidden_phase_open, hidden_reveal
+from leaderboard.catalog.teams.views import host_request_page, host_requests_page, team_page
 from leaderboard.common.slugs import SLUG_PATTERN
 from leaderboard.notifications.views import (
     notification_preferences_save,
@@ -48,6 +49,7 @@ from leaderboard.submissions.control.views import (
     submission_rerun_page,
     submission_withdraw_page,
 )
+from leaderboard.submissions.participation.views import participation, participation_hosts
 from leaderboard.submissions.views import (
     submission_detail,
     submission_list,
@@ -101,6 +103,9 @@ urlpatterns = [
     path("benchmarks/<catalog_slug:slug>/label-sets/<catalog_slug:label_set>/history/",
          label_set_history, name="label_set_history"),
     path("benchmarks/<catalog_slug:slug>/about/", benchmark_about, name="benchmark_about"),
+    path("benchmarks/<catalog_slug:slug>/participation/", participation, name="participation"),
+    path("benchmarks/<catalog_slug:slug>/participation/hosts/", participation_hosts,
+         name="participation_hosts"),
     path("benchmarks/<catalog_slug:slug>/plots/", plots, name="plots"),
     re_path(rf"^benchmarks/(?P<slug>{SLUG_PATTERN})/plots/"
             rf"(?P<kind>new-test-set|label-set|ranks)/(?P<label_set>{SLUG_PATTERN})"
@@ -119,6 +124,9 @@ urlpatterns = [
     path("bundles/<int:upload_id>/", bundle_upload_detail, name="bundle_upload_detail"),
     path("bundles/<int:upload_id>/status.json", bundle_upload_status,
          name="bundle_upload_status"),
+    path("host/", host_request_page, name="host_request"),
+    path("host/requests/", host_requests_page, name="host_requests"),
+    path("teams/<catalog_slug:slug>/", team_page, name="team"),
     path("review/", review_home, name="review_home"),
     path("review/<catalog_slug:slug>/next/", review_next, name="review_next"),
     path("review/<catalog_slug:slug>/ground-truth/next/", ground_truth_next,

@@ -20,7 +20,7 @@ from typing import Any
 from django.apps import apps
 from django.conf import settings
 from django.core.management.color import no_style
-from django.db import connection, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Model
 
 
@@ -31,6 +31,9 @@ class _Rows:
 
 
 _SNAPSHOTS: dict[tuple[str, ...], list[_Rows]] = {}
+# The rows outside the load that its rows point at (the site team a migration made, which a
+# transactional test's flush removes): put back first where they are missing.
+_PARENTS: dict[tuple[str, ...], list[_Rows]] = {}
 
 
 def _key() -> tuple[str, ...]:
@@ -69,21 +72,26 @@ def _plain(value: Any) -> Any:
     return bytes(value) if isinstance(value, memoryview) else value
 
 
-def _restore(snapshot: list[_Rows]) -> None:
-    from leaderboard.catalog.teams.models import HostTeam, site_team_id
+def _parents_restore(parents: list[_Rows]) -> bool:
+    """Put back the referenced rows that are missing; False when one cannot be (another row
+    holds its unique values): the caller loads for real then."""
+    for part in parents:
+        manager = part.model._base_manager
+        key = part.model._meta.pk.attname
+        missing = [row for row in part.rows if not manager.filter(pk=row[key]).exists()]
+        try:
+            with transaction.atomic():
+                manager.bulk_create([part.model(**row) for row in missing])
+        except IntegrityError:
+            return False
+    return True
 
+
+def _restore(snapshot: list[_Rows]) -> None:
     with transaction.atomic():
-        # The site team, which owns the built-in benchmarks, is not in the copy when it was
-        # there before the first load (a test made a team member first): this database's own
-        # site team (made here if need be) owns the copied rows.
-        site = None if any(part.model is HostTeam for part in snapshot) else site_team_id()
         for part in snapshot:
-            teams = [field.attname for field in part.model._meta.concrete_fields
-                     if field.is_relation and field.related_model is HostTeam]
-            rows = part.rows if site is None or not teams else [
-                {**row, **dict.fromkeys(teams, site)} for row in part.rows]
             # auto_now_add fields take the time of this insert, as a real load's would
-            part.model._base_manager.bulk_create([part.model(**row) for row in rows])
+            part.model._base_manager.bulk_create([part.model(**row) for row in part.rows])
         statements = connection.ops.sequence_reset_sql(
             no_style(), [part.model for part in snapshot])
         with connection.cursor() as cursor:
@@ -97,7 +105,8 @@ def catalog_loaded(load: Callable[[], object]) -> None:
     key = _key()
     snapshot = _SNAPSHOTS.get(key)
     if snapshot is not None:
-        if any(part.model._base_manager.exists() for part in snapshot):
+        if any(part.model._base_manager.exists() for part in snapshot) \
+                or not _parents_restore(_PARENTS[key]):
             load()  # some of its rows are there already: a copy would collide
         else:
             _restore(snapshot)
@@ -107,8 +116,28 @@ def catalog_loaded(load: Callable[[], object]) -> None:
     written = [model for model, count in _counts().items() if count > before[model]]
     if any(before[model] for model in written):
         return  # the database held some of them already: nothing to keep
-    _SNAPSHOTS[key] = [
-        _Rows(model, [{name: _plain(value) for name, value in row.items()}
-                      for row in model._base_manager.order_by("pk").values(
-                          *[field.attname for field in model._meta.concrete_fields])])
-        for model in _in_dependency_order(written)]
+    _SNAPSHOTS[key] = [_rows(model, model._base_manager.all())
+                       for model in _in_dependency_order(written)]
+    _PARENTS[key] = _parents(written)
+
+
+def _rows(model: type[Model], rows: Any) -> _Rows:
+    return _Rows(model, [{name: _plain(value) for name, value in row.items()}
+                         for row in rows.order_by("pk").values(
+                             *[field.attname for field in model._meta.concrete_fields])])
+
+
+def _parents(written: list[type[Model]]) -> list[_Rows]:
+    """The rows of other models that the written rows point at (one level: a migration's rows,
+    such as the site team, have no parents of their own among the load's)."""
+    wanted: dict[type[Model], set[Any]] = {}
+    for model in written:
+        for field in model._meta.concrete_fields:
+            parent = field.related_model
+            if not field.is_relation or parent in written or parent is None:
+                continue
+            ids = model._base_manager.exclude(**{f"{field.attname}__isnull": True}) \
+                .values_list(field.attname, flat=True).distinct()
+            wanted.setdefault(parent, set()).update(ids)
+    return [_rows(parent, parent._base_manager.filter(pk__in=ids))
+            for parent, ids in wanted.items() if ids]

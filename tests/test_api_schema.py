@@ -107,6 +107,15 @@ STATUSES = {
     ("/api/benchmarks/{slug}/hide/", "post"): {"200", "403"} | EVERYWHERE,
     ("/api/benchmarks/{slug}/unhide/", "post"): {"200", "403"} | EVERYWHERE,
     ("/api/benchmarks/{slug}/about/", "get"): {"200"} | EVERYWHERE,
+    ("/api/benchmarks/{slug}/participation/rules/", "get"): {"200"} | EVERYWHERE,
+    ("/api/benchmarks/{slug}/participation/rules/", "put"): {"200", "403"} | WRITE_WITH_BODY,
+    ("/api/benchmarks/{slug}/participation/requests/", "get"): {"200"} | EVERYWHERE,
+    ("/api/benchmarks/{slug}/participation/requests/", "post"): {"201", "403", "409"}
+    | WRITE_WITH_BODY,
+    ("/api/benchmarks/{slug}/participation/requests/{request_id}/decision/", "post"): {
+        "200", "403", "409"} | WRITE_WITH_BODY,
+    ("/api/benchmarks/{slug}/participation/terms/acceptance/", "post"): {"200", "201", "409"}
+    | WRITE_WITH_BODY,
     ("/api/benchmarks/{slug}/label-sets/{label_set}/versions/", "get"): {"200"} | EVERYWHERE,
     ("/api/benchmarks/{slug}/label-sets/{label_set}/versions/{number}/", "get"):
         {"200"} | EVERYWHERE,
@@ -121,6 +130,13 @@ STATUSES = {
     ("/api/review/ground-truth/{candidate_id}/votes/", "post"): {"201", "409"} | WRITE_WITH_BODY,
     ("/api/review/items/{item_id}/", "get"): {"200", "403"} | EVERYWHERE,
     ("/api/review/items/{item_id}/votes/", "post"): {"201", "409"} | WRITE_WITH_BODY,
+    ("/api/host-requests/", "get"): {"200"} | EVERYWHERE,
+    ("/api/host-requests/", "post"): {"201", "409"} | WRITE_WITH_BODY,
+    ("/api/host-requests/{request_id}/decision/", "post"): {"200", "409"} | WRITE_WITH_BODY,
+    ("/api/teams/", "get"): {"200"} | EVERYWHERE,
+    ("/api/teams/{slug}/", "get"): {"200"} | EVERYWHERE,
+    ("/api/teams/{slug}/members/{username}/", "put"): {"200", "409"} | WRITE_WITH_BODY,
+    ("/api/teams/{slug}/members/{username}/", "delete"): {"204", "403", "409"} | EVERYWHERE,
     ("/api/notifications/deliveries/", "get"): {"200"} | EVERYWHERE,
     ("/api/notifications/preferences/", "get"): {"200"} | EVERYWHERE,
     ("/api/notifications/preferences/", "put"): {"200"} | WRITE_WITH_BODY,

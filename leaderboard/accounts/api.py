@@ -19,6 +19,7 @@ from leaderboard.accounts.login_throttle import (
     login_success_record,
 )
 from leaderboard.accounts.services import token_get_or_create, token_revoke
+from leaderboard.catalog.teams.selectors import host_team_memberships_of_user
 from leaderboard.common.api import CodedCharField, error_responses, signed_in_user
 from leaderboard.common.api_errors import error_response
 from leaderboard.submissions.control.services import user_is_maintainer
@@ -88,12 +89,20 @@ class TokenView(APIView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
+class MeTeamOutput(serializers.Serializer):
+    slug = serializers.CharField(source="team.slug")
+    name = serializers.CharField(source="team.name")
+    role = serializers.CharField(help_text="admin | host | reviewer (docs/hosts/teams.md)")
+
+
 class MeOutput(serializers.Serializer):
     username = serializers.CharField()
     staff = serializers.BooleanField(help_text="may add and hide benchmarks")
     maintainer = serializers.BooleanField(
         help_text="staff or a member of `reviewers`: may review labels and withdraw any "
                   "submission")
+    teams = MeTeamOutput(many=True, help_text="the host teams the caller is in, with their "
+                                              "role in each")
 
 
 class MeView(APIView):
@@ -110,4 +119,5 @@ class MeView(APIView):
     def get(self, request: Request) -> Response:
         user = signed_in_user(request)
         return Response(MeOutput({"username": user.username, "staff": user.is_staff,
-                                  "maintainer": user_is_maintainer(user)}).data)
+                                  "maintainer": user_is_maintainer(user),
+                                  "teams": host_team_memberships_of_user(user=user)}).data)

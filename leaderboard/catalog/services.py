@@ -29,6 +29,7 @@ from leaderboard.catalog.models import (
     LabelSetVersion,
 )
 from leaderboard.catalog.selectors import label_set_version_latest
+from leaderboard.catalog.teams.models import HostTeam
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -167,6 +168,17 @@ def benchmark_panel_sizes_set(*, benchmark: Benchmark, review_panel_size: int,
         raise ValueError("a panel needs at least one member")
     Benchmark.objects.filter(pk=benchmark.pk).update(
         review_panel_size=review_panel_size, ground_truth_panel_size=ground_truth_panel_size)
+
+
+def benchmark_team_set(*, benchmark: Benchmark, team: HostTeam) -> bool:
+    """Give the benchmark to another host team (docs/hosts/teams.md): its hosts and reviewers
+    then run it. For the operator's tools (the demo's lab benchmark), which decide who may;
+    False when it was the team's already."""
+    if benchmark.team_id == team.pk:
+        return False
+    Benchmark.objects.filter(pk=benchmark.pk).update(team=team)
+    benchmark.team = team
+    return True
 
 
 def label_set_version_create(

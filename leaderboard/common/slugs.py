@@ -32,3 +32,22 @@ class CatalogSlugConverter:
 
 # At import: both URLconfs import this module before they name the converter.
 register_converter(CatalogSlugConverter, CONVERTER_NAME)
+
+# A username in a URL (`<username:username>`, a team's member): what Django's username
+# validator takes (letters, digits and @ . + - _, at most 150), but not starting with a dot,
+# so that `.` and `..` are no username. No lookahead nor alternation: the schema publishes it
+# as an OpenAPI (ECMA 262) pattern, which drf-spectacular wraps in ^...$.
+USERNAME_PATTERN = r"[\w@+-][\w.@+-]{0,149}"
+
+
+class UsernameConverter:
+    regex = USERNAME_PATTERN
+
+    def to_python(self, value: str) -> str:
+        return value
+
+    def to_url(self, value: str) -> str:
+        return value
+
+
+register_converter(UsernameConverter, "username")

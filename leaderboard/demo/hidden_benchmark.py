@@ -8,6 +8,10 @@ API) the private board and its shake-up.
 The bundle is written to a temporary folder from the data directory, as a host would upload
 it: a hidden label set's files come with its bundle, never from the public data directory.
 Idempotent: the benchmark is added once and each model submitted once.
+
+Its participants are admitted by approval, as a hidden label set's defaults ask
+(docs/hosts/participation.md); the demo's made-up users have no email, so the demo's rules do
+not require one, and each is approved before its submission.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from django.contrib.auth.models import User
 
 from leaderboard.catalog.bundle_loading import benchmark_bundle_add
 from leaderboard.catalog.models import Benchmark
+from leaderboard.demo.lab_team import DEMO_LAB_MEMBERS, demo_lab_benchmark_give
 from leaderboard.demo.seeding import (
     CIFAR10_PREDICTION_FOLDERS,
     CIFAR10_PREDICTIONS,
@@ -32,6 +37,15 @@ from leaderboard.demo.seeding import (
     submit_demo_model,
 )
 from leaderboard.submissions.models import Submission
+from leaderboard.submissions.participation.selectors import (
+    participation_request_for_user,
+    participation_rules_get,
+)
+from leaderboard.submissions.participation.services import (
+    participation_request_create,
+    participation_request_decide,
+    participation_rules_set,
+)
 from leaderboard.submissions.services import SubmissionError
 
 HIDDEN_DEMO_SLUG = "cifar10-hidden"
@@ -121,6 +135,15 @@ def _participant(model: str) -> User:
     return user
 
 
+def _admitted(user: User, benchmark: Benchmark) -> User:
+    """The participant, with an approved request to join (the demo's own approval)."""
+    if participation_request_for_user(user=user, benchmark=benchmark) is None:
+        request = participation_request_create(user=user, benchmark=benchmark,
+                                               message="a demo participant")
+        participation_request_decide(request=request, by=None, approve=True, note="demo")
+    return user
+
+
 def hidden_demo_seed(*, data_dir: Path, report: DemoSeedReport,
                      echo: Callable[[str], None] = print) -> None:
     """Add the benchmark and submit each of the 30 CIFAR-10 models once, as its participant;
@@ -133,6 +156,13 @@ def hidden_demo_seed(*, data_dir: Path, report: DemoSeedReport,
         report.skipped.append((HIDDEN_DEMO_SLUG, "*", "CIFAR-10 data missing"))
         return
     benchmark = hidden_demo_benchmark_add(data_dir=data_dir)
+    team = demo_lab_benchmark_give(benchmark=benchmark)
+    echo(f"{HIDDEN_DEMO_SLUG} belongs to team {team.slug} ({team.name}): "
+         + ", ".join(f"{name} ({role})" for name, role in DEMO_LAB_MEMBERS.items())
+         + "; no passwords: `manage.py changepassword <name>` to log in as one")
+    if participation_rules_get(benchmark=benchmark).pk is None:
+        participation_rules_set(benchmark=benchmark, by=None, mode="approval",
+                                require_verified_email=False, terms="")
     done = set(Submission.objects.filter(benchmark=benchmark).values_list("model_name",
                                                                           flat=True))
     for path in sorted(originals.glob(f"*{PREDICTIONS_SUFFIX}")):
@@ -146,7 +176,8 @@ def hidden_demo_seed(*, data_dir: Path, report: DemoSeedReport,
                    "cifar10-hidden-v6": base / CIFAR10_PREDICTION_FOLDERS["cifar10.1-v6"]
                    / path.name})
         try:
-            submission = submit_demo_model(_participant(name), benchmark, model)
+            submission = submit_demo_model(_admitted(_participant(name), benchmark),
+                                           benchmark, model)
         except (SubmissionError, OSError, ValueError) as exc:
             report.skipped.append((HIDDEN_DEMO_SLUG, name, str(exc)))
             echo(f"skipped {HIDDEN_DEMO_SLUG} / {name}: {exc}")

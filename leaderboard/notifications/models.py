@@ -19,6 +19,12 @@ class Event(models.TextChoices):
     SCORES_CHANGED = "scores.changed", "A label-set version changed a score or rank"
     REVIEW_DECIDED = "review.decided", "A review decision on an item a submission raised"
     REVIEW_QUEUE_GREW = "review.queue_grew", "A review queue grew past its threshold"
+    HOST_REQUEST_CREATED = "host_request.created", "A lab asked to host (site admins)"
+    HOST_REQUEST_DECIDED = "host_request.decided", "Your request to host was decided"
+    PARTICIPATION_REQUESTED = ("participation.requested",
+                               "A user asked to join a benchmark you host")
+    PARTICIPATION_DECIDED = ("participation.decided",
+                             "Your request to join a benchmark was decided")
     TEST = "test", "A test event"
 
 

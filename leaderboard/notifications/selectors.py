@@ -5,7 +5,10 @@ from __future__ import annotations
 from django.contrib.auth.models import User
 from django.db.models import Q, QuerySet
 
-from leaderboard.catalog.teams.permissions import user_is_maintainer
+from leaderboard.catalog.teams.permissions import (
+    host_requests_user_can_decide,
+    user_is_maintainer,
+)
 from leaderboard.notifications.models import (
     Event,
     NotificationDelivery,
@@ -17,13 +20,18 @@ from leaderboard.notifications.models import (
 EVENTS = tuple(event for event in Event if event != Event.TEST)
 # Sent to maintainers only (docs/api.md §10): not offered to anyone else.
 MAINTAINER_EVENTS = frozenset({Event.REVIEW_QUEUE_GREW})
+# Sent to those who decide requests to host (site admins, superusers) only.
+SITE_ADMIN_EVENTS = frozenset({Event.HOST_REQUEST_CREATED})
 
 
 def notification_events_offered(*, user: User) -> tuple[Event, ...]:
     """The events this user's opt-in table offers: a maintainers' event to the members of a
-    host team (docs/hosts/teams.md)."""
+    host team (docs/hosts/teams.md), the site admins' to site admins."""
     maintainer = user_is_maintainer(user=user)
-    return tuple(event for event in EVENTS if maintainer or event not in MAINTAINER_EVENTS)
+    site_admin = host_requests_user_can_decide(user=user)
+    return tuple(event for event in EVENTS
+                 if (maintainer or event not in MAINTAINER_EVENTS)
+                 and (site_admin or event not in SITE_ADMIN_EVENTS))
 
 
 def notification_preferences_get(*, user: User) -> dict[str, dict[str, bool]]:

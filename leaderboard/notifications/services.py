@@ -23,8 +23,8 @@ from django.utils import timezone
 from leaderboard import queue
 from leaderboard.catalog.models import Benchmark, LabelSetVersion
 from leaderboard.catalog.selectors import benchmark_get
-from leaderboard.catalog.teams.models import HostTeamMembership
-from leaderboard.catalog.teams.permissions import REVIEWING_ROLES
+from leaderboard.catalog.teams.models import HostRequest, HostTeamMembership, TeamRole
+from leaderboard.catalog.teams.permissions import HOSTING_ROLES, REVIEWING_ROLES
 from leaderboard.common.errors import ServiceError
 from leaderboard.notifications import signing
 from leaderboard.notifications.addresses import webhook_url_check
@@ -42,6 +42,7 @@ from leaderboard.notifications.selectors import (
 )
 from leaderboard.review.models import ReviewItem, ReviewItemSubmission
 from leaderboard.submissions.models import Score, Submission
+from leaderboard.submissions.participation.models import ParticipationRequest
 
 # -- preferences and endpoints --------------------------------------------------------------
 
@@ -123,7 +124,7 @@ def notification_emit(*, user_id: int, event: str, key: str, payload: dict[str, 
 
 
 def _emit_to_subscribers(event: str, key: str, by_user: dict[int, dict[str, Any]],
-                         benchmark_id: int) -> None:
+                         benchmark_id: int | None) -> None:
     for preference in notification_subscribers_list(event=event, user_ids=list(by_user)):
         notification_emit(user_id=preference.user_id, event=event, key=key,
                           payload=by_user[preference.user_id], benchmark_id=benchmark_id,
@@ -271,3 +272,72 @@ def version_scores_changed_notify(*, version_id: int) -> None:
                 for owner, rows in changes.items()}
     _emit_to_subscribers(Event.SCORES_CHANGED, f"version:{version.pk}:{Event.SCORES_CHANGED}",
                          payloads, benchmark.pk)
+
+
+def _host_request_about(request: HostRequest) -> dict[str, Any]:
+    return {"id": request.pk, "team_slug": request.team_slug, "team_name": request.team_name,
+            "requested_by": request.requested_by.username, "status": request.status}
+
+
+def host_request_created_notify(*, request_id: int) -> None:
+    """`host_request.created` to the site admins (the site team's admins, and superusers)
+    who opted in: a lab asked to host (docs/hosts/requesting-to-host.md)."""
+    request = HostRequest.objects.select_related("requested_by").get(id=request_id)
+    deciders = set(HostTeamMembership.objects.filter(
+        team__is_site=True, role=TeamRole.ADMIN, user__is_active=True).values_list(
+        "user_id", flat=True))
+    deciders |= set(User.objects.filter(is_active=True, is_superuser=True).values_list(
+        "pk", flat=True))
+    payload = _payload(Event.HOST_REQUEST_CREATED, f"{request.requested_by.username} asked to "
+                       f"host as team {request.team_slug!r}",
+                       {"request": {**_host_request_about(request), "reason": request.reason}})
+    _emit_to_subscribers(Event.HOST_REQUEST_CREATED,
+                         f"host_request:{request.pk}:{Event.HOST_REQUEST_CREATED}",
+                         dict.fromkeys(deciders, payload), None)
+
+
+def host_request_decided_notify(*, request_id: int) -> None:
+    """`host_request.decided` to the requester, if they opted in: approved (their team is
+    made, they are its admin) or refused (with the note)."""
+    request = HostRequest.objects.select_related("requested_by").get(id=request_id)
+    if request.status == HostRequest.Status.PENDING:
+        return
+    payload = _payload(Event.HOST_REQUEST_DECIDED, f"your request to host as team "
+                       f"{request.team_slug!r} was {request.status}",
+                       {"request": {**_host_request_about(request),
+                                    "decision_note": request.decision_note}})
+    _emit_to_subscribers(Event.HOST_REQUEST_DECIDED,
+                         f"host_request:{request.pk}:{Event.HOST_REQUEST_DECIDED}",
+                         {request.requested_by_id: payload}, None)
+
+
+def participation_request_notify(*, request_id: int) -> None:
+    """`participation.requested` to the benchmark's hosts (its team's admins and hosts) who
+    opted in: a user asked to join (docs/hosts/participation.md)."""
+    request = ParticipationRequest.objects.select_related("benchmark", "user").get(id=request_id)
+    benchmark = request.benchmark
+    hosts = set(HostTeamMembership.objects.filter(
+        team_id=benchmark.team_id, role__in=HOSTING_ROLES, user__is_active=True).values_list(
+        "user_id", flat=True))
+    payload = _payload(Event.PARTICIPATION_REQUESTED, f"{request.user.username} asked to join "
+                       f"{benchmark.slug}", {"request": {
+                           "id": request.pk, "benchmark": benchmark.slug,
+                           "user": request.user.username, "message": request.message}})
+    _emit_to_subscribers(Event.PARTICIPATION_REQUESTED,
+                         f"participation_request:{request.pk}:requested",
+                         dict.fromkeys(hosts, payload), benchmark.pk)
+
+
+def participation_decision_notify(*, request_id: int) -> None:
+    """`participation.decided` to the user who asked, if they opted in."""
+    request = ParticipationRequest.objects.select_related("benchmark").get(id=request_id)
+    if request.status == ParticipationRequest.Status.PENDING:
+        return
+    benchmark = request.benchmark
+    payload = _payload(Event.PARTICIPATION_DECIDED, f"your request to join {benchmark.slug} was "
+                       f"{request.status}", {"request": {
+                           "id": request.pk, "benchmark": benchmark.slug,
+                           "status": request.status, "note": request.note}})
+    _emit_to_subscribers(Event.PARTICIPATION_DECIDED,
+                         f"participation_request:{request.pk}:decided",
+                         {request.user_id: payload}, benchmark.pk)

@@ -35,6 +35,7 @@ from leaderboard.submissions import checkpoints
 from leaderboard.submissions.board_significance import board_significance_schedule
 from leaderboard.submissions.file_checks import SubmissionError, submission_files_check
 from leaderboard.submissions.models import HitVector, Score, Submission, SubmissionFile
+from leaderboard.submissions.participation.services import participation_check
 from leaderboard.submissions.releases.services import releases_record
 from leaderboard.submissions.signals import submission_scored
 from leaderboard.submissions.stored_files import (
@@ -94,7 +95,9 @@ def submission_create(
     checkpoint: Any = None,
 ) -> Submission:
     """Store the files (or the `checkpoint`, a model file, instead) and the row durably, then
-    queue scoring (or the model's run) once the transaction commits."""
+    queue scoring (or the model's run) once the transaction commits. The benchmark's
+    participation rules are checked first (docs/hosts/participation.md): a refusal is 403."""
+    participation_check(user=owner, benchmark=benchmark)
     model_name = model_name.strip()
     if not model_name:
         raise SubmissionError("missing_model_name", "name the model", field="model_name")

@@ -26,6 +26,7 @@ from leaderboard.submissions.control.services import submission_user_can_withdra
 from leaderboard.submissions.display import score_view
 from leaderboard.submissions.forms import SubmissionForm
 from leaderboard.submissions.models import Submission
+from leaderboard.submissions.participation.selectors import participation_refusal
 from leaderboard.submissions.releases.selectors import release_views_for_submission
 from leaderboard.submissions.retention import submission_files_kept_until
 from leaderboard.submissions.selectors import (
@@ -132,6 +133,9 @@ def _render_submit(request: HttpRequest, form: SubmissionForm, benchmarks: list[
         "max_upload": megabytes(settings.EVALSERVER_MAX_UPLOAD_BYTES),
         "daily_quota": settings.EVALSERVER_DAILY_QUOTA,
         "checkpoint_help": checkpoint_help(benchmarks),
+        # what each benchmark whose rules the user does not meet yet asks of them
+        "participation": [(b, refusal[1]) for b in benchmarks
+                          if (refusal := participation_refusal(user=owner, benchmark=b))],
     }, status=status)
 
 

@@ -111,5 +111,7 @@ def test_it_says_who_the_token_belongs_to() -> None:
     assert anonymous.status_code == 401
     assert anonymous.json()["error"]["code"] == "not_authenticated"
     assert (mine.status_code, mine.json()) == (
-        200, {"username": "alice", "staff": False, "maintainer": False})
-    assert theirs.json() == {"username": "root", "staff": True, "maintainer": True}
+        200, {"username": "alice", "staff": False, "maintainer": False, "teams": []})
+    assert theirs.json() == {"username": "root", "staff": True, "maintainer": True,
+                             "teams": [{"slug": "site", "name": "Site team",
+                                        "role": "reviewer"}]}

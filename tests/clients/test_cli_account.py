@@ -12,6 +12,9 @@ import pytest
 from pytest_django.live_server_helper import LiveServer
 from rest_framework.authtoken.models import Token
 
+from leaderboard.catalog.teams.models import HostTeam
+from leaderboard.catalog.teams.selectors import host_team_site_get
+from leaderboard.catalog.teams.services import host_team_member_set
 from tests import factories
 from tests.clients.test_cli import run_client
 
@@ -41,6 +44,15 @@ def test_it_logs_in_to_a_0600_file_that_whoami_reads(live_server: LiveServer,
     assert (whoami.returncode, whoami.stdout) == (
         0, f"alice (participant) on {live_server.url}; token from config\n")
 
+    lab = HostTeam.objects.create(slug="vision-lab", name="Vision lab")
+    host_team_member_set(actor=None, team=lab, user=alice, role="host")
+    host_team_member_set(actor=None, team=host_team_site_get(), user=alice, role="reviewer")
+    with_teams = run_client("whoami", url="", config_home=home)
+    assert (with_teams.returncode, with_teams.stdout) == (
+        0, f"alice (participant) on {live_server.url}; token from config\n"
+           "  team site (Site team): reviewer\n"
+           "  team vision-lab (Vision lab): host\n")
+
 
 @pytest.mark.django_db(transaction=True)
 def test_it_takes_the_flag_then_the_environment_then_the_file(live_server: LiveServer,
@@ -59,10 +71,12 @@ def test_it_takes_the_flag_then_the_environment_then_the_file(live_server: LiveS
         return done.returncode, json.loads(done.stdout)
 
     assert who() == (0, {"username": "alice", "staff": False, "maintainer": False,
-                         "url": live_server.url, "token_from": "config"})
+                         "teams": [], "url": live_server.url, "token_from": "config"})
     assert who(EVALSERVER_TOKEN=bob) == (0, {"username": "bob", "staff": True,
-                                             "maintainer": True, "url": live_server.url,
-                                             "token_from": "env"})
+                                             "maintainer": True, "teams": [
+                                                 {"slug": "site", "name": "Site team",
+                                                  "role": "reviewer"}],
+                                             "url": live_server.url, "token_from": "env"})
     assert who("--token", carol, EVALSERVER_TOKEN=bob)[1]["username"] == "carol"
     # after the command name too
     after = run_client("whoami", "--token", carol, "--json", url=live_server.url,

@@ -41,7 +41,7 @@ GOOD = {
     "object_id": "1", "content_type_id": "1", "submission_id": "1", "audit_id": "1",
     "upload_id": "1", "item_id": "1", "candidate_id": "1", "webhook_id": "1",
     "other_id": "2", "name": "evalserver_client-0.2.0-py3-none-any.whl",
-    "example_set": "cifar10-test", "index": "0",
+    "example_set": "cifar10-test", "index": "0", "request_id": "1", "username": "maintainer",
 }
 NUL, LONG, NOT_UTF8, PARENT = "%00", "9" * 300, "%ff%fe", ".."
 HOSTILE = (NUL, LONG, NOT_UTF8, PARENT)
@@ -127,7 +127,7 @@ def _send(client: Client, method: str, url: str) -> HttpResponse:
 
 def test_it_walks_every_route_with_a_valid_value_for_each_parameter() -> None:
     assert {name for route in ROUTES for name in route.parameters} == set(GOOD)
-    assert len(OWN) == 50
+    assert len(OWN) == 60
     assert [route.url() for route in WITH_PARAMETERS
             if resolve(_path(route.url())).func is not route.view] == []
 
@@ -161,7 +161,7 @@ def test_it_answers_a_hostile_api_path_parameter_with_the_404_of_an_unknown_url(
                     response = _send(client, method, url)
                     answers[(who, method.upper(), url)] = (response.status_code,
                                                            json.loads(response.content))
-    assert len(answers) == 2 * 204
+    assert len(answers) == 2 * 292
     assert {key: answer for key, answer in answers.items() if answer != (404, {"error": {
         "code": "not_found", "message": f"no API endpoint at {_path(key[2])} (see /api/docs/)"
     }})} == {}
@@ -181,7 +181,7 @@ def test_it_answers_a_hostile_page_path_parameter_with_the_404_page(
                     answers[(who, method.upper(), url)] = (
                         response.status_code, response["Content-Type"],
                         "<h1>Not found</h1>" in response.content.decode())
-    assert len(answers) == 2 * 270
+    assert len(answers) == 2 * 294
     assert {key: answer for key, answer in answers.items()
             if answer != (404, "text/html; charset=utf-8", True)} == {}
 

@@ -11,6 +11,8 @@ from django.test import Client
 from pytest_django.fixtures import Settings
 
 from leaderboard.catalog.models import Benchmark
+from leaderboard.catalog.teams.selectors import host_team_site_get
+from leaderboard.catalog.teams.services import host_team_member_set
 from leaderboard.notifications.models import DeliveryAttempt, WebhookEndpoint
 from leaderboard.notifications.selectors import EVENTS, notification_preferences_get
 from tests import factories
@@ -56,10 +58,12 @@ def test_it_saves_the_opt_ins_ticked_on_the_page() -> None:
     client = Client()
     client.force_login(user)
     page = client.get("/profile/").content.decode()
-    # every event but the maintainers' review.queue_grew, on two channels
+    # every event but the maintainers' review.queue_grew and the site admins'
+    # host_request.created, on two channels
     assert re.findall(r'type="checkbox" name="([^"]+):email"', page) == [
-        "submission.scored", "submission.failed", "scores.changed", "review.decided"]
-    assert page.count('type="checkbox" name="') == 2 * (len(EVENTS) - 1)
+        "submission.scored", "submission.failed", "scores.changed", "review.decided",
+        "host_request.decided", "participation.requested", "participation.decided"]
+    assert page.count('type="checkbox" name="') == 2 * (len(EVENTS) - 2)
     assert " checked" not in page
 
     saved = client.post("/profile/notifications/", {"submission.scored:email": "on",
@@ -133,8 +137,24 @@ def test_it_offers_the_review_queue_event_to_maintainers_only() -> None:
         client.post("/profile/notifications/", {"review.queue_grew:email": "on"})
     assert offered == {
         "queue-watcher": ["submission.scored", "submission.failed", "scores.changed",
-                          "review.decided", "review.queue_grew"],
+                          "review.decided", "review.queue_grew", "host_request.decided",
+                          "participation.requested", "participation.decided"],
         "participant": ["submission.scored", "submission.failed", "scores.changed",
-                        "review.decided"]}
+                        "review.decided", "host_request.decided", "participation.requested",
+                        "participation.decided"]}
     assert notification_preferences_get(user=reviewer)["review.queue_grew"]["email"] is True
     assert notification_preferences_get(user=participant)["review.queue_grew"]["email"] is False
+
+
+def test_it_offers_the_host_request_event_to_site_admins_only() -> None:
+    site_admin, participant = (factories.user_create("decider"),
+                               factories.user_create("participant"))
+    host_team_member_set(actor=None, team=host_team_site_get(), user=site_admin, role="admin")
+    offered = {}
+    for user in (site_admin, participant):
+        client = Client()
+        client.force_login(user)
+        page = client.get("/profile/").content.decode()
+        offered[user.username] = "host_request.created" in re.findall(
+            r'type="checkbox" name="([^"]+):email"', page)
+    assert offered == {"decider": True, "participant": False}

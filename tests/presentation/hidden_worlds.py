@@ -132,7 +132,7 @@ def world_build(world: str, *, scenario: str, folder: Path,
     path = toy_bundle(folder / "bundle", labels=SECRET[world], release=schedule["release"],
                       step=schedule["step"], split=schedule.get("split"))
     call_command("benchmark_add", str(path), stdout=io.StringIO(), stderr=io.StringIO())
-    benchmark = Benchmark.objects.get(slug="toy")
+    benchmark = factories.participation_open(Benchmark.objects.get(slug="toy"))
     owner = factories.user_create("researcher")
     Token.objects.create(user=owner, key=TOKEN)
     rival = factories.user_create("rival")
@@ -211,6 +211,17 @@ def surfaces(world: World, pins: dict[str, list[str]]) -> list[Surface]:
            Surface("api-benchmark-hide", "/api/benchmarks/toy/hide/", "POST"),
            Surface("api-benchmark-unhide", "/api/benchmarks/toy/unhide/", "POST"),
            Surface("api-benchmark-about", "/api/benchmarks/toy/about/"),
+           Surface("participation", "/benchmarks/toy/participation/"),
+           Surface("participation_hosts", "/benchmarks/toy/participation/hosts/"),
+           Surface("api-participation-rules", "/api/benchmarks/toy/participation/rules/"),
+           Surface("api-participation-requests",
+                   "/api/benchmarks/toy/participation/requests/"),
+           Surface("api-participation-requests",
+                   "/api/benchmarks/toy/participation/requests/", "POST"),
+           Surface("api-participation-decision",
+                   "/api/benchmarks/toy/participation/requests/1/decision/", "POST"),
+           Surface("api-participation-terms",
+                   "/api/benchmarks/toy/participation/terms/acceptance/", "POST"),
            Surface("api-ground-truth-queue", "/api/review/toy/ground-truth/"),
            Surface("api-ground-truth-votes", "/api/review/ground-truth/1/votes/", "POST"),
            Surface("api-review-queue", "/api/review/toy/queue/"),

@@ -19,6 +19,8 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 
+from leaderboard.catalog.teams.models import HostTeam
+from leaderboard.catalog.teams.services import host_request_create, host_team_member_set
 from leaderboard.review.models import ReviewItem
 from leaderboard.submissions.models import Submission
 from tests import factories
@@ -46,6 +48,13 @@ def pages(demo_seeded: dict[str, Any], django_db_blocker: Any) -> Iterator[dict[
         review = ReviewItem.objects.filter(status="open").select_related(
             "label_set__benchmark").order_by("pk").first()
         assert review is not None, "the demo opens review items"
+        # the host teams' pages with every control: the reader admins the demo lab and the
+        # site team (so decides requests to host), and a request waits
+        for slug in ("demo-lab", "site"):
+            host_team_member_set(actor=None, team=HostTeam.objects.get(slug=slug), user=reader,
+                                 role="admin")
+        host_request_create(user=User.objects.create_user("asking-lab"), slug="vision-lab",
+                            name="A vision lab", reason="a new test set of 2,000 images")
         yield {
             "home": "/",
             "board": "/benchmarks/cifar10/",
@@ -62,6 +71,9 @@ def pages(demo_seeded: dict[str, Any], django_db_blocker: Any) -> Iterator[dict[
             "audits": "/audits/",
             "client": "/client/",
             "label-set-history": "/benchmarks/cifar10/label-sets/corrected/history/",
+            "host": "/host/",
+            "host-requests": "/host/requests/",
+            "team": "/teams/demo-lab/",
         }
 
 

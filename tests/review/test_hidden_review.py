@@ -42,7 +42,8 @@ def test_it_reviews_a_hidden_set_for_reviewers_only_and_releases_the_new_version
                  stdout=io.StringIO(), stderr=io.StringIO())
     catalog_settings.EVALSERVER_DAILY_QUOTA = 0
     owner = factories.user_create("participant")
-    submission = submission_create(owner=owner, benchmark=Benchmark.objects.get(slug="toy"),
+    benchmark = factories.participation_open(Benchmark.objects.get(slug="toy"))
+    submission = submission_create(owner=owner, benchmark=benchmark,
                                    model_name="m",
                                    files={"toy-test": factories.upload_json(PREDICTED)})
     assert score_submission.apply(args=[submission.pk], task_id="t-hidden-review").get() \

@@ -45,7 +45,7 @@ def toy_with_secret(catalog_settings: Settings, tmp_path: Path) -> Benchmark:
     path = write_bundle(tmp_path / "bundle", document, files)
     call_command("benchmark_add", str(path), stdout=io.StringIO(), stderr=io.StringIO())
     catalog_settings.EVALSERVER_DAILY_QUOTA = 0
-    return Benchmark.objects.get(slug="toy")
+    return factories.participation_open(Benchmark.objects.get(slug="toy"))
 
 
 def _scored(benchmark: Benchmark, owner: object, name: str, predicted: list[int]) -> Submission:

@@ -40,6 +40,7 @@ def test_it_submits_the_30_cifar10_models_once_and_skips_benchmarks_not_loaded(
     assert "demo: 61 queued, 6 skipped" in out
     hidden = Submission.objects.filter(benchmark__slug="cifar10-hidden")
     assert (hidden.count(), hidden.values("owner").distinct().count()) == (30, 30)
+    assert "cifar10-hidden belongs to team demo-lab (Demo vision lab): demo-lab-admin" in out
     files = SubmissionFile.objects.filter(submission__model_name="resnet_basic_110",
                                           submission__owner__username="demo")
     assert sorted(files.values_list("example_set__slug", flat=True)) == [

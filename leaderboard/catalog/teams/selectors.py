@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib.auth.models import User
 from django.db.models import QuerySet
 
@@ -11,6 +13,7 @@ from leaderboard.catalog.teams.models import (
     HostTeamMembership,
     site_team_id,
 )
+from leaderboard.catalog.teams.permissions import user_team_roles
 
 
 def host_team_get(*, slug: str) -> HostTeam | None:
@@ -35,3 +38,33 @@ def host_team_members_list(*, team: HostTeam) -> QuerySet[HostTeamMembership]:
 def host_requests_list(*, status: str | None = None) -> QuerySet[HostRequest]:
     requests = HostRequest.objects.select_related("requested_by", "decided_by", "team")
     return requests if status is None else requests.filter(status=status)
+
+
+def host_requests_of_user(*, user: User) -> QuerySet[HostRequest]:
+    """The user's own requests to host, newest first (their /host/ page)."""
+    return host_requests_list().filter(requested_by=user)
+
+
+def host_request_get(*, request_id: int) -> HostRequest | None:
+    return host_requests_list().filter(pk=request_id).first()
+
+
+def host_team_benchmarks_list(*, team: HostTeam) -> QuerySet[Any]:
+    """The team's benchmarks, hidden ones too (its page shows them to its members only).
+    Read through the reverse relation: this package sits below leaderboard.catalog.models."""
+    return team.benchmarks.order_by("slug")
+
+
+def host_team_of_member(*, slug: str, user: Any) -> HostTeam | None:
+    """The team of this slug when the user is a member of it (or a superuser): to anyone
+    else a team does not exist (docs/hosts/teams.md)."""
+    team = host_team_get(slug=slug)
+    if team is None or not user.is_authenticated or not user.is_active:
+        return None
+    if user.is_superuser or team.pk in user_team_roles(user):
+        return team
+    return None
+
+
+def user_by_username(*, username: str) -> User | None:
+    return User.objects.filter(username=username, is_active=True).first()

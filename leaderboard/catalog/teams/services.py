@@ -7,6 +7,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
+from django.dispatch import Signal
 from django.utils import timezone
 
 from leaderboard.catalog.teams.models import HostRequest, HostTeam, HostTeamMembership, TeamRole
@@ -15,6 +16,8 @@ from leaderboard.catalog.teams.permissions import (
     team_user_can_manage,
     user_roles_forget,
 )
+from leaderboard.catalog.teams.signals import host_request_created, host_request_decided
+from leaderboard.common.email_verification import user_email_verified
 from leaderboard.common.errors import ServiceError
 
 __all__ = [
@@ -105,9 +108,14 @@ def host_team_member_remove(*, actor: User | None, team: HostTeam, user: User) -
     return True
 
 
+def _send_on_commit(signal: Signal, request_id: int) -> None:
+    transaction.on_commit(lambda: signal.send(sender=HostRequest, request_id=request_id))
+
+
 def host_request_create(*, user: User, slug: str, name: str, reason: str) -> HostRequest:
     """A lab asks to host as a new team. One pending request per user; the slug must be free.
-    Where EVALSERVER_HOST_TEAMS_SELF_SERVICE is on, the request is approved at once."""
+    Where EVALSERVER_HOST_TEAMS_SELF_SERVICE is on, a request from an account whose email
+    address is verified is approved at once; others wait for a site admin."""
     _slug_free(slug)
     with transaction.atomic():
         if HostRequest.objects.select_for_update().filter(
@@ -116,7 +124,8 @@ def host_request_create(*, user: User, slug: str, name: str, reason: str) -> Hos
                                 "decision already", http_status=409)
         request = HostRequest.objects.create(requested_by=user, team_slug=slug, team_name=name,
                                              reason=reason)
-    if settings.EVALSERVER_HOST_TEAMS_SELF_SERVICE:
+        _send_on_commit(host_request_created, request.pk)
+    if settings.EVALSERVER_HOST_TEAMS_SELF_SERVICE and user_email_verified(user=user):
         return host_request_decide(actor=None, request=request, approve=True)
     return request
 
@@ -140,5 +149,6 @@ def host_request_decide(*, actor: User | None, request: HostRequest, approve: bo
             team = host_team_create(slug=request.team_slug, name=request.team_name,
                                     admin=request.requested_by)
             HostRequest.objects.filter(pk=request.pk).update(team=team)
+        _send_on_commit(host_request_decided, request.pk)
     request.refresh_from_db()
     return request

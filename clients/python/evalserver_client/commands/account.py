@@ -50,6 +50,9 @@ def cmd_whoami(client: Client, args: argparse.Namespace) -> int:
     else:
         role = "staff" if me["staff"] else "maintainer" if me["maintainer"] else "participant"
         print(f"{me['username']} ({role}) on {me['url']}; token from {me['token_from']}")
+        # the host teams and roles (a server from before host teams sends none)
+        for team in me.get("teams", []):
+            print(f"  team {team['slug']} ({team['name']}): {team['role']}")
     return 0
 
 

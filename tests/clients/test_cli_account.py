@@ -48,8 +48,8 @@ def test_it_logs_in_to_a_0600_file_that_whoami_reads(live_server: LiveServer,
     host_team_member_set(actor=None, team=lab, user=alice, role="host")
     host_team_member_set(actor=None, team=host_team_site_get(), user=alice, role="reviewer")
     with_teams = run_client("whoami", url="", config_home=home)
-    assert (with_teams.returncode, with_teams.stdout) == (
-        0, f"alice (participant) on {live_server.url}; token from config\n"
+    assert (with_teams.returncode, with_teams.stdout) == (  # a team member: a maintainer
+        0, f"alice (maintainer) on {live_server.url}; token from config\n"
            "  team site (Site team): reviewer\n"
            "  team vision-lab (Vision lab): host\n")
 

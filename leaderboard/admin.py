@@ -243,6 +243,17 @@ class AuditAdmin(ViewOnlyAdmin):
 # (leaderboard/accounts/login_throttle.py; its 429 is leaderboard.accounts.views.admin_login).
 admin.site.login_form = AdminLoginForm
 
+
+def _superusers_only(request: HttpRequest) -> bool:
+    """Only superusers enter /admin/ (docs/hosts/teams.md): the admin knows no host team,
+    so a team's members, staff or not, act through the site's pages, the API and the commands,
+    which ask leaderboard/catalog/teams/permissions.py (docs/hosts/teams.md)."""
+    user = request.user
+    return bool(user.is_active and user.is_superuser)
+
+
+admin.site.has_permission = _superusers_only  # type: ignore[method-assign]
+
 admin.site.unregister(User)
 
 

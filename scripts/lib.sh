@@ -155,11 +155,11 @@ first_accounts_help() {
     local manage=".venv/bin/python manage.py"
     [ -n "${SECRET_KEY_FILE:-}" ] && manage="SECRET_KEY=\"\$(cat $SECRET_KEY_FILE)\" $manage"
     echo "The first accounts, in another terminal from $(pwd):"
-    echo "  $manage createsuperuser        # you: staff, and the admin pages"
+    echo "  $manage createsuperuser        # you: every right, and the admin pages"
     echo "  anyone signs up on $1/signup/ (a participant; token on /profile/)"
     echo "  $manage role grant --username NAME --role reviewer   # reviews labels"
-    echo "  $manage role grant --username NAME --role staff      # hosts benchmarks"
-    echo "  (what each role may do: docs/hosts/roles.md)"
+    echo "  $manage role grant --username NAME --role host       # hosts benchmarks"
+    echo "  (the site team's roles; what each may do: docs/hosts/roles.md)"
 }
 
 # free_port: print a TCP port on 127.0.0.1 that nothing listens on now.

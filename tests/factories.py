@@ -11,6 +11,9 @@ from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from leaderboard.catalog.models import Benchmark, ExampleSet, LabelSet
+from leaderboard.catalog.teams.models import HostTeam, TeamRole
+from leaderboard.catalog.teams.selectors import host_team_site_get
+from leaderboard.catalog.teams.services import host_team_member_set
 from leaderboard.submissions.models import Submission
 from leaderboard.submissions.participation.services import participation_rules_set
 from leaderboard.submissions.services import submission_create
@@ -24,7 +27,9 @@ def user_create(username: str = "alice", *, staff: bool = False, email: str | No
     """A user with PASSWORD and a primary email address (`<username>@example.org` unless
     given; "" for an account made before sign-up asked for one), verified as a sign-up that
     followed its verification link leaves it (`verified=False`: one that has not yet; with
-    mandatory verification it cannot log in)."""
+    mandatory verification it cannot log in). `staff` is Django's flag only, which gives no
+    right over benchmarks (docs/hosts/teams.md): host_create and reviewer_create give a team
+    role."""
     from allauth.account.models import EmailAddress
 
     address = f"{username}@example.org" if email is None else email
@@ -34,6 +39,29 @@ def user_create(username: str = "alice", *, staff: bool = False, email: str | No
         EmailAddress.objects.create(user=user, email=address.lower(), primary=True,
                                     verified=verified)
     return user
+
+
+def team_role_give(user: User, role: str, team: HostTeam | None = None) -> User:
+    """`user` with `role` in `team` (the site team, which owns the built-in benchmarks, by
+    default), as the operator's command gives it."""
+    host_team_member_set(actor=None, team=team or host_team_site_get(), user=user, role=role)
+    return user
+
+
+def host_create(username: str = "host", *, team: HostTeam | None = None) -> User:
+    """A host of `team` (default: the site team): its benchmarks' bundles, phases, audits,
+    withdrawals, every submission, and review."""
+    return team_role_give(user_create(username), TeamRole.HOST, team)
+
+
+def reviewer_create(username: str = "reviewer", *, team: HostTeam | None = None) -> User:
+    """A reviewer of `team` (default: the site team): its benchmarks' review queues."""
+    return team_role_give(user_create(username), TeamRole.REVIEWER, team)
+
+
+def team_create(slug: str, name: str | None = None) -> HostTeam:
+    """A host team with no members (a test gives them: team_role_give)."""
+    return HostTeam.objects.create(slug=slug, name=name or slug)
 
 
 def upload_from_path(path: Path, name: str | None = None) -> SimpleUploadedFile:

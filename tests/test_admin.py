@@ -8,7 +8,7 @@ from html.parser import HTMLParser
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import Permission
+from django.contrib.auth.models import Permission, User
 from django.contrib.messages import get_messages
 from django.test import Client
 from django.urls import reverse
@@ -100,8 +100,11 @@ def form_fields(html: str) -> dict[str, str]:
     return parser.data
 
 
-def staff_client(*permissions: str) -> Client:
+def staff_client(*permissions: str, superuser: bool = True) -> Client:
+    """A signed-in client of a staff account with `permissions`: a superuser (the only kind
+    the admin lets in: docs/hosts/teams.md), or, with `superuser` False, staff only."""
     user = factories.user_create("moderator", staff=True)
+    User.objects.filter(pk=user.pk).update(is_superuser=superuser)
     user.user_permissions.set(Permission.objects.filter(
         content_type__app_label="leaderboard", codename__in=permissions))
     client = Client()
@@ -168,19 +171,24 @@ def test_it_renames_in_the_admin_and_the_public_board_follows(
         "VGG-16 (Keras)", "https://arxiv.org/abs/1409.1556", True)
 
 
-def test_it_refuses_the_visibility_actions_to_view_only_staff(
+def test_it_lets_no_one_but_superusers_into_the_admin(
     scored_models: dict[str, Submission]
 ) -> None:
-    client = staff_client("view_submission")
+    """Staff with the admin's own permissions, and a site-team host, are sent to the admin's
+    login: no benchmark right comes from being staff (docs/hosts/teams.md)."""
     vgg = scored_models["vgg16_keras"]
-
-    listing = client.get(SUBMISSIONS).content.decode()
-    refused = client.post(SUBMISSIONS, {"action": "make_private", "_selected_action": [vgg.pk]})
-
-    assert 'value="make_private"' not in listing
-    assert refused.status_code == 200  # the list again, the unknown action ignored
+    host = Client()
+    host.force_login(factories.host_create("site-host"))
+    for client in (staff_client("view_submission", "change_submission", superuser=False),
+                   host):
+        listing = client.get(SUBMISSIONS)
+        refused = client.post(SUBMISSIONS, {"action": "make_private",
+                                            "_selected_action": [vgg.pk]})
+        for answer in (listing, refused):
+            assert (answer.status_code, answer["Location"]) == (
+                302, f"/admin/login/?next={SUBMISSIONS}")
     assert Submission.objects.get(pk=vgg.pk).public is True
-    assert board_rows(client)[1][0] == ("vgg16_keras", 1)
+    assert board_rows(Client())[1][0] == ("vgg16_keras", 1)
 
 
 def test_it_withdraws_in_the_admin_with_a_reason_and_the_public_board_follows(

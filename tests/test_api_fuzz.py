@@ -69,7 +69,7 @@ def callers(scored_models: dict[str, Submission]) -> dict[str, Token]:
     """A plain user's token and a maintainer's, over a board with three scored models."""
     return {"user": Token.objects.create(user=factories.user_create("fuzz-user")),
             "maintainer": Token.objects.create(
-                user=factories.user_create("fuzz-maintainer", staff=True))}
+                user=factories.host_create("fuzz-maintainer"))}
 
 
 @pytest.fixture

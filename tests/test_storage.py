@@ -9,7 +9,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from django.contrib.auth.models import Group, User
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from pytest_django.fixtures import Settings
@@ -18,7 +17,6 @@ from leaderboard.catalog import label_set_version_files
 from leaderboard.catalog.label_set_version_files import version_file_name
 from leaderboard.catalog.models import LabelSetVersion
 from leaderboard.catalog.selectors import benchmark_get
-from leaderboard.common.roles import REVIEWERS_GROUP
 from leaderboard.common.storage import stored_file_path, stored_npz
 from leaderboard.review import services as review
 from leaderboard.review.models import ReviewItem
@@ -102,10 +100,8 @@ def test_it_scores_and_rescores_the_same_on_any_storage(
 
     item = ReviewItem.objects.filter(label_set__slug="real").order_by("id").first()
     assert item is not None
-    group = Group.objects.create(name=REVIEWERS_GROUP)
     for n in range(3):
-        reviewer = User.objects.create_user(f"reviewer{n}")
-        reviewer.groups.add(group)
+        reviewer = factories.reviewer_create(f"reviewer{n}")
         review.review_vote_cast(item_id=item.pk, reviewer=reviewer, verdict="correct")
     v2 = LabelSetVersion.objects.get(label_set__slug="real", number=2)
     assert default_storage.exists(version_file_name(v2.content_hash))

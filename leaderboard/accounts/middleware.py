@@ -1,8 +1,8 @@
 """What a signed-in user must do before using the site's pages (docs/participants/account.md):
 
-- with EVALSERVER_MFA_REQUIRED, a user holding a maintainer role
-  (`leaderboard.common.roles.user_is_reviewer`) and no TOTP authenticator is sent to allauth's
-  TOTP activation page;
+- with EVALSERVER_MFA_REQUIRED, a user holding a maintainer role (any host-team role:
+  `leaderboard.catalog.teams.permissions.user_is_maintainer`) and no TOTP authenticator is
+  sent to allauth's TOTP activation page;
 - an account made before sign-up asked for an email address, still without one, is sent to
   the email page to add one.
 
@@ -25,7 +25,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 
-from leaderboard.common.roles import user_is_reviewer
+from leaderboard.catalog.teams.permissions import user_is_maintainer
 
 # paths never held: the API, files, probes
 _FREE_PREFIXES = ("/api/", "/static/", "/media/", "/healthz", "/metrics")
@@ -44,7 +44,7 @@ def _email_pages() -> tuple[str, ...]:
 
 def totp_missing(user: object) -> bool:
     """Whether EVALSERVER_MFA_REQUIRED asks this user to activate TOTP first."""
-    return bool(settings.EVALSERVER_MFA_REQUIRED and user_is_reviewer(user)  # type: ignore[arg-type]
+    return bool(settings.EVALSERVER_MFA_REQUIRED and user_is_maintainer(user=user)  # type: ignore[arg-type]
                 and not Authenticator.objects.filter(
                     user=user, type=Authenticator.Type.TOTP).exists())
 

@@ -7,10 +7,12 @@ from __future__ import annotations
 from allauth.account.models import EmailAddress
 from allauth.mfa.models import Authenticator
 from django.contrib.auth.models import User
-from django.db.models import Exists, OuterRef, Q
 from rest_framework.authtoken.models import Token
 
-from leaderboard.common.roles import REVIEWER, REVIEWERS_GROUP, ROLES, STAFF
+from leaderboard.catalog.teams.models import HostTeam, HostTeamMembership, TeamRole
+
+STAFF = "staff"
+ROLES = (*TeamRole.values, STAFF)
 
 
 def token_get(*, user: User) -> Token | None:
@@ -23,24 +25,24 @@ def user_find(*, username: str) -> User | None:
     return User.objects.filter(username=username).first()
 
 
-def user_roles_list(*, role: str | None = None) -> list[tuple[str, list[str]]]:
-    """(username, the roles they hold, as ROLES orders them) of every user who holds one, by
-    username; only the holders of `role` when it is given. Roles as granted: staff act as
-    reviewers without being in the group, and are listed as `staff` only."""
+def user_roles_list(*, role: str | None = None,
+                    team: HostTeam | None = None) -> list[tuple[str, list[str]]]:
+    """(username, the roles they hold) of every user who holds one, by username: each team
+    role as `team:role` (by team slug), then `staff` (Django's flag: no benchmark right).
+    Only the holders of `role` when given; only `team`'s roles (and staff) when given."""
     if role is not None and role not in ROLES:
         raise ValueError(f"unknown role {role!r}: one of {', '.join(ROLES)}")
-    in_group = User.groups.through.objects.filter(user_id=OuterRef("pk"),
-                                                  group__name=REVIEWERS_GROUP)
-    users = User.objects.annotate(reviewer=Exists(in_group))
-    if role == STAFF:
-        users = users.filter(is_staff=True)
-    elif role == REVIEWER:
-        users = users.filter(reviewer=True)
-    else:
-        users = users.filter(Q(is_staff=True) | Q(reviewer=True))
-    return [(username, [name for name, held in ((REVIEWER, reviewer), (STAFF, is_staff)) if held])
-            for username, reviewer, is_staff
-            in users.order_by("username").values_list("username", "reviewer", "is_staff")]
+    memberships = HostTeamMembership.objects.select_related("team", "user")
+    if team is not None:
+        memberships = memberships.filter(team=team)
+    held: dict[str, list[tuple[str, str]]] = {}
+    for membership in memberships.order_by("team__slug"):
+        held.setdefault(membership.user.username, []).append(
+            (membership.role, f"{membership.team.slug}:{membership.role}"))
+    for username in User.objects.filter(is_staff=True).values_list("username", flat=True):
+        held.setdefault(username, []).append((STAFF, STAFF))
+    return [(username, [name for _, name in roles]) for username, roles in sorted(held.items())
+            if role is None or any(kind == role for kind, _ in roles)]
 
 
 def user_mfa_active(*, user: User) -> bool:

@@ -5,17 +5,23 @@ DRF's `Token` is one key per user (its primary key is the key, `user` is one-to-
 "create" means "get or create" and revoking deletes the row; a request with the old key is
 refused from then on (docs/api.md §2).
 
-A role (leaderboard/common/roles.py) is `User.is_staff` or membership of the `reviewers` group;
-granting one already held, or revoking one not held, changes nothing and says so (False).
+A role is a role in a host team (admin, host, reviewer: leaderboard/catalog/teams, which
+decides what each may do, docs/hosts/teams.md) or `staff`, Django's `User.is_staff` flag alone,
+which gives no right over any benchmark. Granting one already held, or revoking one not held,
+changes nothing and says so (False).
 """
 
 from __future__ import annotations
 
-from django.contrib.auth.models import Group, User
-from django.db import transaction
+from django.contrib.auth.models import User
 from rest_framework.authtoken.models import Token
 
-from leaderboard.common.roles import REVIEWER, REVIEWERS_GROUP, ROLES, STAFF
+from leaderboard.catalog.teams.models import HostTeam, HostTeamMembership, TeamRole
+from leaderboard.catalog.teams.services import host_team_member_remove, host_team_member_set
+
+STAFF = "staff"
+# The roles `manage.py role` grants: each team role, and Django's staff flag.
+ROLES = (*TeamRole.values, STAFF)
 
 
 def token_get_or_create(*, user: User) -> tuple[Token, bool]:
@@ -35,26 +41,22 @@ def _role_check(role: str) -> None:
         raise ValueError(f"unknown role {role!r}: one of {', '.join(ROLES)}")
 
 
-def user_role_grant(*, user: User, role: str) -> bool:
-    """Gives `user` the role; False (and nothing written) when they already hold it."""
+def user_role_grant(*, user: User, role: str, team: HostTeam) -> bool:
+    """Gives `user` the role (in `team`, for a team role: replacing the role they held there);
+    False (and nothing written) when they already hold it."""
     _role_check(role)
-    with transaction.atomic():
-        if role == STAFF:
-            # a conditional UPDATE: two grants at once write once, and the answer is the row's
-            return User.objects.filter(pk=user.pk, is_staff=False).update(is_staff=True) > 0
-        group, _ = Group.objects.get_or_create(name=REVIEWERS_GROUP)
-        if user.groups.filter(pk=group.pk).exists():
-            return False
-        user.groups.add(group)
-        return True
+    if role == STAFF:
+        # a conditional UPDATE: two grants at once write once, and the answer is the row's
+        return User.objects.filter(pk=user.pk, is_staff=False).update(is_staff=True) > 0
+    return host_team_member_set(actor=None, team=team, user=user, role=role)
 
 
-def user_role_revoke(*, user: User, role: str) -> bool:
-    """Takes the role from `user`; False (and nothing written) when they do not hold it."""
+def user_role_revoke(*, user: User, role: str, team: HostTeam) -> bool:
+    """Takes the role from `user` (out of `team`, for a team role); False (and nothing
+    written) when they do not hold it. A team keeps at least one admin (HostTeamError)."""
     _role_check(role)
     if role == STAFF:
         return User.objects.filter(pk=user.pk, is_staff=True).update(is_staff=False) > 0
-    assert role == REVIEWER
-    removed, _ = User.groups.through.objects.filter(
-        user_id=user.pk, group__name=REVIEWERS_GROUP).delete()
-    return removed > 0
+    if not HostTeamMembership.objects.filter(team=team, user=user, role=role).exists():
+        return False
+    return host_team_member_remove(actor=None, team=team, user=user)

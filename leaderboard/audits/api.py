@@ -23,7 +23,8 @@ class AuditListCreateView(GenericAPIView[Audit]):
     permission_classes = REVIEWER_PERMISSIONS
 
     def get_queryset(self) -> QuerySet[Audit]:
-        return selectors_audits.audit_list().prefetch_related("submissions")
+        return selectors_audits.audit_list(user=self.request.user).prefetch_related(
+            "submissions")
 
     @extend_schema(
         operation_id="audits_list",
@@ -65,7 +66,7 @@ class AuditDetailView(APIView):
     )
     def get(self, request: Request, audit_id: int) -> Response:
         try:
-            audit = selectors_audits.audit_get(audit_id=audit_id)
+            audit = selectors_audits.audit_get(audit_id=audit_id, user=request.user)
         except Audit.DoesNotExist:
             raise NotFound(f"no audit {audit_id}") from None
         return Response(AuditDetailOutput(audit, context={"request": request}).data)

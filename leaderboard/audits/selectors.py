@@ -12,7 +12,12 @@ from django.db.models import Count, QuerySet
 from leaderboard.audits.models import Audit
 from leaderboard.catalog.example_images import example_image_drawer
 from leaderboard.catalog.models import Benchmark
-from leaderboard.catalog.selectors import benchmark_class_names, example_namer
+from leaderboard.catalog.selectors import (
+    benchmark_class_names,
+    benchmark_list_with_role,
+    example_namer,
+)
+from leaderboard.catalog.teams.permissions import HOSTING_ROLES
 from leaderboard.review.ground_truth.models import GroundTruthCandidate
 from leaderboard.submissions.models import Submission
 
@@ -27,22 +32,30 @@ EVIDENCE_FIGURES: dict[str, tuple[tuple[str, str], ...]] = {
 }
 
 
-def audit_list() -> QuerySet[Audit]:
-    """Every audit, newest first, with what the list shows."""
-    return (Audit.objects.select_related("benchmark", "example_set", "created_by")
+def audit_list(*, user: Any) -> QuerySet[Audit]:
+    """The audits of the benchmarks the user reviews (docs/hosts/teams.md), newest first, with
+    what the list shows."""
+    return (Audit.objects.filter(benchmark__in=benchmark_list_with_role(user=user))
+            .select_related("benchmark", "example_set", "created_by")
             .annotate(submission_count=Count("submissions")).order_by("-created", "-id"))
 
 
-def audit_get(*, audit_id: int) -> Audit:
-    return (Audit.objects.select_related("benchmark", "example_set", "label_set", "created_by")
+def audit_get(*, audit_id: int, user: Any = None) -> Audit:
+    """One audit; raises Audit.DoesNotExist, also, when `user` is given, for one of a
+    benchmark they do not review (its existence is its team's business)."""
+    audits = Audit.objects.all()
+    if user is not None:
+        audits = audits.filter(benchmark__in=benchmark_list_with_role(user=user))
+    return (audits.select_related("benchmark", "example_set", "label_set", "created_by")
             .get(id=audit_id))
 
 
-def audit_submission_choices(*, per_benchmark: int = 100) -> list[tuple[Benchmark,
-                                                                          list[Submission]]]:
-    """The newest scored submissions of each benchmark (what confident learning averages)."""
+def audit_submission_choices(*, user: Any, per_benchmark: int = 100
+                             ) -> list[tuple[Benchmark, list[Submission]]]:
+    """The newest scored submissions of each benchmark the user hosts (what confident learning
+    averages)."""
     out = []
-    for benchmark in Benchmark.objects.order_by("slug"):
+    for benchmark in benchmark_list_with_role(user=user, roles=HOSTING_ROLES).order_by("slug"):
         scored = list(Submission.objects.filter(benchmark=benchmark,
                                                 status=Submission.Status.SCORED)
                       .select_related("owner").order_by("-created", "-id")[:per_benchmark])

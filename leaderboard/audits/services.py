@@ -32,7 +32,7 @@ from leaderboard.audits.inputs import (
 )
 from leaderboard.audits.models import Audit
 from leaderboard.catalog.models import Benchmark
-from leaderboard.common.roles import user_is_reviewer
+from leaderboard.catalog.teams.permissions import benchmark_user_can_host
 from leaderboard.jobs.lifecycle import job_finish, job_held
 from leaderboard.review.ground_truth.models import GroundTruthCandidate
 from leaderboard.review.ground_truth.services import ground_truth_candidate_create
@@ -85,10 +85,11 @@ def _submissions(benchmark: Benchmark, submission_ids: Iterable[Any]) -> list[Su
 def audit_create(*, author: User, benchmark: Benchmark, kind: str,
                  submission_ids: Sequence[int] = (),
                  config: dict[str, Any] | None = None) -> Audit:
-    """Check and store an audit, then queue its task once the transaction commits."""
-    if not user_is_reviewer(author):
-        raise AuditError("forbidden", "only maintainers may start label audits",
-                         http_status=403)
+    """Check and store an audit, then queue its task once the transaction commits. Only the
+    hosts of the benchmark's team start one (docs/hosts/teams.md)."""
+    if not benchmark_user_can_host(user=author, benchmark=benchmark):
+        raise AuditError("permission_denied", f"only the hosts of {benchmark.slug}'s host team "
+                         "may start its label audits", field="benchmark", http_status=403)
     if kind not in Audit.Kind.values:
         raise AuditError("invalid_kind", f"kind must be one of {', '.join(Audit.Kind.values)}",
                          field="kind")

@@ -22,18 +22,20 @@ from leaderboard.audits import services as audits
 from leaderboard.audits.charts import NARROW, histogram_csv, histogram_svg
 from leaderboard.audits.inputs import MAX_CANDIDATES_DEFAULT, MAX_CANDIDATES_LIMIT
 from leaderboard.audits.models import Audit
-from leaderboard.catalog.selectors import benchmark_visible_list
+from leaderboard.catalog.models import Benchmark
+from leaderboard.catalog.selectors import benchmark_list_with_role
+from leaderboard.catalog.teams.permissions import HOSTING_ROLES, user_is_maintainer
 from leaderboard.common.page_access import role_required
-from leaderboard.review.panel.services import user_is_reviewer
 
 AUDITS_PER_PAGE = 50
 # the service's field names -> the form's
 # The review queue's role, with this page's own words on the 403 page (it said "Review" and
 # "the review queue" on /audits/).
+# Which audits they read (their teams' benchmarks') and start (the benchmarks they host) is
+# their teams' (docs/hosts/teams.md).
 reviewer_required = role_required(
-    user_is_reviewer, title="Audits",
-    message="Only maintainers (staff or the reviewers group) can start and read label-error "
-            "audits.")
+    lambda user: user_is_maintainer(user=user), title="Audits",
+    message="Only the members of a host team can start and read its label-error audits.")
 FIELDS = {"submission_ids": "submissions", "config.epochs": "epochs",
           "config.max_candidates": "max_candidates", "benchmark": "benchmark", "kind": "kind"}
 
@@ -41,7 +43,7 @@ FIELDS = {"submission_ids": "submissions", "config.epochs": "epochs",
 class AuditForm(forms.Form):
     kind = forms.ChoiceField(choices=Audit.Kind.choices, widget=forms.RadioSelect,
                              initial=Audit.Kind.CONFIDENT_LEARNING)
-    benchmark = forms.ModelChoiceField(queryset=benchmark_visible_list(),
+    benchmark = forms.ModelChoiceField(queryset=Benchmark.objects.none(),
                                        to_field_name="slug", empty_label=None)
     submissions = forms.TypedMultipleChoiceField(
         coerce=int, required=False, widget=forms.SelectMultiple(attrs={"size": 8}),
@@ -56,14 +58,18 @@ class AuditForm(forms.Form):
         min_value=0, max_value=MAX_CANDIDATES_LIMIT, initial=MAX_CANDIDATES_DEFAULT,
         help_text="The flags, best first, that become ground-truth candidates.")
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, user: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        benchmarks = self.fields["benchmark"]
+        assert isinstance(benchmarks, forms.ModelChoiceField)
+        benchmarks.queryset = benchmark_list_with_role(
+            user=user, roles=HOSTING_ROLES).filter(hidden=False).order_by("slug")
         submissions = self.fields["submissions"]
         assert isinstance(submissions, forms.TypedMultipleChoiceField)
         submissions.choices = [
             (benchmark.name, [(s.pk, f"#{s.pk} {s.model_name} ({s.owner.get_username()})")
                               for s in scored])
-            for benchmark, scored in selectors_audits.audit_submission_choices()]
+            for benchmark, scored in selectors_audits.audit_submission_choices(user=user)]
         self.fields["benchmark"].label_from_instance = lambda b: b.name  # type: ignore[attr-defined]
 
     def config(self) -> dict[str, Any]:
@@ -96,23 +102,23 @@ def audit_list(request: HttpRequest) -> HttpResponse:
     """GET: the audits and the form. POST: start an audit, then go to its report."""
     status = 200
     if request.method == "POST":
-        form = AuditForm(request.POST)
+        form = AuditForm(request.POST, user=request.user)
         audit = _start(request, form)
         if audit is not None:
             messages.success(request, f"Audit #{audit.pk} is queued.")
             return redirect("audit_detail", audit_id=audit.pk)
         status = 400
     else:
-        form = AuditForm()
-    page = Paginator(selectors_audits.audit_list(), AUDITS_PER_PAGE).get_page(
+        form = AuditForm(user=request.user)
+    page = Paginator(selectors_audits.audit_list(user=request.user), AUDITS_PER_PAGE).get_page(
         request.GET.get("page"))
     return render(request, "leaderboard/audit_list.html",
                   {"form": form, "page": page, "audits": page.object_list}, status=status)
 
 
-def _audit(audit_id: int) -> Audit:
+def _audit(request: HttpRequest, audit_id: int) -> Audit:
     try:
-        return selectors_audits.audit_get(audit_id=audit_id)
+        return selectors_audits.audit_get(audit_id=audit_id, user=request.user)
     except Audit.DoesNotExist:
         raise Http404("no such audit") from None
 
@@ -123,7 +129,7 @@ def _title(audit: Audit) -> str:
 
 @reviewer_required
 def audit_detail(request: HttpRequest, audit_id: int) -> HttpResponse:
-    audit = _audit(audit_id)
+    audit = _audit(request, audit_id)
     summary = selectors_audits.audit_summary(audit)
     rows = selectors_audits.audit_flag_rows(audit)
     histogram = summary["histogram"]
@@ -158,7 +164,7 @@ def _validation_rows(validation: dict[str, Any] | None) -> list[dict[str, Any]]:
 def audit_status(request: HttpRequest, audit_id: int) -> JsonResponse:
     """{status, failure_reason, progress, hint}: what the report polls while the audit is
     pending (static/leaderboard/status.js)."""
-    audit = _audit(audit_id)
+    audit = _audit(request, audit_id)
     return JsonResponse({"id": audit.pk, "status": audit.status,
                          "failure_reason": audit.failure_reason,
                          "progress": (audit.result or {}).get("progress"),
@@ -189,7 +195,7 @@ def _histogram(audit: Audit) -> dict[str, Any]:
 @reviewer_required
 @require_GET
 def audit_histogram_csv(request: HttpRequest, audit_id: int) -> HttpResponse:
-    audit = _audit(audit_id)
+    audit = _audit(request, audit_id)
     response = HttpResponse(histogram_csv(_histogram(audit)), content_type="text/csv")
     response["Content-Disposition"] = f'attachment; filename="audit-{audit.pk}-histogram.csv"'
     return response
@@ -199,7 +205,7 @@ def audit_histogram_csv(request: HttpRequest, audit_id: int) -> HttpResponse:
 @require_GET
 def audit_histogram_svg(request: HttpRequest, audit_id: int) -> HttpResponse:
     """The chart as an SVG file; `?scale=linear` for a linear count axis (default log)."""
-    audit = _audit(audit_id)
+    audit = _audit(request, audit_id)
     scale = request.GET.get("scale", "log")
     if scale not in ("log", "linear"):
         raise Http404("scale is log or linear")

@@ -149,6 +149,7 @@ def benchmark_bundle_add(
     *,
     path: Path,
     update: bool = False,
+    team_id: int | None = None,
     data_dir: Path | None = None,
     echo: Callable[[str, str], None] | None = None,
 ) -> CatalogLoadReport:
@@ -158,8 +159,10 @@ def benchmark_bundle_add(
     Raises BundleError for any problem of the bundle, BundleConflictError when it conflicts
     with what is loaded: the slug is loaded and this would change it without `update`, an
     example set slug belongs to another benchmark, or a loaded label set's version 1 would
-    change. Nothing is written then. Re-running the same bundle creates nothing; `update`
-    adds label sets to a loaded benchmark and rewrites its descriptive fields."""
+    change, or it is another team's (`team_id` given: the benchmark belongs to that team when
+    created, the site team's by default; docs/hosts/teams.md). Nothing is written then.
+    Re-running the same bundle creates nothing; `update` adds label sets to a loaded benchmark
+    and rewrites its descriptive fields."""
     data_dir = Path(data_dir if data_dir is not None else settings.EVALSERVER_DATA_DIR)
     report = CatalogLoadReport(echo=echo)
     with open_bundle(Path(path)) as bundle:
@@ -171,6 +174,7 @@ def benchmark_bundle_add(
         _bundle_load(
             bundle, data=BundleData(bundle, data_dir=data_dir, sources=_sources()),
             cache_dir=cache_dir, source=source, strict=True, update=update, report=report,
+            team_id=team_id,
         )
         report.slug = bundle.slug
     _report_totals(report)
@@ -229,7 +233,7 @@ def _compile(
 
 def _bundle_load(
     bundle: Bundle, *, data: BundleData, cache_dir: Path | None, source: str, strict: bool,
-    update: bool, report: CatalogLoadReport,
+    update: bool, report: CatalogLoadReport, team_id: int | None = None,
 ) -> None:
     report.add("info", f"{bundle.slug} ({bundle.name})")
     compiled = _compile(bundle, data, cache_dir=cache_dir, strict=strict, report=report)
@@ -240,6 +244,11 @@ def _bundle_load(
         report.add("warning", f"{bundle.slug}: skipped: none of its label sets is available")
         return
     existing = Benchmark.objects.filter(slug=bundle.slug).first()
+    if existing is not None and team_id is not None and existing.team_id != team_id:
+        # a team updates only its own benchmarks (docs/hosts/teams.md)
+        raise BundleConflictError(
+            "benchmark_other_team", f"benchmark {bundle.slug!r} belongs to another host team: "
+            "a bundle can add or update only its own team's benchmarks")
     try:
         definition = bundle_definition(bundle, data, source=source)
         hidden_releases_check(bundle=bundle, compiled=compiled, benchmark=existing)
@@ -260,7 +269,8 @@ def _bundle_load(
     try:
         with transaction.atomic():
             try:
-                _rows_write(definition, compiled, strict=strict, report=written)
+                _rows_write(definition, compiled, strict=strict, report=written,
+                            team_id=team_id)
             except BundleConflictError:
                 raise
             except CatalogError as exc:  # a slug another benchmark holds (services' checks)
@@ -293,10 +303,11 @@ def _changes(report: CatalogLoadReport) -> str:
 
 def _rows_write(
     definition: BundleDefinition, compiled: dict[str, CompiledLabelSet], *, strict: bool,
-    report: CatalogLoadReport,
+    report: CatalogLoadReport, team_id: int | None = None,
 ) -> None:
     rows = bundle_rows_sync(definition=definition,
-                            label_sets=[slug for slug in definition.label_sets if slug in compiled])
+                            label_sets=[slug for slug in definition.label_sets if slug in compiled],
+                            team_id=team_id)
     report.count("benchmarks", rows.benchmark[1])
     if rows.benchmark[1] is Change.UPDATED:
         report.add("info", f"  {definition.slug}: benchmark details updated")

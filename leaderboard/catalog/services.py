@@ -67,9 +67,14 @@ def _sync_row(
     return row, Change.UPDATED
 
 
-def benchmark_sync(*, slug: str, values: BenchmarkRow) -> tuple[Benchmark, Change]:
+def benchmark_sync(*, slug: str, values: BenchmarkRow,
+                   team_id: int | None = None) -> tuple[Benchmark, Change]:
     """Make the Benchmark row match its bundle's definition (leaderboard/catalog/
-    bundle_definition.py), rewritten on every load."""
+    bundle_definition.py), rewritten on every load. A benchmark created here belongs to
+    `team_id` (default: the site team); an existing one keeps its team (docs/hosts/teams.md)."""
+    if team_id is not None and not Benchmark.objects.filter(slug=slug).exists():
+        return _sync_row(Benchmark, lookup={"slug": slug, "team_id": team_id},
+                         values=dict(values))
     return _sync_row(Benchmark, lookup={"slug": slug}, values=dict(values))
 
 
@@ -120,11 +125,13 @@ class BundleRows:
     label_sets: dict[str, tuple[LabelSet, Change]]
 
 
-def bundle_rows_sync(*, definition: BundleDefinition, label_sets: Sequence[str]) -> BundleRows:
+def bundle_rows_sync(*, definition: BundleDefinition, label_sets: Sequence[str],
+                     team_id: int | None = None) -> BundleRows:
     """Make the rows of a bundle's benchmark, its main example set, and `label_sets` with their
     example sets match the bundle's definition; each row written once (loading a bundle, the
     multi-label import, a test's built-in label set)."""
-    benchmark, change = benchmark_sync(slug=definition.slug, values=definition.benchmark)
+    benchmark, change = benchmark_sync(slug=definition.slug, values=definition.benchmark,
+                                       team_id=team_id)
     rows = {slug: definition.label_sets[slug] for slug in label_sets}
     example_sets = {
         slug: example_set_sync(benchmark=benchmark, slug=slug, values=definition.example_sets[slug])

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import PermissionDenied
 from django.core.files.uploadhandler import StopUpload
 from django.http import Http404
 from rest_framework import exceptions, status
@@ -67,6 +68,8 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         return refused
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
+    if isinstance(exc, PermissionDenied):  # a service's or selector's refusal, with its words
+        exc = exceptions.PermissionDenied(str(exc) or None)
     response = drf_exception_handler(exc, context)
     if response is None or not isinstance(exc, exceptions.APIException):
         return response

@@ -5,8 +5,10 @@ from __future__ import annotations
 from django.contrib.auth.models import User
 from django.db.models import Q, QuerySet
 
-from leaderboard.catalog.teams.permissions import host_requests_user_can_decide
-from leaderboard.common.roles import user_is_reviewer
+from leaderboard.catalog.teams.permissions import (
+    host_requests_user_can_decide,
+    user_is_maintainer,
+)
 from leaderboard.notifications.models import (
     Event,
     NotificationDelivery,
@@ -23,9 +25,9 @@ SITE_ADMIN_EVENTS = frozenset({Event.HOST_REQUEST_CREATED})
 
 
 def notification_events_offered(*, user: User) -> tuple[Event, ...]:
-    """The events this user's opt-in table offers: a maintainers' event to maintainers, the
-    site admins' to site admins."""
-    maintainer = user_is_reviewer(user)
+    """The events this user's opt-in table offers: a maintainers' event to the members of a
+    host team (docs/hosts/teams.md), the site admins' to site admins."""
+    maintainer = user_is_maintainer(user=user)
     site_admin = host_requests_user_can_decide(user=user)
     return tuple(event for event in EVENTS
                  if (maintainer or event not in MAINTAINER_EVENTS)

@@ -17,16 +17,15 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
-from django.db.models import Min, Q
+from django.db.models import Min
 from django.utils import timezone
 
 from leaderboard import queue
 from leaderboard.catalog.models import Benchmark, LabelSetVersion
 from leaderboard.catalog.selectors import benchmark_get
 from leaderboard.catalog.teams.models import HostRequest, HostTeamMembership, TeamRole
-from leaderboard.catalog.teams.permissions import HOSTING_ROLES
+from leaderboard.catalog.teams.permissions import HOSTING_ROLES, REVIEWING_ROLES
 from leaderboard.common.errors import ServiceError
-from leaderboard.common.roles import REVIEWERS_GROUP
 from leaderboard.notifications import signing
 from leaderboard.notifications.addresses import webhook_url_check
 from leaderboard.notifications.models import (
@@ -192,7 +191,8 @@ def submission_outcome_notify(*, submission_id: int) -> None:
 
 
 def review_queue_notify(*, benchmark: Benchmark) -> None:
-    """`review.queue_grew` to maintainers (staff, the reviewers group) who opted in, when the
+    """`review.queue_grew` to the benchmark's reviewers (its team's reviewers, hosts and admins:
+    docs/hosts/teams.md; no one else's queue) who opted in, when the
     benchmark's open review items reach EVALSERVER_REVIEW_QUEUE_NOTIFY_THRESHOLD, and again at
     each further multiple of it; a queue that empties and grows again is told again (the key
     names its oldest open item)."""
@@ -203,8 +203,9 @@ def review_queue_notify(*, benchmark: Benchmark) -> None:
     if count < threshold:
         return
     oldest = open_items.order_by("pk").values_list("pk", flat=True).first()
-    maintainers = set(User.objects.filter(is_active=True).filter(
-        Q(is_staff=True) | Q(groups__name=REVIEWERS_GROUP)).values_list("pk", flat=True))
+    maintainers = set(HostTeamMembership.objects.filter(
+        team_id=benchmark.team_id, role__in=REVIEWING_ROLES, user__is_active=True)
+        .values_list("user_id", flat=True))
     payload = _payload(Event.REVIEW_QUEUE_GREW, f"the review queue of {benchmark.slug} has "
                        f"{count} open items", {"benchmark": benchmark.slug, "open_items": count,
                                                "threshold": threshold})

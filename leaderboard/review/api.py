@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.db.models import QuerySet
 from drf_spectacular.utils import extend_schema
 from rest_framework.exceptions import NotFound
@@ -18,7 +16,13 @@ from leaderboard.common.api import error_responses, signed_in_user
 from leaderboard.review import selectors as selectors_review
 from leaderboard.review import services as review
 from leaderboard.review.models import ReviewItem
-from leaderboard.review.panel.api import REVIEWER_PERMISSIONS, benchmark_or_404, panel_vote_response
+from leaderboard.review.panel.api import (
+    REVIEWER_PERMISSIONS,
+    benchmark_or_404,
+    benchmark_reviewable_or_404,
+    panel_item_reviewable_or_404,
+    panel_vote_response,
+)
 from leaderboard.review.serializers import (
     LabelSetVersionDetailOutput,
     LabelSetVersionOutput,
@@ -31,9 +35,11 @@ from leaderboard.review.serializers import (
 )
 
 
-def _item_detail(item_id: int, reviewer: Any) -> selectors_review.ReviewItemDetail:
+def _item_detail(request: Request, item_id: int) -> selectors_review.ReviewItemDetail:
     try:
-        return selectors_review.review_item_detail(item_id=item_id, reviewer=reviewer)
+        item = ReviewItem.objects.select_related("label_set__benchmark__team").get(id=item_id)
+        benchmark_reviewable_or_404(request, item.label_set.benchmark, f"review item {item_id}")
+        return selectors_review.review_item_detail(item_id=item_id, reviewer=request.user)
     except ReviewItem.DoesNotExist:
         raise NotFound(f"no review item {item_id}") from None
 
@@ -42,7 +48,7 @@ class ReviewQueueView(GenericAPIView[ReviewItem]):
     permission_classes = REVIEWER_PERMISSIONS
 
     def get_queryset(self) -> QuerySet[ReviewItem]:
-        benchmark = benchmark_or_404(self.kwargs["slug"])
+        benchmark = benchmark_or_404(self.request, self.kwargs["slug"])
         query = ReviewQueueQueryInput(data=self.request.query_params)
         query.is_valid(raise_exception=True)
         label_set = None
@@ -77,7 +83,7 @@ class ReviewItemDetailView(APIView):
         responses={200: ReviewItemDetailOutput, **error_responses(401, 403, 404)},
     )
     def get(self, request: Request, item_id: int) -> Response:
-        return Response(ReviewItemDetailOutput(_item_detail(item_id, request.user)).data)
+        return Response(ReviewItemDetailOutput(_item_detail(request, item_id)).data)
 
 
 class ReviewVoteCreateView(APIView):
@@ -90,6 +96,7 @@ class ReviewVoteCreateView(APIView):
         responses={201: ReviewVoteOutput, **error_responses(400, 401, 403, 404, 409)},
     )
     def post(self, request: Request, item_id: int) -> Response:
+        panel_item_reviewable_or_404(request, ReviewItem, item_id, "review item")
         form = ReviewVoteInput(data=request.data)
         form.is_valid(raise_exception=True)
         item = review.review_vote_cast(item_id=item_id, reviewer=signed_in_user(request),

@@ -18,6 +18,7 @@ from leaderboard.catalog.label_set_version_files import compiled_for_version
 from leaderboard.catalog.models import Benchmark, LabelSet, LabelSetVersion
 from leaderboard.catalog.selectors import (
     benchmark_class_names,
+    benchmark_list_with_role,
     example_namer,
     label_set_version_latest,
 )
@@ -52,9 +53,10 @@ def review_queue(*, benchmark: Benchmark, label_set: LabelSet | None = None,
             .order_by("-submission_count", "first_seen", "id"))
 
 
-def review_open_counts() -> list[tuple[Benchmark, int]]:
-    """Every benchmark with its number of open review items."""
-    return [(b, int(b.open_items)) for b in Benchmark.objects.annotate(
+def review_open_counts(*, user: Any) -> list[tuple[Benchmark, int]]:
+    """Every benchmark the user reviews (docs/hosts/teams.md) with its number of open review
+    items."""
+    return [(b, int(b.open_items)) for b in benchmark_list_with_role(user=user).annotate(
         open_items=Count("label_sets__review_items",
                          filter=Q(label_sets__review_items__status=ReviewItem.Status.OPEN))
     ).order_by("slug")]
@@ -308,9 +310,9 @@ _VERSION_RELATED = ("author", "parent", "label_set__benchmark", "label_set__exam
 def label_set_get(*, benchmark_slug: str, slug: str) -> LabelSet:
     """A public label set (its versions, history and decisions are shown); raises
     LabelSet.DoesNotExist, also for a hidden one, whose history of per-example changes would
-    tell its labels (docs/metrics.md §17)."""
+    tell its labels (docs/metrics.md §17), and for one of a hidden benchmark."""
     return LabelSet.objects.select_related("benchmark", "example_set").get(
-        benchmark__slug=benchmark_slug, slug=slug, labels_hidden=False)
+        benchmark__slug=benchmark_slug, benchmark__hidden=False, slug=slug, labels_hidden=False)
 
 
 def label_set_history(*, label_set: LabelSet, shifts: bool = True) -> list[VersionHistory]:

@@ -13,7 +13,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import urlencode
 
-from leaderboard.catalog.models import Benchmark, LabelSet, LabelSetVersion
+from leaderboard.catalog.models import LabelSet, LabelSetVersion
 from leaderboard.review import selectors as selectors_review
 from leaderboard.review import services as review
 from leaderboard.review.ground_truth.selectors import ground_truth_open_counts
@@ -42,17 +42,17 @@ class ReviewVoteForm(forms.Form):
 @reviewer_required
 def review_home(request: HttpRequest) -> HttpResponse:
     candidates = ground_truth_open_counts()
+    mine = selectors_review.review_open_counts(user=request.user)
     return render(request, "leaderboard/review_home.html", {
-        "benchmarks": selectors_review.review_open_counts(),
-        "ground_truth": [(b, candidates[b.pk]) for b in Benchmark.objects.order_by("slug")
-                         if b.pk in candidates],
+        "benchmarks": mine,
+        "ground_truth": [(b, candidates[b.pk]) for b, _ in mine if b.pk in candidates],
     })
 
 
 @reviewer_required
 def review_next(request: HttpRequest, slug: str) -> HttpResponse:
     """GET: the next open item the reviewer has not voted on. POST: vote, then the next."""
-    benchmark = benchmark_or_404(slug)
+    benchmark = benchmark_or_404(request, slug)
     user = request.user
     assert isinstance(user, User)
     label_set_slug = request.GET.get("label_set") or ""

@@ -8,21 +8,25 @@ from typing import Any
 from django.db.models import Count, Min, Prefetch, Q, QuerySet
 
 from leaderboard.catalog.models import Benchmark
+from leaderboard.catalog.selectors import benchmark_list_with_role
+from leaderboard.catalog.teams.permissions import HOSTING_ROLES, REVIEWING_ROLES
 from leaderboard.submissions.models import Score, Submission
 
 
 def submission_visible_get(*, submission_id: int, user: Any) -> Submission:
-    """A submission the user may see: public, their own, or any for staff.
+    """A submission the user may see: public (on a benchmark they see), their own, or any of a
+    benchmark whose team they host for (docs/hosts/teams.md).
 
     Raises Submission.DoesNotExist otherwise, so a private submission's existence is not
     revealed."""
     rows = Submission.objects.select_related("benchmark", "owner")
-    if not (user.is_authenticated and user.is_staff):
-        visible = Q(public=True, status=Submission.Status.SCORED)
-        if user.is_authenticated:
-            visible |= Q(owner=user)
-        rows = rows.filter(visible)
-    return rows.get(id=submission_id)
+    visible = Q(public=True, status=Submission.Status.SCORED) & (
+        Q(benchmark__hidden=False)
+        | Q(benchmark__in=benchmark_list_with_role(user=user, roles=REVIEWING_ROLES)))
+    if user.is_authenticated:
+        visible |= Q(owner=user)
+        visible |= Q(benchmark__in=benchmark_list_with_role(user=user, roles=HOSTING_ROLES))
+    return rows.filter(visible).get(id=submission_id)
 
 
 def submission_list_for_owner(*, owner: Any) -> QuerySet[Submission]:

@@ -22,7 +22,7 @@ from leaderboard.catalog.selectors import benchmark_list, label_set_correctable_
 from leaderboard.common.uploads import upload_csrf_failure, upload_too_large
 from leaderboard.jobs.lifecycle import PLATFORM_FAILURE_CODES
 from leaderboard.submissions import checkpoints
-from leaderboard.submissions.control.services import user_is_maintainer
+from leaderboard.submissions.control.services import submission_user_can_withdraw_any
 from leaderboard.submissions.display import score_view
 from leaderboard.submissions.forms import SubmissionForm
 from leaderboard.submissions.models import Submission
@@ -206,7 +206,8 @@ def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
                        and submission.failure_code in PLATFORM_FAILURE_CODES
                        and submission.files_removed is None),
         "can_withdraw_as_maintainer": (submission.withdrawn is None
-                                       and user_is_maintainer(request.user)),  # type: ignore[arg-type]
+                                       and submission_user_can_withdraw_any(
+                                           user=request.user, submission=submission)),
     })
 
 

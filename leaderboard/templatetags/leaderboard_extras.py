@@ -9,7 +9,8 @@ from django import template
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
-from leaderboard.common.roles import user_is_reviewer
+from leaderboard.catalog.hosting.selectors import user_hosts_any_team
+from leaderboard.catalog.teams.permissions import user_is_maintainer
 
 register = template.Library()
 
@@ -101,5 +102,12 @@ def shift_class(value: int | None) -> str:
 
 @register.filter
 def is_reviewer(user: Any) -> bool:
-    """Whether the nav shows the review queue (maintainers: staff or the reviewers group)."""
-    return user_is_reviewer(user)
+    """Whether the nav shows the review queue (the members of a host team, superusers:
+    docs/hosts/teams.md)."""
+    return user_is_maintainer(user=user)
+
+
+@register.filter
+def is_host(user: Any) -> bool:
+    """Whether the nav shows the bundles (the hosts and admins of a host team, superusers)."""
+    return user_hosts_any_team(user=user)

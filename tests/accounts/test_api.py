@@ -99,6 +99,7 @@ def test_it_needs_credentials_to_revoke() -> None:
 def test_it_says_who_the_token_belongs_to() -> None:
     alice = factories.user_create("alice")
     staff = factories.user_create("root", staff=True)
+    factories.team_role_give(staff, "reviewer")  # a maintainer: a team's member, not staff
     api = APIClient()
 
     anonymous = api.get("/api/me/")
@@ -112,4 +113,5 @@ def test_it_says_who_the_token_belongs_to() -> None:
     assert (mine.status_code, mine.json()) == (
         200, {"username": "alice", "staff": False, "maintainer": False, "teams": []})
     assert theirs.json() == {"username": "root", "staff": True, "maintainer": True,
-                             "teams": []}
+                             "teams": [{"slug": "site", "name": "Site team",
+                                        "role": "reviewer"}]}

@@ -22,9 +22,9 @@ from tests.label_error_study import example_of
 
 
 def maintainer(username: str = "maint") -> User:
-    """A staff user (the same one when asked again)."""
+    """A host of the site team (the same one when asked again)."""
     return (User.objects.filter(username=username).first()
-            or factories.user_create(username, staff=True))
+            or factories.host_create(username))
 
 
 def submit_mnist(values: np.ndarray, tmp_path: Path, name: str = "cleanlab-cv",

@@ -1,5 +1,6 @@
-"""Only maintainers (staff, the reviewers group) start or read label audits: others get 403
-(anonymous API callers 401, anonymous visitors of the pages the login page)."""
+"""Only the members of a host team read its benchmarks' label audits, and only its hosts start
+them (docs/hosts/teams.md): others get 403 (anonymous API callers 401, anonymous visitors of
+the pages the login page)."""
 
 from __future__ import annotations
 
@@ -54,13 +55,13 @@ def test_it_answers_403_to_a_normal_api_user(audit: Audit) -> None:
         assert response.status_code == 403, url
         assert response.json() == {"error": {
             "code": "permission_denied",
-            "message": "only maintainers (staff or the reviewers group) may review"}}
+            "message": "only the members of a host team may review (docs/hosts/teams.md)"}}
     assert Audit.objects.count() == 1
 
 
 @pytest.mark.parametrize("who", ["staff", "group"])
 def test_it_lets_staff_and_the_reviewers_group_read_audits(audit: Audit, who: str) -> None:
-    user = factories.user_create("boss", staff=True) if who == "staff" else reviewers(1)[0]
+    user = factories.host_create("boss") if who == "staff" else reviewers(1)[0]
     response = api_client(user).get(API)
     assert response.status_code == 200
     assert [row["id"] for row in response.json()["results"]] == [audit.pk]
@@ -91,7 +92,8 @@ def test_it_shows_a_403_page_to_a_normal_user(audit: Audit) -> None:
     for page in PAGES:
         response = client.get(page.format(id=audit.pk))
         assert response.status_code == 403, page
-        assert b"Only maintainers" in response.content
+        assert (b"Only the members of a host team can start and read its label-error audits."
+                in response.content)
     response = client.post("/audits/", {"kind": "aul", "benchmark": "toy",
                                         "max_candidates": 10})
     assert response.status_code == 403
@@ -110,8 +112,9 @@ def test_it_refuses_a_normal_user_in_the_service(audit: Audit) -> None:
     with pytest.raises(AuditError) as caught:
         audits.audit_create(author=factories.user_create("normal"), benchmark=audit.benchmark,
                             kind="aul")
-    assert (caught.value.code, caught.value.http_status) == ("forbidden", 403)
-    assert caught.value.message == "only maintainers may start label audits"
+    assert (caught.value.code, caught.value.http_status) == ("permission_denied", 403)
+    assert caught.value.message == (f"only the hosts of {audit.benchmark.slug}'s host team may "
+                                    "start its label audits")
 
 
 def test_it_documents_the_audit_operations() -> None:

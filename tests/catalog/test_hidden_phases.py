@@ -77,7 +77,7 @@ def test_it_reveals_the_private_part_and_its_shake_up(toy_split: Benchmark) -> N
     participant = APIClient()
     participant.force_authenticate(factories.user_create("participant"))
     assert participant.post(REVEAL).status_code == 403
-    staff_user = factories.user_create("host", staff=True)
+    staff_user = factories.host_create("host")
     staff = APIClient()
     staff.force_authenticate(staff_user)
     revealed = staff.post(REVEAL)
@@ -136,7 +136,7 @@ def test_it_refuses_a_reveal_without_a_split_or_a_second_phase_before_a_reveal(
     call_command("benchmark_add", str(write_bundle(tmp_path / "b", document, files)),
                  stdout=io.StringIO(), stderr=io.StringIO())
     staff = APIClient()
-    staff.force_authenticate(factories.user_create("host", staff=True))
+    staff.force_authenticate(factories.host_create("host"))
     opened = staff.post("/api/benchmarks/toy/label-sets/secret/phases/", {"seed": 1})
     assert (opened.status_code, opened.json()["error"]["code"]) == (409, "phase_open")
     refused = staff.post(REVEAL)
@@ -153,7 +153,7 @@ def test_it_reveals_from_the_staff_panel_of_the_board_page(toy_split: Benchmark)
     assert "Reveal the private part" not in participant.get("/benchmarks/toy/").content.decode()
     assert participant.post(page_url).status_code == 403
     host = Client()
-    host.force_login(factories.user_create("host", staff=True))
+    host.force_login(factories.host_create("host"))
     assert "Reveal the private part of phase 1" in host.get("/benchmarks/toy/").content.decode()
     response = host.post(page_url)
     assert (response.status_code, response["Location"]) == (
@@ -180,7 +180,7 @@ def test_it_gives_each_phase_its_own_quota(toy_split: Benchmark, settings: Setti
     assert submit() == 201
     assert submit() == 429
     staff = APIClient()
-    staff.force_authenticate(factories.user_create("host", staff=True))
+    staff.force_authenticate(factories.host_create("host"))
     staff.post(REVEAL)
     assert staff.post("/api/benchmarks/toy/label-sets/secret/phases/",
                       {"seed": 2}).status_code == 201

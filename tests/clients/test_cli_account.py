@@ -48,8 +48,8 @@ def test_it_logs_in_to_a_0600_file_that_whoami_reads(live_server: LiveServer,
     host_team_member_set(actor=None, team=lab, user=alice, role="host")
     host_team_member_set(actor=None, team=host_team_site_get(), user=alice, role="reviewer")
     with_teams = run_client("whoami", url="", config_home=home)
-    assert (with_teams.returncode, with_teams.stdout) == (
-        0, f"alice (participant) on {live_server.url}; token from config\n"
+    assert (with_teams.returncode, with_teams.stdout) == (  # a team member: a maintainer
+        0, f"alice (maintainer) on {live_server.url}; token from config\n"
            "  team site (Site team): reviewer\n"
            "  team vision-lab (Vision lab): host\n")
 
@@ -58,7 +58,8 @@ def test_it_logs_in_to_a_0600_file_that_whoami_reads(live_server: LiveServer,
 def test_it_takes_the_flag_then_the_environment_then_the_file(live_server: LiveServer,
                                                               tmp_path: Path) -> None:
     factories.user_create("alice")
-    bob = Token.objects.create(user=factories.user_create("bob", staff=True)).key
+    bob = Token.objects.create(user=factories.team_role_give(  # a maintainer: a team role
+        factories.user_create("bob", staff=True), "reviewer")).key
     carol = Token.objects.create(user=factories.user_create("carol")).key
     home = tmp_path / "config"
     assert run_client("login", "--username", "alice", url=live_server.url, config_home=home,
@@ -72,7 +73,9 @@ def test_it_takes_the_flag_then_the_environment_then_the_file(live_server: LiveS
     assert who() == (0, {"username": "alice", "staff": False, "maintainer": False,
                          "teams": [], "url": live_server.url, "token_from": "config"})
     assert who(EVALSERVER_TOKEN=bob) == (0, {"username": "bob", "staff": True,
-                                             "maintainer": True, "teams": [],
+                                             "maintainer": True, "teams": [
+                                                 {"slug": "site", "name": "Site team",
+                                                  "role": "reviewer"}],
                                              "url": live_server.url, "token_from": "env"})
     assert who("--token", carol, EVALSERVER_TOKEN=bob)[1]["username"] == "carol"
     # after the command name too

@@ -59,8 +59,8 @@ def test_it_cancels_reruns_and_withdraws_with_exit_codes(
         0, f"submission {queued.pk}: {MODEL} on cifar10 - cancelled, withdrawn (wrong model)\n",
         "")
     assert client("withdraw", str(bobs.pk), "--yes") == (
-        5, "", "error: not_owner: only the submitter or a maintainer can withdraw a "
-               "submission\n")
+        5, "", "error: not_owner: only the submitter or a host of the benchmark's team can "
+               "withdraw a submission\n")
     assert client("cancel", "999999") == (
         5, "", "error: not_found: no submission 999999 that you can see\n")
     assert Submission.objects.get(pk=bobs.pk).withdrawn is None

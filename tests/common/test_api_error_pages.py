@@ -39,7 +39,7 @@ def test_it_keeps_the_html_404_page_outside_the_api() -> None:
 @pytest.mark.parametrize("path", ["/api/submissions/", "/api/audits/", "/api/benchmarks/"])
 def test_it_answers_options_with_405_in_the_error_shape(path: str) -> None:
     client = APIClient()
-    client.force_authenticate(factories.user_create("alice", staff=True))
+    client.force_authenticate(factories.host_create("alice"))
     response = client.options(path)
     assert response.status_code == 405
     assert response.json() == {"error": {"code": "method_not_allowed",

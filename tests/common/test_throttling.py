@@ -116,7 +116,7 @@ def test_it_limits_uploads_apart_from_the_lists_they_are_posted_to() -> None:
 
 
 def test_it_limits_bundle_uploads_by_the_same_scope() -> None:
-    client = token_client(factories.user_create(f"s-{uuid.uuid4().hex[:8]}", staff=True))
+    client = token_client(factories.host_create(f"s-{uuid.uuid4().hex[:8]}"))
     answers = [client.post("/api/bundles/", {}, format="multipart") for _ in range(2)]
     assert [a.status_code for a in answers] == [400, 400]
     assert [_limits(a) for a in answers] == [("2", "1", "2;w=3600"), ("2", "0", "2;w=3600")]

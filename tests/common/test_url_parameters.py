@@ -121,7 +121,7 @@ def callers(loaded: Settings) -> dict[str, Client]:
     """An anonymous caller and a maintainer (staff: past the permission checks, into the
     admin), over the built-in benchmarks, so that a lookup reaches the database."""
     maintainer = Client(raise_request_exception=False)
-    maintainer.force_login(factories.user_create("maintainer", staff=True))
+    maintainer.force_login(factories.host_create("maintainer"))
     return {"anonymous": Client(raise_request_exception=False), "maintainer": maintainer}
 
 

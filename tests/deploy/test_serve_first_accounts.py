@@ -58,11 +58,11 @@ def test_it_prints_first_account_commands_that_run_as_printed_in_another_shell(
     key_prefix = 'SECRET_KEY="$(cat var/secret_key)" .venv/bin/python manage.py'
     assert lines == [
         f"The first accounts, in another terminal from {checkout}:",
-        f"  {key_prefix} createsuperuser        # you: staff, and the admin pages",
+        f"  {key_prefix} createsuperuser        # you: every right, and the admin pages",
         "  anyone signs up on http://127.0.0.1:8000/signup/ (a participant; token on /profile/)",
         f"  {key_prefix} role grant --username NAME --role reviewer   # reviews labels",
-        f"  {key_prefix} role grant --username NAME --role staff      # hosts benchmarks",
-        "  (what each role may do: docs/hosts/roles.md)"]
+        f"  {key_prefix} role grant --username NAME --role host       # hosts benchmarks",
+        "  (the site team's roles; what each may do: docs/hosts/roles.md)"]
     commands = [re.sub(r"\s+#.*$", "", line.strip()) for line in lines if "manage.py" in line]
     database = tmp_path / "db.sqlite3"
     migrate = _second_shell(checkout, commands[0].replace("createsuperuser", "migrate -v 0"),
@@ -77,8 +77,9 @@ def test_it_prints_first_account_commands_that_run_as_printed_in_another_shell(
     with sqlite3.connect(database) as db:
         assert db.execute("SELECT username, is_staff, is_superuser FROM auth_user").fetchall() \
             == [("root", 1, 1)]
-        assert db.execute("SELECT g.name FROM auth_group g JOIN auth_user_groups ug "
-                          "ON ug.group_id = g.id").fetchall() == [("reviewers",)]
+        assert db.execute("SELECT t.slug, m.role FROM leaderboard_hostteammembership m "
+                          "JOIN leaderboard_hostteam t ON m.team_id = t.id").fetchall() == [
+            ("site", "reviewer")]
 
     # without the key in it, the same command fails: the prefix is what makes it work
     bare = _second_shell(checkout, commands[0].replace(key_prefix, ".venv/bin/python manage.py")
@@ -91,6 +92,6 @@ def test_it_prints_plain_commands_when_the_key_is_the_operators(checkout: Path) 
     lines = _printed(checkout, None)
     manage = ".venv/bin/python manage.py"
     assert [line for line in lines if "manage.py" in line] == [
-        f"  {manage} createsuperuser        # you: staff, and the admin pages",
+        f"  {manage} createsuperuser        # you: every right, and the admin pages",
         f"  {manage} role grant --username NAME --role reviewer   # reviews labels",
-        f"  {manage} role grant --username NAME --role staff      # hosts benchmarks"]
+        f"  {manage} role grant --username NAME --role host       # hosts benchmarks"]

@@ -95,8 +95,8 @@ def _submission(n: int) -> Submission:
 def _audit(n: int) -> Audit:
     mnist = Benchmark.objects.get(slug="mnist")
     corrected = LabelSet.objects.get(benchmark=mnist, slug="corrected")
-    author = User.objects.filter(username="maint").first() or factories.user_create(
-        "maint", staff=True)
+    author = User.objects.filter(username="maint").first() or factories.host_create(
+        "maint")
     return Audit.objects.create(benchmark=mnist, example_set=corrected.example_set,
                                 label_set=corrected, kind=Audit.Kind.CONFIDENT_LEARNING,
                                 created_by=author)
@@ -108,8 +108,8 @@ def _rescore(n: int) -> VersionRescore:
 
 
 def _bundle_upload(n: int) -> BundleUpload:
-    author = User.objects.filter(username="maint").first() or factories.user_create(
-        "maint", staff=True)
+    author = User.objects.filter(username="maint").first() or factories.host_create(
+        "maint")
     return BundleUpload.objects.create(original_name=f"b{n}.zip", size=1, uploaded_by=author,
                                        bundle=f"bundles/{n}/b{n}.zip")
 

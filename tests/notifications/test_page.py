@@ -7,14 +7,12 @@ import re
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import Group
 from django.test import Client
 from pytest_django.fixtures import Settings
 
 from leaderboard.catalog.models import Benchmark
 from leaderboard.catalog.teams.selectors import host_team_site_get
 from leaderboard.catalog.teams.services import host_team_member_set
-from leaderboard.common.roles import REVIEWERS_GROUP
 from leaderboard.notifications.models import DeliveryAttempt, WebhookEndpoint
 from leaderboard.notifications.selectors import EVENTS, notification_preferences_get
 from tests import factories
@@ -127,8 +125,7 @@ def test_it_adds_a_webhook_for_one_benchmark_and_removes_it(settings: Settings) 
 
 
 def test_it_offers_the_review_queue_event_to_maintainers_only() -> None:
-    reviewer = factories.user_create("queue-watcher")
-    reviewer.groups.add(Group.objects.get_or_create(name=REVIEWERS_GROUP)[0])
+    reviewer = factories.reviewer_create("queue-watcher")
     participant = factories.user_create("participant")
     offered = {}
     for user in (reviewer, participant):

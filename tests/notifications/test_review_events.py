@@ -46,7 +46,7 @@ def test_it_tells_the_owner_of_a_decision_on_an_item_their_submission_raised(
     benchmark, submission = _scored_toy(tmp_path, "raiser")
     Benchmark.objects.filter(pk=benchmark.pk).update(review_panel_size=1)
     source = ReviewItemSubmission.objects.filter(submission=submission).order_by("item_id")[0]
-    reviewer = factories.user_create("reviewer", staff=True)
+    reviewer = factories.host_create("reviewer")
     with django_capture_on_commit_callbacks(execute=True):
         review_vote_cast(item_id=source.item_id, reviewer=reviewer, verdict="correct")
     item = ReviewItem.objects.get(id=source.item_id)
@@ -65,7 +65,7 @@ def test_it_tells_maintainers_when_the_review_queue_reaches_the_threshold(
 ) -> None:
     catalog_settings.EVALSERVER_DAILY_QUOTA = 0
     catalog_settings.EVALSERVER_REVIEW_QUEUE_NOTIFY_THRESHOLD = 2
-    maintainer = factories.user_create("maintainer", staff=True)
+    maintainer = factories.host_create("maintainer")
     notification_preference_update(user=maintainer, event="review.queue_grew", email=True,
                                    webhook=False)
     _scored_toy(tmp_path, "queue-filler")

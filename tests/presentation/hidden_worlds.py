@@ -19,12 +19,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 from django.core.management import call_command
 from rest_framework.authtoken.models import Token
 
 from leaderboard.catalog.models import Benchmark, LabelSetVersion
-from leaderboard.common.roles import REVIEWERS_GROUP
 from leaderboard.review.models import ReviewItem
 from leaderboard.submissions.models import Score, Submission
 from leaderboard.submissions.releases.models import Release
@@ -77,7 +76,7 @@ TOKEN = "0123456789abcdef0123456789abcdef01234567"  # the participant's API toke
 @dataclass(frozen=True)
 class World:
     benchmark: Benchmark
-    users: dict[str, User]  # owner, other, reviewer
+    users: dict[str, User]  # owner, other, reviewer, lab_host, lab_reviewer
     submissions: dict[str, Submission]  # by model name
     hashes: dict[str, str]  # label set slug -> its current version's hash
     # per submission: (hits on `secret`, improved, released, best), as stored
@@ -138,8 +137,11 @@ def world_build(world: str, *, scenario: str, folder: Path,
     Token.objects.create(user=owner, key=TOKEN)
     rival = factories.user_create("rival")
     other = factories.user_create("visitor")
-    reviewer = factories.user_create("maintainer")
-    reviewer.groups.add(Group.objects.create(name=REVIEWERS_GROUP))
+    reviewer = factories.reviewer_create("maintainer")
+    # a host and a reviewer of another team: no right over toy (docs/hosts/teams.md)
+    lab = factories.team_create("lab")
+    elsewhere = {"lab_host": factories.host_create("lab-host", team=lab),
+                 "lab_reviewer": factories.reviewer_create("lab-reviewer", team=lab)}
     predictions = {**PREDICTIONS, **schedule.get("predictions", {})}
     submissions = {name: _scored(benchmark, owner, name, predictions[name],
                                  public=name not in schedule["private"])
@@ -155,7 +157,8 @@ def world_build(world: str, *, scenario: str, folder: Path,
     hidden = {r.submission.model_name: (correct[r.submission.model_name], r.improved, r.released,
                                         r.best)
               for r in Release.objects.select_related("submission")}
-    return World(benchmark, {"owner": owner, "other": other, "reviewer": reviewer},
+    return World(benchmark,
+                 {"owner": owner, "other": other, "reviewer": reviewer, **elsewhere},
                  submissions, hashes, hidden)
 
 

@@ -30,15 +30,16 @@ and the `Expires` header of `never_cache` answers (the wall-clock time of the an
 `time.time()`). Building both inside one test carries no state between tests; the collecting
 is the same function for both.
 
-Collected, as the participant (owner), another signed-in user, a reviewer (a maintainer of the
-review queues, not staff) and anonymously: every URL pattern of leaderboard/urls.py and
-leaderboard/api_urls.py (and Django's admin, which none of them may enter, and allauth's
-login, sign-up and email pages) that reads (GET, with every query that changes what is shown:
-each sort, label set, pinned version (for `secret`, both worlds' hashes: a right and a wrong
-guess), plot kind and format, gallery section) and the refused writes (their refusals), each
-with its status, headers and body; and the command-line client's `status` and `leaderboard`
-output against the live test server. `URL_NAMES_NOT_COMPARED` says why each remaining pattern
-is not; a pattern added later in neither list fails the test.
+Collected, as the participant (owner), another signed-in user, a reviewer (of the site team,
+toy's), a host and a reviewer of another host team (docs/hosts/teams.md) and anonymously:
+every URL pattern of leaderboard/urls.py and leaderboard/api_urls.py (and Django's admin, which
+none of them may enter, and allauth's login, sign-up and email pages) that reads (GET, with
+every query that changes what is shown: each sort, label set, pinned version (for `secret`,
+both worlds' hashes: a right and a wrong guess), plot kind and format, gallery section) and
+the refused writes (their refusals), each with its status, headers and body; and the
+command-line client's `status` and `leaderboard` output against the live test server.
+`URL_NAMES_NOT_COMPARED` says why each remaining pattern is not; a pattern added later in
+neither list fails the test.
 """
 
 from __future__ import annotations
@@ -91,7 +92,8 @@ from tests.workers.scoring.bundles.bundle_files import data_files, manifest, wri
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
-ROLES = ("owner", "other", "reviewer", "anonymous")
+# (lab_host, lab_reviewer: a host and a reviewer of another host team than toy's)
+ROLES = ("owner", "other", "reviewer", "lab_host", "lab_reviewer", "anonymous")
 # Every URL pattern not compared, and why (the rest are: hidden_worlds.surfaces).
 URL_NAMES_NOT_COMPARED = {
     "logout": "ends the session (a write on the account; no benchmark in it)",

@@ -56,7 +56,7 @@ def test_it_lists_fifty_benchmarks_under_a_one_line_header_and_filters_them(
             main_example_set=f"bench-{i:02d}-test", modality=("image", "text", "audio")[i % 3])
         ExampleSet.objects.create(benchmark=benchmark, slug=f"bench-{i:02d}-test",
                                   name="Test", size=1000 + i)
-    factories.user_create("staff", staff=True)  # every link of the header: review, audits...
+    factories.host_create("staff")  # every link of the header: review, audits...
     shots = Path(os.environ.get("EVALSERVER_SCREENSHOT_DIR") or tmp_path)
     shots.mkdir(parents=True, exist_ok=True)
     base = live_server.url

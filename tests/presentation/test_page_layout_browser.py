@@ -18,12 +18,13 @@ from typing import Any
 
 import pytest
 from allauth.account.models import EmailAddress
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 
 from leaderboard.catalog.teams.models import HostTeam
 from leaderboard.catalog.teams.services import host_request_create, host_team_member_set
 from leaderboard.review.models import ReviewItem
 from leaderboard.submissions.models import Submission
+from tests import factories
 from tests.browser import NEEDS_CHROMIUM, browser_log_in, browser_page
 
 SHOTS = Path(os.environ.get("LAYOUT_SHOTS_DIR", "/tmp/layout-shots"))
@@ -44,7 +45,7 @@ def pages(demo_seeded: dict[str, Any], django_db_blocker: Any) -> Iterator[dict[
                                           email=f"{USERNAME}@example.org")
         EmailAddress.objects.create(user=reader, email=reader.email, primary=True,
                                     verified=True)
-        reader.groups.add(Group.objects.get_or_create(name="reviewers")[0])
+        factories.team_role_give(reader, "reviewer")
         first, second = Submission.objects.filter(
             benchmark__slug="cifar10", status="scored").order_by("pk")[:2]
         Submission.objects.filter(pk=first.pk).update(owner=reader)

@@ -6,22 +6,17 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 
 from leaderboard.catalog.models import LabelSet
-from leaderboard.common.roles import REVIEWERS_GROUP
 from leaderboard.submissions.models import Submission
 from tests import factories
 from workers.scoring import datasets
 
 
 def reviewers(n: int, prefix: str = "reviewer") -> list[User]:
-    """n users in the `reviewers` group (not staff)."""
-    group, _ = Group.objects.get_or_create(name=REVIEWERS_GROUP)
-    users = [factories.user_create(f"{prefix}{i}") for i in range(n)]
-    for user in users:
-        user.groups.add(group)
-    return users
+    """n reviewers of the site team (which owns the built-in benchmarks)."""
+    return [factories.reviewer_create(f"{prefix}{i}") for i in range(n)]
 
 
 def resnet50_top1(data_dir: Path) -> np.ndarray:

@@ -52,7 +52,7 @@ def swapped(loaded: Settings, data_dir: Path, tmp_path: Path) -> dict[str, objec
             c for c in range(1000)
             if c != item.class_id and c not in _accepted(accepted_keys, item.example_index))
     b = submit_imagenet(other, tmp_path, "model-b")
-    staff = factories.user_create("curator", staff=True)
+    staff = factories.host_create("curator")
     v2 = review.label_set_version_revise(
         label_set=v1.label_set, items=[e1, e2], author=staff, note="two decisions",
         verdicts=[revisions.Verdict(i.example_index, i.class_id, "correct", False)

@@ -1,4 +1,5 @@
-"""Only maintainers (staff, the reviewers group) review; the history is public."""
+"""Only the members of a host team review, and only their team's benchmarks
+(docs/hosts/teams.md); the history is public."""
 
 from __future__ import annotations
 
@@ -40,13 +41,13 @@ def test_it_answers_403_with_the_error_shape_to_a_normal_api_user(item: ReviewIt
         assert response.status_code == 403, url
         assert response.json() == {"error": {
             "code": "permission_denied",
-            "message": "only maintainers (staff or the reviewers group) may review"}}
+            "message": "only the members of a host team may review (docs/hosts/teams.md)"}}
     assert item.votes.count() == 0
 
 
 @pytest.mark.parametrize("who", ["staff", "group"])
 def test_it_lets_staff_and_the_reviewers_group_use_the_api(item: ReviewItem, who: str) -> None:
-    user = factories.user_create("boss", staff=True) if who == "staff" else reviewers(1)[0]
+    user = factories.host_create("boss") if who == "staff" else reviewers(1)[0]
     response = api_client(user).get("/api/review/toy/queue/")
     assert response.status_code == 200
     assert [row["id"] for row in response.json()["results"]] == [item.pk]
@@ -67,8 +68,8 @@ def test_it_shows_a_403_page_to_a_normal_user(item: ReviewItem) -> None:
     for url in ("/review/", "/review/toy/next/"):
         response = client.get(url)
         assert response.status_code == 403
-        assert (b'<p>Only maintainers (staff or the reviewers group) can work the review '
-                b'queue.</p>') in response.content
+        assert (b'<p>Only the members of a host team can work its review queues.</p>'
+                in response.content)
     response = client.post("/review/toy/next/", {"item": item.pk, "verdict": "correct"})
     assert response.status_code == 403
     assert item.votes.count() == 0
@@ -77,7 +78,7 @@ def test_it_shows_a_403_page_to_a_normal_user(item: ReviewItem) -> None:
 @pytest.mark.parametrize("who", ["staff", "group"])
 def test_it_lists_open_item_counts_to_maintainers(item: ReviewItem, who: str) -> None:
     client = Client()
-    client.force_login(factories.user_create("boss", staff=True) if who == "staff"
+    client.force_login(factories.host_create("boss") if who == "staff"
                        else reviewers(1)[0])
     response = client.get("/review/")
     assert response.status_code == 200
@@ -88,14 +89,9 @@ def test_it_lists_open_item_counts_to_maintainers(item: ReviewItem, who: str) ->
 
 @pytest.mark.django_db
 def test_it_shows_the_review_link_only_to_maintainers(loaded: Settings, client: Client) -> None:
-    from django.contrib.auth.models import Group
-
-    from leaderboard.common.roles import REVIEWERS_GROUP
-
-    reviewer = factories.user_create("rita")
-    reviewer.groups.add(Group.objects.get_or_create(name=REVIEWERS_GROUP)[0])
+    reviewer = factories.reviewer_create("rita")
     for user, shown in ((None, False), (factories.user_create("nora"), False), (reviewer, True),
-                        (factories.user_create("sam", staff=True), True)):
+                        (factories.host_create("sam"), True)):
         client.logout()
         if user is not None:
             client.force_login(user)

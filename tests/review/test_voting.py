@@ -93,7 +93,7 @@ def test_it_decides_by_api_votes_when_the_panel_of_three_is_full(
         "votes": 3, "panel_size": 3, "version": 2})
     v1, v2 = _real_versions()
     assert (v2.parent_id, v2.author.username) == (v1.pk, "reviewer2")  # type: ignore[union-attr]
-    closed = api_client(factories.user_create("late", staff=True)).post(
+    closed = api_client(factories.host_create("late")).post(
         url, {"verdict": "correct"}, format="json")
     assert (closed.status_code, closed.json()["error"]["code"]) == (409, "already_decided")
     missing = api_client(third).post("/api/review/items/999999/votes/", {"verdict": "correct"},
@@ -106,7 +106,7 @@ def test_it_decides_through_the_review_page(real_items: list[ReviewItem], data_d
     first, second = real_items[0], real_items[1]
     names = imagenet_class_names(data_dir)
     client = Client()
-    client.force_login(factories.user_create("boss", staff=True))
+    client.force_login(factories.host_create("boss"))
     page = client.get("/review/imagenet/next/").content.decode()
     assert f"ILSVRC2012_val_{first.example_index + 1:08d}.JPEG" in page
     assert f"<strong>{names[first.class_id]}</strong>" in page

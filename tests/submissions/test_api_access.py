@@ -38,7 +38,7 @@ def test_it_hides_a_private_submission_from_everyone_but_its_owner_and_staff(
     private = scored_in_process(data_dir, MODEL, alice, public=False)
     url = f"{SUBMISSIONS}{private.pk}/"
     bob = token_client(factories.user_create("bob"))
-    staff = token_client(factories.user_create("root", staff=True))
+    staff = token_client(factories.host_create("root"))
 
     for client in (bob, APIClient()):
         response = client.get(url)

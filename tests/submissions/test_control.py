@@ -195,7 +195,8 @@ def test_it_refuses_what_a_participant_may_not_do(
     for action in ("cancel", "rerun", "withdraw"):
         assert _post(bob, scored, action) == {"http": 403, "error": {
             "code": "not_owner",
-            "message": "only the submitter or a maintainer can withdraw a submission"
+            "message": "only the submitter or a host of the benchmark's team can withdraw a "
+                       "submission"
             if action == "withdraw" else "only the submitter can do this to a submission"}}
         assert _post(bob, bad, action) == {"http": 404, "error": {
             "code": "not_found", "message": f"no submission {bad.pk} that you can see"}}
@@ -242,12 +243,8 @@ def test_it_withdraws_a_submission_for_good_and_a_maintainer_says_why(
     # off the public record: no one else sees it any more
     assert APIClient().get(f"/api/submissions/{mine.pk}/").status_code == 404
 
-    # a maintainer (the reviewers group, or staff) withdraws someone else's, with a reason
-    maintainer = factories.user_create("maria")
-    from django.contrib.auth.models import Group
-
-    from leaderboard.common.roles import REVIEWERS_GROUP
-    maintainer.groups.add(Group.objects.get_or_create(name=REVIEWERS_GROUP)[0])
+    # a host of the benchmark's team withdraws someone else's, with a reason
+    maintainer = factories.host_create("maria")
     as_maintainer = token_client(maintainer)
     assert _post(as_maintainer, theirs, "withdraw") == {"http": 400, "error": {
         "code": "missing_reason", "message": "say why: the submitter sees the reason",

@@ -185,7 +185,7 @@ def test_it_hides_private_and_unscored_submissions_from_others(
     assert score_in_process(private) == "scored"
     queued = submit_model(data_dir, "resnet_basic_110")  # public, not scored yet
     other = factories.user_create("mallory")
-    staff = factories.user_create("staff", staff=True)
+    staff = factories.host_create("staff")
     paths = [f"/submissions/{private.pk}/", f"/submissions/{private.pk}/status.json",
              f"/submissions/{queued.pk}/", f"/submissions/{queued.pk}/status.json"]
 

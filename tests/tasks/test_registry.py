@@ -112,8 +112,8 @@ def _kind(work: Any) -> JobKind:
 
 
 def _upload() -> BundleUpload:
-    author = User.objects.filter(username="maint").first() or factories.user_create(
-        "maint", staff=True)
+    author = User.objects.filter(username="maint").first() or factories.host_create(
+        "maint")
     return BundleUpload.objects.create(original_name="b.zip", size=1, uploaded_by=author,
                                        bundle="bundles/1/b.zip")
 

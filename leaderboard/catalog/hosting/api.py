@@ -1,19 +1,23 @@
-"""Hosting benchmarks through the API (staff only): upload a bundle, read the upload's outcome,
-hide or show a benchmark (docs/api.md §5.4)."""
+"""Hosting benchmarks through the API (a host team's hosts, on its own benchmarks only:
+docs/hosts/teams.md): upload a bundle, read the upload's outcome, hide or show a benchmark
+(docs/api.md §5.4)."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.exceptions import NotFound
 from rest_framework.parsers import FormParser, MultiPartParser
-from rest_framework.permissions import IsAdminUser, IsAuthenticated
+from rest_framework.permissions import BasePermission, IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from leaderboard.catalog.hosting.selectors import bundle_upload_get
+from leaderboard.catalog.access import Action, benchmark_get_for
+from leaderboard.catalog.hosting.selectors import bundle_upload_get, user_hosts_any_team
 from leaderboard.catalog.hosting.serializers import (
     BenchmarkVisibilityOutput,
     BundleUploadCreatedOutput,
@@ -27,31 +31,37 @@ from leaderboard.catalog.hosting.services import (
     bundle_upload_create,
 )
 from leaderboard.catalog.models import Benchmark, BundleUpload
-from leaderboard.catalog.selectors import benchmark_get
 from leaderboard.common.api import error_responses, signed_in_user
 from leaderboard.common.api_errors import file_too_large_error
 from leaderboard.common.uploads import upload_too_large
 
 
-class IsStaff(IsAdminUser):
-    """Staff users; others get 403 `permission_denied` with this message (anonymous callers
-    401 first, from IsAuthenticated)."""
+class IsHost(BasePermission):
+    """The hosts and admins of some host team (and superusers); others get 403
+    `permission_denied` with this message (anonymous callers 401 first, from IsAuthenticated).
+    Which team an upload is for, and whose uploads one reads, is checked per upload."""
 
-    message = "only staff may add, update or hide benchmarks"
+    message = "only the hosts and admins of a host team may add or update benchmarks"
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        return user_hosts_any_team(user=request.user)
 
 
-STAFF_PERMISSIONS = [IsAuthenticated, IsStaff]
+UPLOAD_PERMISSIONS = [IsAuthenticated, IsHost]
+# Hide and show: the benchmark's team decides (403 `permission_denied`, or 404 for a hidden
+# benchmark outside the caller's team).
+HOST_PERMISSIONS = [IsAuthenticated]
 
 
 class BundleUploadCreateView(APIView):
-    permission_classes = STAFF_PERMISSIONS
+    permission_classes = UPLOAD_PERMISSIONS
     parser_classes = [MultiPartParser, FormParser]
     throttle_scopes = {"POST": "uploads"}  # leaderboard/common/throttling.py
 
     @extend_schema(
         operation_id="benchmark_bundles_create",
         summary="Upload a benchmark bundle (.zip); a worker checks and adds it: poll `url` "
-                "(staff only)",
+                "(the hosts of the upload's team)",
         request={"multipart/form-data": BundleUploadInput},
         responses={202: BundleUploadCreatedOutput, **error_responses(400, 401, 403, 413)},
     )
@@ -67,7 +77,8 @@ class BundleUploadCreateView(APIView):
         form.is_valid(raise_exception=True)
         upload = bundle_upload_create(uploader=signed_in_user(request),
                                       bundle=form.validated_data["bundle"],
-                                      update=form.validated_data["update"])
+                                      update=form.validated_data["update"],
+                                      team=form.validated_data["team"] or None)
         url = request.build_absolute_uri(reverse("api-bundle-upload-detail", args=[upload.pk]))
         body = BundleUploadCreatedOutput({"id": upload.pk, "status": upload.status,
                                           "url": url}).data
@@ -75,7 +86,7 @@ class BundleUploadCreateView(APIView):
 
 
 class BundleUploadDetailView(APIView):
-    permission_classes = STAFF_PERMISSIONS
+    permission_classes = UPLOAD_PERMISSIONS
 
     @extend_schema(
         operation_id="benchmark_bundles_retrieve",
@@ -85,15 +96,15 @@ class BundleUploadDetailView(APIView):
     )
     def get(self, request: Request, upload_id: int) -> Response:
         try:
-            upload = bundle_upload_get(upload_id=upload_id)
+            upload = bundle_upload_get(upload_id=upload_id, user=request.user)
         except BundleUpload.DoesNotExist:
             raise NotFound(f"no bundle upload {upload_id}") from None
         return Response(BundleUploadOutput(upload, context={"request": request}).data)
 
 
-def _visibility_set(slug: str, *, hidden: bool) -> Response:
+def _visibility_set(request: Request, slug: str, *, hidden: bool) -> Response:
     try:
-        benchmark = benchmark_get(slug=slug, include_hidden=True)
+        benchmark = benchmark_get_for(user=request.user, slug=slug, action=Action.HOST)
     except Benchmark.DoesNotExist:
         raise NotFound(f"no benchmark {slug!r}") from None
     benchmark = benchmark_visibility_set(benchmark=benchmark, hidden=hidden)
@@ -101,27 +112,27 @@ def _visibility_set(slug: str, *, hidden: bool) -> Response:
 
 
 class BenchmarkHideView(APIView):
-    permission_classes = STAFF_PERMISSIONS
+    permission_classes = HOST_PERMISSIONS
 
     @extend_schema(
         operation_id="benchmarks_hide",
         summary="Hide a benchmark from every public list, board and the submit form; its "
-                "submissions and scores stay (staff only)",
+                "submissions and scores stay (the hosts of its team)",
         request=None,
         responses={200: BenchmarkVisibilityOutput, **error_responses(401, 403, 404)},
     )
     def post(self, request: Request, slug: str) -> Response:
-        return _visibility_set(slug, hidden=True)
+        return _visibility_set(request, slug, hidden=True)
 
 
 class BenchmarkUnhideView(APIView):
-    permission_classes = STAFF_PERMISSIONS
+    permission_classes = HOST_PERMISSIONS
 
     @extend_schema(
         operation_id="benchmarks_unhide",
-        summary="Show a hidden benchmark again (staff only)",
+        summary="Show a hidden benchmark again (the hosts of its team)",
         request=None,
         responses={200: BenchmarkVisibilityOutput, **error_responses(401, 403, 404)},
     )
     def post(self, request: Request, slug: str) -> Response:
-        return _visibility_set(slug, hidden=False)
+        return _visibility_set(request, slug, hidden=False)

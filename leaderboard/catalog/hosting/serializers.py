@@ -22,6 +22,10 @@ class BundleUploadInput(serializers.Serializer):
         required=False, default=False,
         help_text="add the bundle's label sets to the existing benchmark of its slug "
                   "(otherwise an existing slug is refused)")
+    team = serializers.SlugField(
+        required=False, allow_blank=True, default="",
+        help_text="the slug of the host team the bundle is for (docs/hosts/teams.md); "
+                  "default: the one team you host for")
 
 
 class BundleUploadCreatedOutput(serializers.Serializer):
@@ -47,6 +51,7 @@ class BundleUploadOutput(serializers.Serializer):
     size = serializers.IntegerField(help_text="bytes")
     update = serializers.BooleanField()  # type: ignore[assignment]  # as in the input
     uploaded_by = serializers.CharField(source="uploaded_by.username")
+    team = serializers.CharField(source="team.slug", help_text="the host team it is for")
     created = serializers.DateTimeField()
     started = serializers.DateTimeField(allow_null=True)
     finished = serializers.DateTimeField(source="finished_at", allow_null=True)

@@ -1,4 +1,5 @@
-"""Benchmarks staff host: they add one by uploading its bundle as a .zip, and hide or show it.
+"""Benchmarks a host team hosts: its hosts add one by uploading its bundle as a .zip for the
+team, and hide or show it (docs/hosts/teams.md).
 
 Uploads (docs/bundles.md): the web process
 stores the file (streamed to disk under the upload cap) and queues it; a worker extracts,
@@ -37,8 +38,11 @@ from django.utils import timezone
 
 from leaderboard import queue
 from leaderboard.catalog.bundle_loading import benchmark_bundle_add
+from leaderboard.catalog.hosting.selectors import host_team_list_hosted_by
 from leaderboard.catalog.models import Benchmark, BundleUpload
 from leaderboard.catalog.services import benchmark_leaderboard_touch
+from leaderboard.catalog.teams.models import HostTeam
+from leaderboard.catalog.teams.permissions import team_user_can_host
 from leaderboard.common.api_errors import file_too_large_error
 from leaderboard.common.errors import ServiceError
 from leaderboard.common.storage import stored_file_path
@@ -63,13 +67,39 @@ class BundleUploadError(ServiceError):
     """An upload refused in the request: nothing stored."""
 
 
-def bundle_upload_create(*, uploader: User, bundle: UploadedFile,
-                         update: bool = False) -> BundleUpload:
-    """Store an uploaded .zip bundle and queue it for a worker once the transaction commits.
-    Only the cheap checks run here (staff, name, size, the zip signature)."""
-    if not uploader.is_staff:
-        raise BundleUploadError("permission_denied", "only staff may add benchmarks",
-                                http_status=403)
+TEAM_FIELD = "team"
+
+
+def bundle_upload_team(*, uploader: User, team: str | None) -> HostTeam:
+    """The team an upload is for: `team` (a slug), which the uploader must host for, or, when
+    none is named, the one team the uploader hosts for; refused when they host for several
+    (the choice is theirs: the error names them) or none."""
+    if team:
+        row = HostTeam.objects.filter(slug=team).first()
+        if row is None:
+            raise BundleUploadError("unknown_team", f"no host team {team!r}", field=TEAM_FIELD)
+        if not team_user_can_host(user=uploader, team=row):
+            raise BundleUploadError("permission_denied", f"only the hosts and admins of the "
+                                    f"team {team!r} may upload its bundles", field=TEAM_FIELD,
+                                    http_status=403)
+        return row
+    hosted = list(host_team_list_hosted_by(user=uploader))
+    if not hosted:
+        raise BundleUploadError("permission_denied", "only the hosts and admins of a host team "
+                                "may add benchmarks (docs/hosts/teams.md)", http_status=403)
+    if len(hosted) > 1:
+        raise BundleUploadError(
+            "team_required", "you host for several teams: name the one this bundle is for "
+            f"(team: {', '.join(row.slug for row in hosted)})", field=TEAM_FIELD)
+    return hosted[0]
+
+
+def bundle_upload_create(*, uploader: User, bundle: UploadedFile, update: bool = False,
+                         team: str | None = None) -> BundleUpload:
+    """Store an uploaded .zip bundle for a team (bundle_upload_team) and queue it for a worker
+    once the transaction commits. Only the cheap checks run here (the team, name, size, the zip
+    signature); the worker refuses an update of another team's benchmark."""
+    team_row = bundle_upload_team(uploader=uploader, team=team)
     name = PurePosixPath(bundle.name or "").name
     if not name.lower().endswith(".zip"):
         raise BundleUploadError(
@@ -88,7 +118,7 @@ def bundle_upload_create(*, uploader: User, bundle: UploadedFile,
                                 field=BUNDLE_FIELD)
     with transaction.atomic():
         upload = BundleUpload(original_name=name[:255], size=size, update=update,
-                              uploaded_by=uploader)
+                              uploaded_by=uploader, team=team_row)
         upload.bundle.save(name, bundle, save=False)  # copied in chunks by the storage
         upload.save()
         queue.job_queue(kind="bundle_upload", job_id=upload.pk)
@@ -105,7 +135,7 @@ def bundle_upload_run(*, upload_id: int, task_id: str) -> bool:
     as its failure by the runner, leaderboard/tasks/registry.py)."""
     upload = BundleUpload.objects.get(id=upload_id)
     with stored_file_path(upload.bundle) as path:
-        report = benchmark_bundle_add(path=path, update=upload.update)
+        report = benchmark_bundle_add(path=path, update=upload.update, team_id=upload.team_id)
     text = "\n".join(line if level == "info" else f"{level}: {line}"
                      for level, line in report.lines)
     return job_finish(BundleUpload, job_id=upload_id, task_id=task_id, status=Status.DONE,

@@ -1,4 +1,4 @@
-"""The staff pages that add a benchmark from a bundle: the upload form with the uploads so far,
+"""The hosts' pages that add a benchmark from a bundle: the upload form with the uploads so far,
 and one upload's page (its status while a worker checks it, then the report or the refusal
 with its file and field)."""
 
@@ -15,7 +15,12 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET
 
-from leaderboard.catalog.hosting.selectors import bundle_upload_get, bundle_upload_list
+from leaderboard.catalog.hosting.selectors import (
+    bundle_upload_get,
+    bundle_upload_list,
+    host_team_list_hosted_by,
+    user_hosts_any_team,
+)
 from leaderboard.catalog.hosting.services import bundle_upload_create
 from leaderboard.catalog.models import BundleUpload
 from leaderboard.common.errors import ServiceError
@@ -25,10 +30,10 @@ from leaderboard.common.uploads import upload_csrf_failure, upload_too_large
 UPLOADS_PER_PAGE = 50
 
 
-# Log in first (redirect), then staff only: everyone else gets a 403 page.
-staff_required = role_required(
-    lambda user: user.is_staff, title="Benchmark bundles",
-    message="Only staff can add, update or hide benchmarks.")
+# Log in first (redirect), then the hosts of some team only: everyone else gets a 403 page.
+host_required = role_required(
+    lambda user: user_hosts_any_team(user=user), title="Benchmark bundles",
+    message="Only the hosts and admins of a host team can add or update its benchmarks.")
 
 
 class BundleUploadForm(forms.Form):
@@ -40,6 +45,16 @@ class BundleUploadForm(forms.Form):
     update = forms.BooleanField(
         required=False, label="Add its label sets to the existing benchmark of its slug",
         help_text="Without this, a slug that is already loaded is refused.")
+    # Not required: left empty, the uploader's one hosting team (several: the service asks).
+    team = forms.ChoiceField(label="Host team", choices=[], required=False,
+                             help_text="The team the benchmark belongs to.")
+
+    def __init__(self, *args: object, user: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        teams = [(team.slug, team.name) for team in host_team_list_hosted_by(user=user)]
+        self.fields["team"].choices = teams  # type: ignore[attr-defined]
+        if len(teams) == 1:
+            self.fields["team"].initial = teams[0][0]
 
 
 def _too_large(form: BundleUploadForm) -> BundleUploadForm:
@@ -56,12 +71,13 @@ def _create(request: HttpRequest, form: BundleUploadForm) -> BundleUpload | int:
     if not form.is_valid():
         return 400
     user = request.user
-    assert isinstance(user, User)  # staff_required
+    assert isinstance(user, User)  # host_required
     try:
         return bundle_upload_create(uploader=user, bundle=form.cleaned_data["bundle"],
-                                    update=form.cleaned_data["update"])
+                                    update=form.cleaned_data["update"],
+                                    team=form.cleaned_data["team"] or None)
     except ServiceError as exc:  # BundleUploadError, and the size cap's file_too_large
-        form.add_error("bundle" if exc.field else None, exc.message)
+        form.add_error(exc.field if exc.field in form.fields else None, exc.message)
         return exc.http_status
 
 
@@ -69,7 +85,7 @@ def _create(request: HttpRequest, form: BundleUploadForm) -> BundleUpload | int:
 # upload refused unread has no token to check, and gets the form with its error, not a bare
 # 403. A refused upload stores nothing, so skipping the check then is safe.
 @csrf_exempt
-@staff_required
+@host_required
 def bundle_uploads(request: HttpRequest) -> HttpResponse:
     """GET: the form and the uploads. POST: store the bundle and queue it, then go to its
     page; or show the form's errors, nothing stored."""
@@ -77,29 +93,30 @@ def bundle_uploads(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         _ = request.POST  # parse the body now: the size cap may stop it part way
         if upload_too_large(request):
-            form, status = _too_large(BundleUploadForm(request.POST)), 413
+            form, status = _too_large(BundleUploadForm(request.POST, user=request.user)), 413
         else:
             rejected = upload_csrf_failure(request)
             if rejected is not None:
                 return rejected
-            form = BundleUploadForm(request.POST, request.FILES)
+            form = BundleUploadForm(request.POST, request.FILES, user=request.user)
             result = _create(request, form)
             if isinstance(result, BundleUpload):
                 messages.success(request, f"Bundle upload #{result.pk} is queued.")
                 return redirect("bundle_upload_detail", upload_id=result.pk)
             status = result
     else:
-        form = BundleUploadForm()
-    page = Paginator(bundle_upload_list(), UPLOADS_PER_PAGE).get_page(request.GET.get("page"))
+        form = BundleUploadForm(user=request.user)
+    page = Paginator(bundle_upload_list(user=request.user), UPLOADS_PER_PAGE).get_page(
+        request.GET.get("page"))
     return render(request, "leaderboard/bundle_upload_list.html", {
         "form": form, "page": page, "uploads": page.object_list,
         "max_upload_bytes": settings.EVALSERVER_MAX_UPLOAD_BYTES,
     }, status=status)
 
 
-def _upload(upload_id: int) -> BundleUpload:
+def _upload(request: HttpRequest, upload_id: int) -> BundleUpload:
     try:
-        return bundle_upload_get(upload_id=upload_id)
+        return bundle_upload_get(upload_id=upload_id, user=request.user)
     except BundleUpload.DoesNotExist:
         raise Http404("no such bundle upload") from None
 
@@ -112,19 +129,19 @@ def _pending_hint(upload: BundleUpload) -> str:
     return ""
 
 
-@staff_required
+@host_required
 def bundle_upload_detail(request: HttpRequest, upload_id: int) -> HttpResponse:
-    upload = _upload(upload_id)
+    upload = _upload(request, upload_id)
     return render(request, "leaderboard/bundle_upload_detail.html", {
         "upload": upload, "pending": upload.pending, "pending_hint": _pending_hint(upload)})
 
 
-@staff_required
+@host_required
 @require_GET
 @never_cache
 def bundle_upload_status(request: HttpRequest, upload_id: int) -> JsonResponse:
     """{id, status, hint}: what the upload's page polls while it is pending
     (static/leaderboard/status.js)."""
-    upload = _upload(upload_id)
+    upload = _upload(request, upload_id)
     return JsonResponse({"id": upload.pk, "status": upload.status,
                          "hint": _pending_hint(upload)})

@@ -1,5 +1,5 @@
 """Reveal the private part of a hidden label set's open phase (docs/metrics.md §17.4), as the
-staff API does: the board then shows the private figures and the shake-up.
+hosts' API does: the board then shows the private figures and the shake-up.
 
     python manage.py reveal_hidden cifar10-hidden cifar10.1-v6-hidden --by admin
     python manage.py reveal_hidden cifar10-hidden cifar10.1-v6-hidden --by admin --open-next 7
@@ -20,30 +20,35 @@ from leaderboard.catalog.phases.services import (
     hidden_phase_reveal,
 )
 from leaderboard.catalog.selectors import benchmark_get
+from leaderboard.catalog.teams.permissions import benchmark_user_can_host
 
 
 class Command(BaseCommand):
-    help = "Reveal a hidden label set's private part (recorded with the staff user given)."
+    help = ("Reveal a hidden label set's private part (recorded with the user given, a host of "
+            "its benchmark's team).")
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("benchmark")
         parser.add_argument("label_set")
         parser.add_argument("--by", metavar="USERNAME", required=True,
-                            help="the staff user the reveal is recorded for")
+                            help="the user the reveal is recorded for: a host or admin of the "
+                                 "benchmark's team, or a superuser (docs/hosts/teams.md)")
         parser.add_argument("--open-next", metavar="SEED", type=int, default=None,
                             help="then open the next phase, its private part drawn from SEED")
 
     def handle(self, *args: Any, **options: Any) -> None:
         user = user_find(username=options["by"])
-        if user is None or not user.is_staff:
-            raise CommandError(f"{options['by']!r} is not a staff user")
+        if user is None:
+            raise CommandError(f"no user {options['by']!r}")
         try:
-            label_set = hidden_label_set_get(
-                benchmark=benchmark_get(slug=options["benchmark"], include_hidden=True),
-                slug=options["label_set"])
+            benchmark = benchmark_get(slug=options["benchmark"], include_hidden=True)
+            label_set = hidden_label_set_get(benchmark=benchmark, slug=options["label_set"])
         except (Benchmark.DoesNotExist, LabelSet.DoesNotExist):
             raise CommandError(f"no hidden label set {options['benchmark']}/"
                                f"{options['label_set']}") from None
+        if not benchmark_user_can_host(user=user, benchmark=benchmark):
+            raise CommandError(f"{options['by']!r} is not a host of {benchmark.slug}'s team "
+                               f"{benchmark.team.slug!r}")
         phase = hidden_phase_current(label_set_id=label_set.pk)
         if phase is None:
             raise CommandError(f"{label_set} has no phase")

@@ -26,6 +26,7 @@ from django.utils.safestring import mark_safe
 from leaderboard.catalog.models import Benchmark
 from leaderboard.catalog.phases.selectors import hidden_phases_current
 from leaderboard.catalog.selectors import benchmark_get
+from leaderboard.catalog.teams.permissions import benchmark_user_can_host
 from leaderboard.presentation.boards.conditional import (
     PRIVATE_CACHE_CONTROL,
     board_etag,
@@ -194,8 +195,10 @@ def leaderboard(request: HttpRequest, slug: str) -> HttpResponse:
             "benchmark": benchmark, "error": exc.message}, status=400)
     response = render(request, "leaderboard/leaderboard.html", {
         "benchmark": benchmark, "board_html": mark_safe(board_html),  # rendered by a template
-        # staff only, outside the cached board: reveal a hidden label set, open its next phase
+        # its team's hosts only, outside the cached board: reveal a hidden label set, open its
+        # next phase (docs/hosts/teams.md)
         "hidden_phases": (hidden_phases_current(benchmark=benchmark)
-                          if request.user.is_staff else []),
+                          if benchmark_user_can_host(user=request.user, benchmark=benchmark)
+                          else []),
     })
     return conditional_headers_add(response, etag=etag, cache_control=PRIVATE_CACHE_CONTROL)

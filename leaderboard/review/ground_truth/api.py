@@ -16,7 +16,12 @@ from leaderboard.common.api import error_responses, signed_in_user
 from leaderboard.review.ground_truth import selectors as selectors_ground_truth
 from leaderboard.review.ground_truth import services as ground_truth
 from leaderboard.review.ground_truth.models import GroundTruthAnswer, GroundTruthCandidate
-from leaderboard.review.panel.api import REVIEWER_PERMISSIONS, benchmark_or_404, panel_vote_response
+from leaderboard.review.panel.api import (
+    REVIEWER_PERMISSIONS,
+    benchmark_or_404,
+    panel_item_reviewable_or_404,
+    panel_vote_response,
+)
 from leaderboard.review.serializers import ClassLabelOutput
 
 
@@ -70,7 +75,7 @@ class GroundTruthQueueView(GenericAPIView[GroundTruthCandidate]):
 
     def get_queryset(self) -> QuerySet[GroundTruthCandidate]:
         return selectors_ground_truth.ground_truth_queue(
-            benchmark=benchmark_or_404(self.kwargs["slug"]))
+            benchmark=benchmark_or_404(self.request, self.kwargs["slug"]))
 
     @extend_schema(
         operation_id="ground_truth_queue",
@@ -93,6 +98,8 @@ class GroundTruthVoteCreateView(APIView):
         responses={201: GroundTruthVoteOutput, **error_responses(400, 401, 403, 404, 409)},
     )
     def post(self, request: Request, candidate_id: int) -> Response:
+        panel_item_reviewable_or_404(request, GroundTruthCandidate, candidate_id,
+                                     "ground-truth candidate")
         form = GroundTruthVoteInput(data=request.data)
         form.is_valid(raise_exception=True)
         candidate = ground_truth.ground_truth_vote_cast(

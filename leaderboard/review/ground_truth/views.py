@@ -28,7 +28,7 @@ class GroundTruthVoteForm(forms.Form):
 def ground_truth_next(request: HttpRequest, slug: str) -> HttpResponse:
     """GET: the next open candidate the reviewer has not answered (or `?candidate=<id>`).
     POST: answer, then next."""
-    benchmark = benchmark_or_404(slug)
+    benchmark = benchmark_or_404(request, slug)
     user = request.user
     assert isinstance(user, User)
     here = reverse("ground_truth_next", args=[benchmark.slug])

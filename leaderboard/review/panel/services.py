@@ -23,8 +23,11 @@ from leaderboard.catalog.label_set_version_files import compiled_for_version, co
 from leaderboard.catalog.models import Benchmark, LabelSet, LabelSetVersion
 from leaderboard.catalog.selectors import label_set_version_latest
 from leaderboard.catalog.services import label_set_row_lock, label_set_version_create
+from leaderboard.catalog.teams.permissions import (
+    benchmark_user_can_review,
+    benchmark_user_can_see,
+)
 from leaderboard.common.errors import ServiceError
-from leaderboard.common.roles import user_is_reviewer
 from leaderboard.jobs.lifecycle import job_request_fields
 from leaderboard.review.models import VersionRescore
 from workers.scoring.label_set_builders import CompiledLabelSet
@@ -54,9 +57,9 @@ def panel_vote_cast(panel: Panel, *, item_id: int, reviewer: User,
     the question); the vote that fills the panel decides the item, once.
 
     The item's row lock makes concurrent votes queue up: none is lost, and only the vote that
-    fills the panel decides."""
-    if not user_is_reviewer(reviewer):
-        raise ReviewError("forbidden", "only maintainers may review", http_status=403)
+    fills the panel decides. Only the reviewers of the item's benchmark's team vote
+    (docs/hosts/teams.md): 403 `permission_denied`, or 404 when the benchmark is hidden from
+    the voter."""
     model: Any = panel.item_model
     with transaction.atomic():
         try:
@@ -67,6 +70,12 @@ def panel_vote_cast(panel: Panel, *, item_id: int, reviewer: User,
         except model.DoesNotExist:
             raise ReviewError("not_found", f"no {panel.name} {item_id}",
                               http_status=404) from None
+        benchmark = item.label_set.benchmark
+        if not benchmark_user_can_see(user=reviewer, benchmark=benchmark):
+            raise ReviewError("not_found", f"no {panel.name} {item_id}", http_status=404)
+        if not benchmark_user_can_review(user=reviewer, benchmark=benchmark):
+            raise ReviewError("permission_denied", f"only the reviewers of {benchmark.slug}'s "
+                              "host team may review it", http_status=403)
         if item.status != model.Status.OPEN:
             raise ReviewError("already_decided", f"this {panel.short} is already decided",
                               http_status=409)

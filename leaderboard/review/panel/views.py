@@ -18,22 +18,25 @@ from django.utils.cache import get_conditional_response
 from django.utils.http import http_date
 from django.views.decorators.http import require_safe
 
+from leaderboard.catalog.access import Action, benchmark_get_for
 from leaderboard.catalog.example_files import Unavailable, example_image_file
 from leaderboard.catalog.models import Benchmark, ExampleSet
-from leaderboard.catalog.selectors import benchmark_get
+from leaderboard.catalog.teams.permissions import user_is_maintainer
 from leaderboard.common.page_access import role_required
-from leaderboard.common.roles import user_is_reviewer
 from leaderboard.review.panel.services import ReviewError
 
-# Log in first (redirect), then maintainers only: everyone else gets a 403 page.
+# Log in first (redirect), then the members of some host team only: everyone else gets a 403
+# page. Which benchmarks they review is their teams' (benchmark_or_404).
 reviewer_required = role_required(
-    user_is_reviewer, title="Review",
-    message="Only maintainers (staff or the reviewers group) can work the review queue.")
+    lambda user: user_is_maintainer(user=user), title="Review",
+    message="Only the members of a host team can work its review queues.")
 
 
-def benchmark_or_404(slug: str) -> Benchmark:
+def benchmark_or_404(request: HttpRequest, slug: str) -> Benchmark:
+    """The benchmark, for its team's reviewers (docs/hosts/teams.md): 404 when the user may
+    not see it, 403 (leaderboard/templates/403.html) when it is another team's."""
     try:
-        return benchmark_get(slug=slug)
+        return benchmark_get_for(user=request.user, slug=slug, action=Action.REVIEW)
     except Benchmark.DoesNotExist:
         raise Http404("no such benchmark") from None
 
@@ -67,7 +70,7 @@ def review_example_image(request: HttpRequest, slug: str, example_set: str,
     example"): found from the example set's declared folder and the example's name alone
     (leaderboard/catalog/example_files.py), never from the request's path; 404 when the
     server cannot show it (the review page says why)."""
-    benchmark = benchmark_or_404(slug)
+    benchmark = benchmark_or_404(request, slug)
     row = ExampleSet.objects.filter(benchmark=benchmark, slug=example_set).first()
     if row is None or not 0 <= index < row.size:
         raise Http404("no such example")

@@ -15,6 +15,7 @@ the state a worker or another request left decides, never a value read earlier.
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import User
@@ -24,7 +25,7 @@ from django.utils import timezone
 
 from leaderboard import queue
 from leaderboard.catalog.services import benchmark_leaderboard_touch
-from leaderboard.common.roles import user_is_reviewer
+from leaderboard.catalog.teams import permissions
 from leaderboard.jobs.lifecycle import PLATFORM_FAILURE_CODES, job_cancel, job_request_fields
 from leaderboard.submissions.board_significance import board_significance_schedule
 from leaderboard.submissions.file_checks import SubmissionError
@@ -36,9 +37,15 @@ RERUN_RETENTION_MARGIN = timedelta(hours=1)
 
 
 def user_is_maintainer(user: User) -> bool:
-    """Staff, or a member of the `reviewers` group (leaderboard/common/roles.py, the one
-    definition): may withdraw anyone's submission, with a reason its owner sees."""
-    return user_is_reviewer(user)
+    """Holds a role in some host team, or is a superuser (permissions.user_is_maintainer,
+    the one definition: what the client's `whoami` reports)."""
+    return permissions.user_is_maintainer(user=user)
+
+
+def submission_user_can_withdraw_any(*, user: Any, submission: Submission) -> bool:
+    """A host of the submission's benchmark's team (or a superuser) may withdraw anyone's
+    submission, with a reason its owner sees (docs/hosts/teams.md)."""
+    return permissions.benchmark_user_can_host(user=user, benchmark=submission.benchmark)
 
 
 def _owned(submission: Submission, user: User) -> None:
@@ -104,9 +111,9 @@ def submission_withdraw(*, submission: Submission, user: User, reason: str = "",
     after the refusals above, which it would otherwise hide."""
     reason = reason.strip()
     if submission.owner_id != user.pk:
-        if not user_is_maintainer(user):
-            raise SubmissionError("not_owner", "only the submitter or a maintainer can "
-                                  "withdraw a submission", http_status=403)
+        if not submission_user_can_withdraw_any(user=user, submission=submission):
+            raise SubmissionError("not_owner", "only the submitter or a host of the "
+                                  "benchmark's team can withdraw a submission", http_status=403)
         if not reason:
             raise SubmissionError("missing_reason", "say why: the submitter sees the reason",
                                   field="reason")

@@ -36,7 +36,7 @@ API = "/api/bundles/"
 
 @pytest.fixture
 def staff() -> User:
-    return factories.user_create("boss", staff=True)
+    return factories.host_create("boss")
 
 
 def upload(client: APIClient, path: Path, *, update: bool = False) -> Any:
@@ -68,14 +68,14 @@ def test_it_answers_403_to_a_researcher(tmp_path: Path) -> None:
     client = api_client(factories.user_create("researcher"))
     benchmark = Benchmark.objects.create(slug="quiet", name="Quiet", num_classes=3,
                                          main_example_set="quiet-test")
-    responses = [upload(client, toy_zip(tmp_path)), client.get(f"{API}1/"),
-                 client.post("/api/benchmarks/quiet/hide/"),
-                 client.post("/api/benchmarks/quiet/unhide/")]
-    for response in responses:
+    not_host = "only the hosts and admins of a host team may add or update benchmarks"
+    not_its_host = "only the hosts and admins of the team 'site' may do this on 'quiet'"
+    responses = [(upload(client, toy_zip(tmp_path)), not_host), (client.get(f"{API}1/"), not_host),
+                 (client.post("/api/benchmarks/quiet/hide/"), not_its_host),
+                 (client.post("/api/benchmarks/quiet/unhide/"), not_its_host)]
+    for response, message in responses:
         assert response.status_code == 403
-        assert response.json() == {"error": {
-            "code": "permission_denied",
-            "message": "only staff may add, update or hide benchmarks"}}
+        assert response.json() == {"error": {"code": "permission_denied", "message": message}}
     assert BundleUpload.objects.count() == 0
     benchmark.refresh_from_db()
     assert benchmark.hidden is False
@@ -254,13 +254,67 @@ def test_it_ends_a_refused_bundle_failed_with_its_file_and_field_and_stores_noth
     assert process(upload_id) == "skipped"  # failed for good: a redelivery changes nothing
 
 
+def test_it_refuses_an_update_of_another_teams_benchmark(
+    catalog_settings: Settings, staff: User, tmp_path: Path,
+) -> None:
+    """A host of another team may upload, but the worker refuses to update a benchmark that
+    is not their team's, with its own code, and writes nothing (docs/hosts/teams.md)."""
+    assert process(upload(api_client(staff), toy_zip(tmp_path)).json()["id"]) == "done"
+    rows = catalog_rows()
+    lab_host = factories.host_create("lab-host", team=factories.team_create("lab"))
+    renamed = toml_dumps({**MANIFEST, "name": "Toy three, renamed"}).encode()
+    answer = upload(api_client(lab_host), toy_zip(tmp_path / "lab", **{"toy3.toml": renamed}),
+                    update=True)
+    assert answer.status_code == 202
+    assert process(answer.json()["id"]) == "failed"
+    detail = api_client(lab_host).get(f"{API}{answer.json()['id']}/").json()
+    assert (detail["team"], detail["error"]["code"]) == ("lab", "benchmark_other_team")
+    assert detail["error"]["message"] == (
+        f"benchmark {SLUG!r} belongs to another host team: a bundle can add or update only "
+        "its own team's benchmarks")
+    assert catalog_rows() == rows
+    assert Benchmark.objects.get(slug=SLUG).name == "Toy three"
+    # and the site team's host does not see the lab's upload
+    assert api_client(staff).get(f"{API}{answer.json()['id']}/").status_code == 404
+
+
+def test_it_adds_a_new_benchmark_for_the_uploaders_team_named_when_several(
+    catalog_settings: Settings, tmp_path: Path,
+) -> None:
+    lab, other = factories.team_create("lab"), factories.team_create("other-lab")
+    both = factories.host_create("both", team=lab)
+    factories.team_role_give(both, "admin", other)
+    factories.reviewer_create("only-reviews", team=other)
+    client = api_client(both)
+    unnamed = upload(client, toy_zip(tmp_path / "a"))
+    assert (unnamed.status_code, unnamed.json()["error"]) == (400, {
+        "code": "team_required", "field": "team",
+        "message": "you host for several teams: name the one this bundle is for "
+                   "(team: lab, other-lab)"})
+    reviewer = api_client(User.objects.get(username="only-reviews"))
+    with toy_zip(tmp_path / "b").open("rb") as handle:
+        refused = reviewer.post(API, {"bundle": handle, "team": "other-lab"},
+                                format="multipart")
+    assert (refused.status_code, refused.json()["error"]["code"]) == (403, "permission_denied")
+    with toy_zip(tmp_path / "c").open("rb") as handle:
+        unknown = client.post(API, {"bundle": handle, "team": "nowhere"}, format="multipart")
+    assert (unknown.status_code, unknown.json()["error"]) == (400, {
+        "code": "unknown_team", "field": "team", "message": "no host team 'nowhere'"})
+    with toy_zip(tmp_path / "d").open("rb") as handle:
+        named = client.post(API, {"bundle": handle, "team": "other-lab"}, format="multipart")
+    assert named.status_code == 202
+    assert process(named.json()["id"]) == "done"
+    assert Benchmark.objects.get(slug=SLUG).team == other
+    assert BundleUpload.objects.count() == 1
+
+
 def test_it_answers_404_for_an_unknown_upload(staff: User) -> None:
     response = api_client(staff).get(f"{API}12345/")
     assert response.status_code == 404
     assert response.json()["error"]["code"] == "not_found"
 
 
-def test_it_hides_and_shows_a_benchmark_for_staff(staff: User) -> None:
+def test_it_hides_and_shows_a_benchmark_for_its_hosts(staff: User) -> None:
     benchmark = Benchmark.objects.create(slug="quiet", name="Quiet", num_classes=3,
                                          main_example_set="quiet-test")
     generation = benchmark.leaderboard_generation

@@ -57,7 +57,7 @@ def test_it_hosts_an_uploaded_bundle_and_scores_submissions_to_it(
     from playwright.sync_api import expect
 
     assert by_hand(API_PREDICTIONS) == {"original": (7, 12), "corrected": (8, 10)}
-    staff = factories.user_create("boss", staff=True)
+    staff = factories.host_create("boss")
     researcher = factories.user_create("researcher")
 
     # a refused bundle first: the worker records why, and nothing is stored

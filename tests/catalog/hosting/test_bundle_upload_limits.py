@@ -41,7 +41,7 @@ def _finished(upload_id: int, log: Path, timeout: float = 120) -> BundleUpload:
 def test_it_fails_the_740_byte_bundle_by_its_limit_and_the_worker_adds_the_next(
     scoring_worker: Path, tmp_path: Path,
 ) -> None:
-    staff = _client(factories.user_create("boss", staff=True))
+    staff = _client(factories.host_create("boss"))
     huge = tmp_path / "huge-key.zip"
     huge.write_bytes(zip_bytes({"toy3/toy3.toml": b"a" + b".a" * 299_999 + b" = 1\n"}))
     assert huge.stat().st_size == 736

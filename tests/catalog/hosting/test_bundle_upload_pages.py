@@ -1,6 +1,6 @@
-"""The staff pages that upload a bundle and show its outcome: only staff see them; a bad file is
-refused on the form with nothing stored; a refused bundle's page names the code, file and
-field."""
+"""The hosts' pages that upload a bundle and show its outcome: only a team's hosts see them; a
+bad file is refused on the form with nothing stored; a refused bundle's page names the code,
+file and field."""
 
 from __future__ import annotations
 
@@ -24,8 +24,8 @@ def signed_in(user: User) -> Client:
     return client
 
 
-def test_it_shows_the_pages_to_staff_only(tmp_path: Path) -> None:
-    owner = factories.user_create("boss", staff=True)
+def test_it_shows_the_pages_to_hosts_only(tmp_path: Path) -> None:
+    owner = factories.host_create("boss")
     upload = BundleUpload.objects.create(original_name="toy3.zip", size=10, uploaded_by=owner,
                                          bundle="bundles/x/toy3.zip")
     pages = ("/bundles/", f"/bundles/{upload.pk}/", f"/bundles/{upload.pk}/status.json")
@@ -34,7 +34,8 @@ def test_it_shows_the_pages_to_staff_only(tmp_path: Path) -> None:
         assert Client().get(url).url == f"/login/?next={url}"
         forbidden = researcher.get(url)
         assert forbidden.status_code == 403
-        assert b"Only staff can add, update or hide benchmarks." in forbidden.content
+        assert (b"Only the hosts and admins of a host team can add or update its benchmarks."
+                in forbidden.content)
     staff = signed_in(owner)
     listing = staff.get("/bundles/")
     assert listing.status_code == 200
@@ -47,7 +48,7 @@ def test_it_shows_the_pages_to_staff_only(tmp_path: Path) -> None:
 def test_it_refuses_a_file_that_is_not_a_zip_on_the_form(
     catalog_settings: Settings, tmp_path: Path,
 ) -> None:
-    staff = signed_in(factories.user_create("boss", staff=True))
+    staff = signed_in(factories.host_create("boss"))
     path = tmp_path / "bundle.tar"
     path.write_bytes(b"PK\x03\x04")
     with open(path, "rb") as handle:
@@ -62,7 +63,7 @@ def test_it_refuses_a_file_that_is_not_a_zip_on_the_form(
 def test_it_uploads_from_the_form_and_shows_the_refusal(
     catalog_settings: Settings, tmp_path: Path,
 ) -> None:
-    staff = signed_in(factories.user_create("boss", staff=True))
+    staff = signed_in(factories.host_create("boss"))
     archive = toy_zip(tmp_path, extra={"toy3/../evil.txt": b"outside"})
     with open(archive, "rb") as handle:
         response = staff.post("/bundles/", {"bundle": handle})
@@ -83,7 +84,7 @@ def test_it_uploads_from_the_form_and_shows_the_refusal(
 def test_it_stops_a_bundle_over_the_upload_cap_on_the_form(
     catalog_settings: Settings, tmp_path: Path,
 ) -> None:
-    staff = signed_in(factories.user_create("boss", staff=True))
+    staff = signed_in(factories.host_create("boss"))
     archive = toy_zip(tmp_path)
     catalog_settings.EVALSERVER_MAX_UPLOAD_BYTES = 100
     with open(archive, "rb") as handle:

@@ -28,8 +28,7 @@ NOT_A_ZIP = b"PK\x03\x04 not really a zip"  # passes the request's check, refuse
 
 def _upload(tmp_path: Path, name: str, content: bytes | None = None) -> BundleUpload:
     data = toy_zip(tmp_path, name).read_bytes() if content is None else content
-    return bundle_upload_create(uploader=factories.user_create(name.removesuffix(".zip"),
-                                                               staff=True),
+    return bundle_upload_create(uploader=factories.host_create(name.removesuffix(".zip")),
                                 bundle=SimpleUploadedFile(name, data))
 
 

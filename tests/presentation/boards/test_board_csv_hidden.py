@@ -53,7 +53,7 @@ def test_it_shows_a_hidden_label_sets_private_part_only_after_its_reveal(
     assert [r["submission_id"] for r in paged.json()["rows"]] == [b.pk]
 
     staff = APIClient()
-    staff.force_authenticate(factories.user_create("host", staff=True))
+    staff.force_authenticate(factories.host_create("host"))
     assert staff.post(phases.REVEAL).status_code == 200
     after = _csv(CSV + "-private")
 

@@ -167,7 +167,7 @@ def test_it_refuses_whom_may_not_see_a_private_one_and_what_cannot_be_compared(
             refused = compare(client, *pair)
             assert refused.status_code == 404
             assert refused.json()["error"]["code"] == "not_found"
-    for user in (b.owner, factories.user_create("staff", staff=True)):
+    for user in (b.owner, factories.host_create("staff")):
         client.force_login(user)
         assert compare(client, a, b).status_code == 200
     client.force_login(a.owner)

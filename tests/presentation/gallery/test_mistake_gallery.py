@@ -138,7 +138,7 @@ def test_it_shows_the_gallery_only_to_those_who_may_see_the_submission(
     submission = factories.submission_scored("mnist", "mnist-test", probs,
                                              tmp_path, "hidden", public=False)
     url = f"/submissions/{submission.pk}/mistakes/"
-    other, staff = factories.user_create("other"), factories.user_create("staff", staff=True)
+    other, staff = factories.user_create("other"), factories.host_create("staff")
 
     assert client.get(url).status_code == 404
     client.force_login(other)

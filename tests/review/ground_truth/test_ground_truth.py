@@ -90,7 +90,7 @@ def test_it_lets_only_maintainers_answer(loaded: Settings, data_dir: Path) -> No
     assert api_client(user).get("/api/review/mnist/ground-truth/").status_code == 403
     with pytest.raises(ReviewError) as refused:
         ground_truth_vote_cast(candidate_id=candidate.pk, reviewer=user, answer="given")
-    assert (refused.value.code, refused.value.http_status) == ("forbidden", 403)
+    assert (refused.value.code, refused.value.http_status) == ("permission_denied", 403)
     client = Client()
     client.force_login(user)
     assert client.get("/review/mnist/ground-truth/next/").status_code == 403
@@ -104,7 +104,7 @@ def test_it_takes_one_answer_per_reviewer_and_lists_open_candidates(
     candidate = ground_truth_candidate_create(label_set=_corrected(), example_index=example,
                                               guessed=guess, source="audit:7",
                                               evidence={"margin": 0.5})
-    boss = factories.user_create("boss", staff=True)
+    boss = factories.host_create("boss")
     body = api_client(boss).get("/api/review/mnist/ground-truth/").json()
     assert body["count"] == 1
     assert body["results"] == [{
@@ -172,7 +172,7 @@ def test_it_corrects_the_label_in_version_2_and_rescores_exactly(
         (top1 == new.arrays["corrected_labels"])[correctable].sum())
     history = api_client().get("/api/benchmarks/mnist/label-sets/corrected/versions/").json()
     assert history[0]["settled"][0]["reviewers"] == ["gt0", "gt1", "gt2", "gt3", "gt4"]
-    closed = api_client(factories.user_create("late", staff=True)).post(
+    closed = api_client(factories.host_create("late")).post(
         f"/api/review/ground-truth/{candidate.pk}/votes/", {"answer": "given"}, format="json")
     assert (closed.status_code, closed.json()["error"]["code"]) == (409, "already_decided")
 
@@ -226,7 +226,7 @@ def test_it_opens_candidates_by_command_and_reviews_them_on_the_page(
         call_command("add_ground_truth_candidate", "mnist", "corrected", str(example),
                      str(guess))
     client = Client()
-    client.force_login(factories.user_create("boss", staff=True))
+    client.force_login(factories.host_create("boss"))
     home = client.get("/review/").content.decode()
     assert '<a class="button button-small" href="/review/mnist/ground-truth/next/">' in home
     page = client.get("/review/mnist/ground-truth/next/").content.decode()

@@ -8,14 +8,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 from django.db import connection
 from pytest_django.fixtures import Settings
 
 from leaderboard.catalog.label_set_version_files import compiled_for_version
 from leaderboard.catalog.models import LabelSetVersion
 from leaderboard.catalog.selectors import benchmark_get
-from leaderboard.common.roles import REVIEWERS_GROUP
 from leaderboard.review import services as review
 from leaderboard.review.models import ReviewItem, ReviewVote
 from leaderboard.review.panel.services import ReviewError
@@ -52,11 +51,7 @@ def _submit_imagenet(data_dir: Path, tmp_path: Path, username: str) -> Submissio
 
 
 def _reviewers(n: int) -> list[User]:
-    group, _ = Group.objects.get_or_create(name=REVIEWERS_GROUP)
-    users = [factories.user_create(f"reviewer{i}") for i in range(n)]
-    for user in users:
-        user.groups.add(group)
-    return users
+    return [factories.reviewer_create(f"reviewer{i}") for i in range(n)]
 
 
 @pytest.mark.parametrize(("votes", "expected"), [
@@ -93,8 +88,8 @@ def test_it_lets_only_maintainers_vote(loaded: Settings, data_dir: Path, tmp_pat
     with pytest.raises(ReviewError) as caught:
         review.review_vote_cast(item_id=item.pk, reviewer=factories.user_create("nobody"),
                                 verdict="correct")
-    assert (caught.value.code, caught.value.http_status) == ("forbidden", 403)
-    staff = factories.user_create("staff", staff=True)
+    assert (caught.value.code, caught.value.http_status) == ("permission_denied", 403)
+    staff = factories.host_create("staff")
     review.review_vote_cast(item_id=item.pk, reviewer=staff, verdict="correct")
     with pytest.raises(ReviewError) as again:
         review.review_vote_cast(item_id=item.pk, reviewer=staff, verdict="wrong")

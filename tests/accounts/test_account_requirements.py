@@ -42,7 +42,7 @@ def test_it_asks_a_maintainer_for_totp_before_anything_when_mfa_is_required(
     # one code for the whole window around now: the code computed below is still valid when
     # it is checked, whatever the second (allauth.mfa's MFA_TOTP_TOLERANCE)
     settings.MFA_TOTP_TOLERANCE = 1
-    reviewer = factories.host_create("rita")  # a host of the site team
+    host = factories.host_create("rita")  # a host of the site team
     assert _login(client, "rita") == "/"
     for path in ("/", "/submissions/", "/profile/", "/review/"):
         assert client.get(path)["Location"] == ACTIVATE, path
@@ -54,19 +54,19 @@ def test_it_asks_a_maintainer_for_totp_before_anything_when_mfa_is_required(
     assert client.post(reauthenticate, {"password": PASSWORD})["Location"] == ACTIVATE
     assert client.get(ACTIVATE).status_code == 200
     assert client.get("/accounts/2fa/").status_code == 200
-    token = Token.objects.create(user=reviewer)
+    token = Token.objects.create(user=host)
     assert Client(HTTP_AUTHORIZATION=f"Token {token.key}").get("/api/me/").status_code == 200
 
     secret = generate_totp_secret()
-    TOTP.activate(reviewer, secret)
+    TOTP.activate(host, secret)
     assert client.get("/").status_code == 200
     # the password alone no longer gives a token; the one it has keeps working
     refused = Client().post("/api/auth/token/", {"username": "rita", "password": PASSWORD})
     assert (refused.status_code, refused.json()["error"]["code"]) == (403, "mfa_required")
     assert Client(HTTP_AUTHORIZATION=f"Token {token.key}").get("/api/me/").status_code == 200
     # nor the admin's login (a staff maintainer's password alone)
-    reviewer.is_staff = True
-    reviewer.save()
+    host.is_staff = True
+    host.save()
     admin = Client()
     page = admin.post("/admin/login/?next=/admin/", {"username": "rita", "password": PASSWORD})
     assert page.status_code == 200 and "two-factor authentication" in page.content.decode()

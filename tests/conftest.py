@@ -308,6 +308,13 @@ def scoring_worker_process(
     redis_url: str, catalog_settings: Settings, tmp_path: Path
 ) -> Iterator[WorkerProcess]:
     """`scoring_worker`, as its process too (its pid, e.g. to kill its pool child)."""
+    with _running_worker(redis_url, tmp_path / "scoring-worker.log",
+                         scoring_worker_env(catalog_settings), "scoring") as worker:
+        yield worker
+
+
+def scoring_worker_env(catalog_settings: Settings) -> dict[str, str]:
+    """The environment that makes a worker process see this test's database, media and data."""
     from django.db import connection
 
     db = connection.settings_dict
@@ -316,15 +323,13 @@ def scoring_worker_process(
     else:
         database_url = (f"postgres://{db['USER']}:{db['PASSWORD']}@{db['HOST']}:"
                         f"{db['PORT'] or 5432}/{db['NAME']}")
-    env = {
+    return {
         "DJANGO_SETTINGS_MODULE": "evalserver.settings_testing",
         "DATABASE_URL": database_url,
         "MEDIA_ROOT": str(catalog_settings.MEDIA_ROOT),
         "EVALSERVER_DATA_DIR": str(catalog_settings.EVALSERVER_DATA_DIR),
         "EVALSERVER_CACHE_DIR": str(catalog_settings.EVALSERVER_CACHE_DIR),
     }
-    with _running_worker(redis_url, tmp_path / "scoring-worker.log", env, "scoring") as worker:
-        yield worker
 
 
 def wait_for_status(submission_id: int, statuses: tuple[str, ...], *, timeout: float = 240,

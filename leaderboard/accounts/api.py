@@ -21,10 +21,10 @@ from leaderboard.accounts.login_throttle import (
 )
 from leaderboard.accounts.selectors import user_address_unverified, user_mfa_active
 from leaderboard.accounts.services import token_get_or_create, token_revoke
+from leaderboard.catalog.teams.permissions import user_is_maintainer
 from leaderboard.catalog.teams.selectors import host_team_memberships_of_user
 from leaderboard.common.api import CodedCharField, error_responses, signed_in_user
 from leaderboard.common.api_errors import error_response
-from leaderboard.submissions.control.services import user_is_maintainer
 
 
 class TokenCreateInput(serializers.Serializer):
@@ -110,10 +110,11 @@ class MeTeamOutput(serializers.Serializer):
 
 class MeOutput(serializers.Serializer):
     username = serializers.CharField()
-    staff = serializers.BooleanField(help_text="may add and hide benchmarks")
+    staff = serializers.BooleanField(
+        help_text="Django's staff flag: no right over benchmarks by itself (docs/hosts/teams.md)")
     maintainer = serializers.BooleanField(
-        help_text="staff or a member of `reviewers`: may review labels and withdraw any "
-                  "submission")
+        help_text="holds a role in some host team (or is a superuser): reviews, and as a host "
+                  "runs, that team's benchmarks (`teams` says which)")
     teams = MeTeamOutput(many=True, help_text="the host teams the caller is in, with their "
                                               "role in each")
 
@@ -132,5 +133,5 @@ class MeView(APIView):
     def get(self, request: Request) -> Response:
         user = signed_in_user(request)
         return Response(MeOutput({"username": user.username, "staff": user.is_staff,
-                                  "maintainer": user_is_maintainer(user),
+                                  "maintainer": user_is_maintainer(user=user),
                                   "teams": host_team_memberships_of_user(user=user)}).data)

@@ -3,37 +3,47 @@ Playwright) on a live server, the emails sent by a real Celery worker (the notif
 `send_account_email`) into a folder (Django's file-based mail backend, set by the worker's
 environment): sign up with an email address, read the verification email, follow its link and
 confirm; log out, ask for a password reset, follow the emailed link, set a new password, log
-in with it. Nothing leaves the machine."""
+in with it, and submit a real CIFAR-10 model's predictions, which the same worker scores.
+Nothing leaves the machine."""
 
 from __future__ import annotations
 
 import email
 import email.policy
+import json
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from allauth.account.models import EmailAddress
 from django.contrib.auth.models import User
+from pytest_django.fixtures import Settings
 
+from leaderboard.submissions.models import Submission
+from leaderboard.templatetags.leaderboard_extras import percent
+from tests import factories
 from tests.browser import NEEDS_CHROMIUM, browser_log_in, browser_page
-from tests.conftest import WorkerProcess, _running_worker
+from tests.conftest import WorkerProcess, _running_worker, scoring_worker_env
 
 USERNAME, ADDRESS = "new-reader", "new-reader@example.org"
+MODEL = "resnet_basic_32"  # one of the 30 real CIFAR-10 models (../shared/data)
 PASSWORD, NEW_PASSWORD = "a-long-first-password", "a-long-second-password"
 # the file-based backend writes each message followed by a line of 79 dashes
 SEPARATOR = "\n" + "-" * 79 + "\n"
 
 
 @pytest.fixture
-def mail_worker(redis_url: str, tmp_path: Path) -> Iterator[tuple[WorkerProcess, Path]]:
-    """A real worker (-Q cpu,notify) whose email goes to files in a folder of its own."""
+def mail_worker(redis_url: str, catalog_settings: Settings, tmp_path: Path
+                ) -> Iterator[tuple[WorkerProcess, Path]]:
+    """A real worker (-Q cpu,notify) that scores this test's submissions and whose email goes
+    to files in a folder of its own."""
     folder = tmp_path / "mail"
     folder.mkdir()
-    env = {"DJANGO_SETTINGS_MODULE": "evalserver.settings_testing",
+    env = {**scoring_worker_env(catalog_settings),
            "EMAIL_BACKEND": "django.core.mail.backends.filebased.EmailBackend",
            "EMAIL_FILE_PATH": str(folder)}
     with _running_worker(redis_url, tmp_path / "mail-worker.log", env, "mail") as worker:
@@ -71,8 +81,11 @@ def _link(message: Any, base: str, path: str) -> str:
 @pytest.mark.django_db(transaction=True)
 def test_it_verifies_a_new_accounts_address_and_resets_its_password_by_email(
     browser: Any, live_server: Any, mail_worker: tuple[WorkerProcess, Path],
+    run_load_benchmarks: Callable[..., tuple[str, str]], data_dir: Path,
 ) -> None:
     from playwright.sync_api import expect
+
+    run_load_benchmarks("--benchmark", "cifar10")
 
     worker, folder = mail_worker
     base = live_server.url
@@ -118,4 +131,20 @@ def test_it_verifies_a_new_accounts_address_and_resets_its_password_by_email(
     assert User.objects.get(username=USERNAME).check_password(NEW_PASSWORD)
 
     browser_log_in(page, base, USERNAME, NEW_PASSWORD)
+
+    # and submits: the worker scores it, and the page shows the model's original accuracy
+    page.goto(f"{base}/submit/")
+    page.select_option("select[name=benchmark]", "cifar10")
+    page.fill("#id_model_name", MODEL)
+    page.set_input_files("input[name='cifar10-test']",
+                         str(factories.cifar10_model_files(data_dir, MODEL)["cifar10-test"]))
+    page.get_by_role("button", name="Submit", exact=True).click()
+    page.wait_for_url(re.compile(re.escape(base) + r"/submissions/\d+/$"))
+    expect(page.locator("#status-text")).to_have_text("scored", timeout=240_000)
+    labels = np.load(data_dir / "cifar10" / "original_labels.npy")
+    predicted = json.loads(factories.cifar10_model_files(data_dir, MODEL)["cifar10-test"]
+                           .read_text())
+    expected = f"{percent(float((np.array(predicted) == labels).mean()))}%"
+    expect(page.locator("#score-original tr.headline td").first).to_have_text(expected)
+    assert Submission.objects.get().owner.username == USERNAME
     page.context.close()

@@ -61,8 +61,11 @@ SESSION_FOR_ALICE = """
 from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
 from django.contrib.auth import get_user_model
 from django.contrib.sessions.backends.db import SessionStore
+from allauth.account.models import EmailAddress
 from rest_framework.authtoken.models import Token
-user = get_user_model().objects.create_user("alice", password="a-long-password-1")
+user = get_user_model().objects.create_user("alice", password="a-long-password-1",
+                                            email="alice@example.org")
+EmailAddress.objects.create(user=user, email=user.email, primary=True, verified=True)
 session = SessionStore()
 session.update({SESSION_KEY: str(user.pk), HASH_SESSION_KEY: user.get_session_auth_hash(),
                 BACKEND_SESSION_KEY: "django.contrib.auth.backends.ModelBackend"})

@@ -36,12 +36,6 @@ Status = Submission.Status
 RERUN_RETENTION_MARGIN = timedelta(hours=1)
 
 
-def user_is_maintainer(user: User) -> bool:
-    """Holds a role in some host team, or is a superuser (permissions.user_is_maintainer,
-    the one definition: what the client's `whoami` reports)."""
-    return permissions.user_is_maintainer(user=user)
-
-
 def submission_user_can_withdraw_any(*, user: Any, submission: Submission) -> bool:
     """A host of the submission's benchmark's team (or a superuser) may withdraw anyone's
     submission, with a reason its owner sees (docs/hosts/teams.md)."""

@@ -62,6 +62,15 @@ class _InvitationMixin:
     fields: dict[str, forms.Field]
     cleaned_data: dict[str, Any]
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._invitation_field_add()
+
+    def clean(self) -> dict[str, Any]:
+        cleaned: dict[str, Any] = super().clean()  # type: ignore[misc]
+        self._invitation_check(self.add_error)  # type: ignore[attr-defined]
+        return cleaned
+
     def _invitation_field_add(self) -> None:
         if settings.EVALSERVER_SIGNUP_MODE == "invitation":
             self.fields[INVITATION_FIELD] = forms.CharField(
@@ -83,28 +92,10 @@ class AccountSignupForm(_InvitationMixin, AllauthSignupForm):
     """allauth's sign-up: an email address, a username (shown on the boards), the password
     twice; and an invitation code when sign-up is by invitation."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._invitation_field_add()
-
-    def clean(self) -> dict[str, Any]:
-        cleaned: dict[str, Any] = super().clean()
-        self._invitation_check(self.add_error)
-        return cleaned
-
 
 class SocialSignupForm(_InvitationMixin, AllauthSocialSignupForm):
     """A social sign-up's form (shown when the provider's details are not enough, and always
     in invitation mode), with the invitation code in that mode."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._invitation_field_add()
-
-    def clean(self) -> dict[str, Any]:
-        cleaned: dict[str, Any] = super().clean()
-        self._invitation_check(self.add_error)
-        return cleaned
 
 
 class LoginForm(AuthenticationForm):

@@ -6,7 +6,6 @@ tests; then a next phase starts afresh. Expected values worked out by hand below
 from __future__ import annotations
 
 import io
-import json
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +20,13 @@ from leaderboard.submissions.models import Submission
 from leaderboard.submissions.services import submission_create
 from leaderboard.tasks.cpu import score_submission
 from tests import factories
-from tests.workers.scoring.bundles.bundle_files import data_files, manifest, npy_bytes, write_bundle
+from tests.workers.scoring.bundles.bundle_files import (
+    data_files,
+    hidden_split_bundle,
+    manifest,
+    npy_bytes,
+    write_bundle,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -36,13 +41,7 @@ REVEAL = "/api/benchmarks/toy/label-sets/secret/reveal/"
 
 @pytest.fixture
 def toy_split(catalog_settings: Settings, tmp_path: Path) -> Benchmark:
-    document = manifest()
-    document["label_sets"].append({"slug": "secret", "kind": "single", "name": "Secret",
-                                   "labels": "secret.npy", "hidden": True, "release": "exact",
-                                   "split": {"private": "private.json"}})
-    files = {**data_files(), "secret.npy": npy_bytes(np.array(SECRET, dtype=np.int64)),
-             "private.json": json.dumps(PRIVATE).encode()}
-    path = write_bundle(tmp_path / "bundle", document, files)
+    path = write_bundle(tmp_path / "bundle", *hidden_split_bundle(SECRET, PRIVATE))
     call_command("benchmark_add", str(path), stdout=io.StringIO(), stderr=io.StringIO())
     catalog_settings.EVALSERVER_DAILY_QUOTA = 0
     return factories.participation_open(Benchmark.objects.get(slug="toy"))

@@ -7,10 +7,8 @@ phase. Expected values worked out by hand below."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-import numpy as np
 import pytest
 from django.contrib.auth.models import User
 from pytest_django.fixtures import Settings
@@ -21,9 +19,7 @@ from tests import factories
 from tests.api_support import api_client
 from tests.catalog.toy_bundle import process
 from tests.workers.scoring.bundles.bundle_files import (
-    data_files,
-    manifest,
-    npy_bytes,
+    hidden_split_bundle,
     write_bundle,
     zip_bytes,
 )
@@ -38,13 +34,7 @@ TERMS = "Do not train on the test images. One account per person."
 
 
 def _hidden_bundle_zip(folder: Path) -> Path:
-    document = manifest()
-    document["label_sets"].append({"slug": "secret", "kind": "single", "name": "Secret",
-                                   "labels": "secret.npy", "hidden": True, "release": "exact",
-                                   "split": {"private": "private.json"}})
-    files = {**data_files(), "secret.npy": npy_bytes(np.array(SECRET, dtype=np.int64)),
-             "private.json": json.dumps(PRIVATE).encode()}
-    source = write_bundle(folder / "toy", document, files).parent
+    source = write_bundle(folder / "toy", *hidden_split_bundle(SECRET, PRIVATE)).parent
     entries = {f"toy/{path.relative_to(source)}": path.read_bytes()
                for path in sorted(source.rglob("*")) if path.is_file()}
     path = folder / "toy.zip"

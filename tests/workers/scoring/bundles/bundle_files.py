@@ -110,6 +110,20 @@ def manifest() -> dict[str, Any]:
     return copy.deepcopy(MANIFEST)
 
 
+def hidden_split_bundle(secret: list[int], private: list[int]
+                        ) -> tuple[dict[str, Any], dict[str, bytes]]:
+    """The toy manifest and files with one more label set, `secret`: hidden, released exactly,
+    its labels `secret` and its private part the examples `private` (docs/bundles.md, hidden
+    label sets)."""
+    document = manifest()
+    document["label_sets"].append({"slug": "secret", "kind": "single", "name": "Secret",
+                                   "labels": "secret.npy", "hidden": True, "release": "exact",
+                                   "split": {"private": "private.json"}})
+    files = {**data_files(), "secret.npy": npy_bytes(np.array(secret, dtype=np.int64)),
+             "private.json": json.dumps(private).encode()}
+    return document, files
+
+
 def write_bundle(folder: Path, document: dict[str, Any] | None = None,
                  files: dict[str, bytes] | None = None) -> Path:
     """The bundle written into `folder`; returns the manifest's path."""

@@ -261,6 +261,7 @@ def attack_served(data: Draw, *, mechanism: str, step: float | None, owner: Any,
     from leaderboard.catalog.models import Benchmark, LabelSetVersion
     from leaderboard.catalog.phases.selectors import hidden_phase_current
     from leaderboard.submissions.models import Score
+    from leaderboard.submissions.participation.services import participation_rules_set
     from leaderboard.submissions.releases.selectors import (
         ReleaseView,
         release_board_cells,
@@ -273,6 +274,10 @@ def attack_served(data: Draw, *, mechanism: str, step: float | None, owner: Any,
                         hidden=data.hidden)
     call_command("benchmark_add", str(path), stdout=io.StringIO(), stderr=io.StringIO())
     benchmark = Benchmark.objects.get(slug=slug(mechanism))
+    # open to every account: a hidden label set's default (approval, a verified email) would
+    # refuse the one participant, who is what the attack measures (docs/hosts/participation.md)
+    participation_rules_set(benchmark=benchmark, by=None, mode="open",
+                            require_verified_email=False, terms="")
     version = LabelSetVersion.objects.get(label_set__benchmark=benchmark, label_set__slug=HIDDEN)
     problems: list[str] = []
 

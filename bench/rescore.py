@@ -73,7 +73,7 @@ def setup(count: int, seed: int = 0) -> tuple[int, list[int], int]:
     """Store `count` scored ImageNet submissions; returns (review item id, reviewer ids, the
     stored compact files' bytes)."""
     from django.conf import settings
-    from django.contrib.auth.models import Group, User
+    from django.contrib.auth.models import User
     from django.core.files.base import ContentFile
     from django.core.files.storage import default_storage
     from django.utils import timezone
@@ -81,7 +81,7 @@ def setup(count: int, seed: int = 0) -> tuple[int, list[int], int]:
     from leaderboard.catalog.label_set_version_files import compiled_for_version
     from leaderboard.catalog.models import ExampleSet
     from leaderboard.catalog.selectors import benchmark_get, label_set_versions_current
-    from leaderboard.common.roles import REVIEWERS_GROUP
+    from leaderboard.catalog.teams.services import host_team_member_set
     from leaderboard.review.models import ReviewItem, ReviewItemSubmission
     from leaderboard.submissions.models import Score, Submission, SubmissionFile
     from leaderboard.submissions.services import hit_vectors_store
@@ -151,10 +151,10 @@ def setup(count: int, seed: int = 0) -> tuple[int, list[int], int]:
                                      class_id=cls, submission_count=len(predicting))
     ReviewItemSubmission.objects.bulk_create(
         [ReviewItemSubmission(item=item, submission=s) for s in predicting])
-    group = Group.objects.create(name=REVIEWERS_GROUP)
     reviewers = [User.objects.create(username=f"reviewer-{i}") for i in range(3)]
-    for user in reviewers:
-        user.groups.add(group)
+    for user in reviewers:  # reviewers of the benchmark's team (docs/hosts/teams.md)
+        host_team_member_set(actor=None, team=item.label_set.benchmark.team, user=user,
+                             role="reviewer")
     return item.pk, [u.pk for u in reviewers], stored_bytes
 
 

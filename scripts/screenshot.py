@@ -159,10 +159,15 @@ def main() -> None:
                 time.sleep(2)
             options.out.parent.mkdir(parents=True, exist_ok=True)
             _photograph(board, options.out)
+            # a reviewer of the site team (docs/hosts/teams.md), its address verified
             _manage(env, "shell", "-c", (
-                "from django.contrib.auth.models import Group, User; "
-                f"user = User.objects.create_user({REVIEWER!r}, password={REVIEWER_PASSWORD!r}); "
-                "user.groups.add(Group.objects.get_or_create(name='reviewers')[0])"))
+                "from allauth.account.models import EmailAddress; "
+                "from django.contrib.auth.models import User; "
+                f"user = User.objects.create_user({REVIEWER!r}, password={REVIEWER_PASSWORD!r}, "
+                f"email='{REVIEWER}@example.org'); "
+                "EmailAddress.objects.create(user=user, email=user.email, primary=True, "
+                "verified=True)"))
+            _manage(env, "role", "grant", "--username", REVIEWER, "--role", "reviewer")
             taken = _photograph_pages(f"http://127.0.0.1:{port}", options.benchmark,
                                       options.review_benchmark, options.out.parent)
         finally:

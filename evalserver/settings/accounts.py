@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from evalserver.settings.core import SECURE_SSL_REDIRECT
 from evalserver.settings.environment import DEBUG, env
 
 AUTHENTICATION_BACKENDS = [
@@ -91,10 +92,9 @@ ACCOUNT_EMAIL_VERIFICATION = EVALSERVER_EMAIL_VERIFICATION
 ACCOUNT_CONFIRM_EMAIL_ON_GET = False
 ACCOUNT_LOGOUT_ON_PASSWORD_CHANGE = False
 ACCOUNT_EMAIL_SUBJECT_PREFIX = "[evalserver] "
-# the links in emails: https wherever the site is (SECURE_SSL_REDIRECT, read as core.py reads
-# it), else those of the request (scripts/serve.sh's plain http on 127.0.0.1)
-ACCOUNT_DEFAULT_HTTP_PROTOCOL = ("https" if env.get_bool("SECURE_SSL_REDIRECT", not DEBUG)
-                                 else "http")
+# the links in emails: https wherever the site is (SECURE_SSL_REDIRECT), else those of the
+# request (scripts/serve.sh's plain http on 127.0.0.1)
+ACCOUNT_DEFAULT_HTTP_PROTOCOL = "https" if SECURE_SSL_REDIRECT else "http"
 # allauth's own rate limits stay on (password reset, sign-up, email confirmation), but for the
 # failed logins: those are counted by the project's lockout, shared by every web process
 # (leaderboard/accounts/login_throttle.py)

@@ -23,8 +23,9 @@ from django.utils import timezone
 from leaderboard import queue
 from leaderboard.catalog.models import Benchmark, LabelSetVersion
 from leaderboard.catalog.selectors import benchmark_get
-from leaderboard.catalog.teams.models import HostRequest, HostTeamMembership, TeamRole
+from leaderboard.catalog.teams.models import HostRequest
 from leaderboard.catalog.teams.permissions import HOSTING_ROLES, REVIEWING_ROLES
+from leaderboard.catalog.teams.selectors import host_request_decider_ids, team_member_ids
 from leaderboard.common.errors import ServiceError
 from leaderboard.notifications import signing
 from leaderboard.notifications.addresses import webhook_url_check
@@ -203,9 +204,7 @@ def review_queue_notify(*, benchmark: Benchmark) -> None:
     if count < threshold:
         return
     oldest = open_items.order_by("pk").values_list("pk", flat=True).first()
-    maintainers = set(HostTeamMembership.objects.filter(
-        team_id=benchmark.team_id, role__in=REVIEWING_ROLES, user__is_active=True)
-        .values_list("user_id", flat=True))
+    maintainers = team_member_ids(team_id=benchmark.team_id, roles=REVIEWING_ROLES)
     payload = _payload(Event.REVIEW_QUEUE_GREW, f"the review queue of {benchmark.slug} has "
                        f"{count} open items", {"benchmark": benchmark.slug, "open_items": count,
                                                "threshold": threshold})
@@ -283,11 +282,7 @@ def host_request_created_notify(*, request_id: int) -> None:
     """`host_request.created` to the site admins (the site team's admins, and superusers)
     who opted in: a lab asked to host (docs/hosts/requesting-to-host.md)."""
     request = HostRequest.objects.select_related("requested_by").get(id=request_id)
-    deciders = set(HostTeamMembership.objects.filter(
-        team__is_site=True, role=TeamRole.ADMIN, user__is_active=True).values_list(
-        "user_id", flat=True))
-    deciders |= set(User.objects.filter(is_active=True, is_superuser=True).values_list(
-        "pk", flat=True))
+    deciders = host_request_decider_ids()
     payload = _payload(Event.HOST_REQUEST_CREATED, f"{request.requested_by.username} asked to "
                        f"host as team {request.team_slug!r}",
                        {"request": {**_host_request_about(request), "reason": request.reason}})
@@ -316,9 +311,7 @@ def participation_request_notify(*, request_id: int) -> None:
     opted in: a user asked to join (docs/hosts/participation.md)."""
     request = ParticipationRequest.objects.select_related("benchmark", "user").get(id=request_id)
     benchmark = request.benchmark
-    hosts = set(HostTeamMembership.objects.filter(
-        team_id=benchmark.team_id, role__in=HOSTING_ROLES, user__is_active=True).values_list(
-        "user_id", flat=True))
+    hosts = team_member_ids(team_id=benchmark.team_id, roles=HOSTING_ROLES)
     payload = _payload(Event.PARTICIPATION_REQUESTED, f"{request.user.username} asked to join "
                        f"{benchmark.slug}", {"request": {
                            "id": request.pk, "benchmark": benchmark.slug,

@@ -11,6 +11,7 @@ from leaderboard.catalog.teams.models import (
     HostRequest,
     HostTeam,
     HostTeamMembership,
+    TeamRole,
     site_team_id,
 )
 from leaderboard.catalog.teams.permissions import user_team_roles
@@ -68,3 +69,18 @@ def host_team_of_member(*, slug: str, user: Any) -> HostTeam | None:
 
 def user_by_username(*, username: str) -> User | None:
     return User.objects.filter(username=username, is_active=True).first()
+
+
+def team_member_ids(*, team_id: int | None, roles: tuple[str, ...]) -> set[int]:
+    """The active members of the team holding one of `roles`: who is told of what happens on
+    its benchmarks (notifications), as permissions.py decides who may act on them."""
+    return set(HostTeamMembership.objects.filter(
+        team_id=team_id, role__in=roles, user__is_active=True).values_list("user_id", flat=True))
+
+
+def host_request_decider_ids() -> set[int]:
+    """Who decides requests to host (permissions.host_requests_user_can_decide, as a query):
+    the site team's active admins, and active superusers."""
+    deciders = team_member_ids(team_id=site_team_id(), roles=(TeamRole.ADMIN,))
+    return deciders | set(User.objects.filter(is_active=True, is_superuser=True)
+                          .values_list("pk", flat=True))

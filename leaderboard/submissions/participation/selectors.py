@@ -66,30 +66,46 @@ def terms_acceptance_get(*, user: Any, benchmark: Benchmark, sha256: str
                                           terms_sha256=sha256).first()
 
 
-def participation_refusal(*, user: Any, benchmark: Benchmark) -> tuple[str, str] | None:
-    """Why this user may not submit to the benchmark now, as (code, message), or None:
-    approval (its hosts are exempt), then a verified email, then the current terms."""
-    rules = participation_rules_get(benchmark=benchmark)
+def email_unverified_message(*, benchmark: Benchmark) -> str:
+    return (f"{benchmark.slug} requires a verified email address: verify yours on your "
+            "account page first")
+
+
+def _refusal(*, benchmark: Benchmark, rules: ParticipationRules, is_host: bool,
+             request: ParticipationRequest | None, email_verified: bool,
+             terms_accepted: bool) -> tuple[str, str] | None:
+    """The first rule the user fails, as (code, message): approval (its hosts are exempt),
+    then a verified email, then the current terms; None when they may submit."""
     where = f"/benchmarks/{benchmark.slug}/participation/"
-    if rules.mode == ParticipationMode.APPROVAL and not benchmark_user_can_host(
-            user=user, benchmark=benchmark):
-        request = participation_request_for_user(user=user, benchmark=benchmark)
-        if request is None or request.status != ParticipationRequest.Status.APPROVED:
-            state = ("your request is pending" if request is not None
-                     and request.status == ParticipationRequest.Status.PENDING
-                     else "your request was refused" if request is not None
-                     else f"ask to join at {where}")
-            return ("participation_required",
-                    f"{benchmark.slug} admits participants by approval of its hosts: {state}")
-    if rules.require_verified_email and not user_email_verified(user=user):
-        return ("email_unverified",
-                f"{benchmark.slug} requires a verified email address: verify yours on your "
-                "account page first")
-    if rules.terms_sha256 and terms_acceptance_get(user=user, benchmark=benchmark,
-                                                   sha256=rules.terms_sha256) is None:
+    if rules.mode == ParticipationMode.APPROVAL and not is_host and (
+            request is None or request.status != ParticipationRequest.Status.APPROVED):
+        state = ("your request is pending" if request is not None
+                 and request.status == ParticipationRequest.Status.PENDING
+                 else "your request was refused" if request is not None
+                 else f"ask to join at {where}")
+        return ("participation_required",
+                f"{benchmark.slug} admits participants by approval of its hosts: {state}")
+    if rules.require_verified_email and not email_verified:
+        return ("email_unverified", email_unverified_message(benchmark=benchmark))
+    if rules.terms_sha256 and not terms_accepted:
         return ("terms_not_accepted",
                 f"accept the current terms of {benchmark.slug} first, at {where}")
     return None
+
+
+def participation_refusal(*, user: Any, benchmark: Benchmark) -> tuple[str, str] | None:
+    """Why this user may not submit to the benchmark now, as (code, message), or None. Asked
+    of every submission: each fact is read only where a rule needs it."""
+    rules = participation_rules_get(benchmark=benchmark)
+    approval = rules.mode == ParticipationMode.APPROVAL
+    is_host = approval and benchmark_user_can_host(user=user, benchmark=benchmark)
+    return _refusal(
+        benchmark=benchmark, rules=rules, is_host=is_host,
+        request=(participation_request_for_user(user=user, benchmark=benchmark)
+                 if approval and not is_host else None),
+        email_verified=rules.require_verified_email and user_email_verified(user=user),
+        terms_accepted=bool(rules.terms_sha256) and terms_acceptance_get(
+            user=user, benchmark=benchmark, sha256=rules.terms_sha256) is not None)
 
 
 def participation_standing(*, user: Any, benchmark: Benchmark) -> dict[str, Any] | None:
@@ -99,12 +115,15 @@ def participation_standing(*, user: Any, benchmark: Benchmark) -> dict[str, Any]
     rules = participation_rules_get(benchmark=benchmark)
     request = participation_request_for_user(user=user, benchmark=benchmark)
     acceptance = terms_acceptance_get(user=user, benchmark=benchmark, sha256=rules.terms_sha256)
-    refusal = participation_refusal(user=user, benchmark=benchmark)
+    is_host = benchmark_user_can_host(user=user, benchmark=benchmark)
+    email_verified = user_email_verified(user=user)
+    refusal = _refusal(benchmark=benchmark, rules=rules, is_host=is_host, request=request,
+                       email_verified=email_verified, terms_accepted=acceptance is not None)
     return {"may_submit": refusal is None,
             "refusal_code": refusal[0] if refusal else None,
             "refusal": refusal[1] if refusal else "",
-            "is_host": benchmark_user_can_host(user=user, benchmark=benchmark),
+            "is_host": is_host,
             "request": request,
             "request_status": request.status if request is not None else None,
-            "email_verified": user_email_verified(user=user),
+            "email_verified": email_verified,
             "terms_accepted_at": acceptance.accepted_at if acceptance is not None else None}

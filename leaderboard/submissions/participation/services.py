@@ -24,6 +24,7 @@ from leaderboard.submissions.participation.models import (
     TermsAcceptance,
 )
 from leaderboard.submissions.participation.selectors import (
+    email_unverified_message,
     participation_refusal,
     participation_rules_get,
     terms_sha256,
@@ -69,9 +70,8 @@ def participation_request_create(*, user: User, benchmark: Benchmark,
         raise ServiceError("participation_open",
                            f"{benchmark.slug} is open to everyone: submit directly")
     if rules.require_verified_email and not user_email_verified(user=user):
-        raise ServiceError("email_unverified",
-                           f"{benchmark.slug} requires a verified email address: verify yours "
-                           "on your account page first", http_status=403)
+        raise ServiceError("email_unverified", email_unverified_message(benchmark=benchmark),
+                           http_status=403)
     try:
         with transaction.atomic():
             request = ParticipationRequest.objects.create(user=user, benchmark=benchmark,
